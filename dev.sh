@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# One entry point for a newcomer and for CI.
+#   ./dev.sh demo   set everything up, then run the main job (the demo)
+#   ./dev.sh test   set everything up, then run all tests and linters
+#   ./dev.sh setup  only set up (.venv with the package and every dependency)
+set -euo pipefail
+cd "$(dirname "$0")"
+ROOT=$PWD
+VENV=${LIEMB_VENV:-$ROOT/.venv}
+PY=$VENV/bin/python
+
+need_apt=()
+python3 -c 'import venv, ensurepip' 2>/dev/null || need_apt+=(python3-venv)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq && $SUDO apt-get install -y -qq "${need_apt[@]}"
+fi
+
+setup() {
+  local stamp="$VENV/.liemb-setup-$(cat requirements*.txt setup.py | sha1sum | cut -c1-12)"
+  if [ -f "$stamp" ]; then return; fi
+  echo "== setting up $VENV (first run takes a few minutes)"
+  [ -x "$PY" ] || python3 -m venv "$VENV"
+  "$PY" -m pip install -q --upgrade pip
+  "$PY" -m pip install -q -r requirements.txt -r requirements-test.txt
+  "$PY" -m pip install -q --no-deps -e .
+  touch "$stamp"
+}
+
+cmd=${1:-demo}; shift || true
+case "$cmd" in
+  setup) setup ;;
+  demo)
+    setup
+    "$VENV/bin/liemb" demo "$@" ;;
+  test)
+    setup
+    export NUMBA_CACHE_DIR=${NUMBA_CACHE_DIR:-$ROOT/.venv/numba-cache}
+    "$PY" -m pytest -q "$@" ;;
+  *) echo "usage: $0 demo|test|setup" >&2; exit 2 ;;
+esac

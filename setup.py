@@ -1,0 +1,38 @@
+"""ament_python / pip build script for liemb_ros."""
+import os
+from glob import glob
+
+from setuptools import find_packages, setup
+
+package_name = 'liemb_ros'
+
+
+def _files(pattern):
+    return [f for f in glob(pattern) if os.path.isfile(f)]
+
+
+setup(
+    name=package_name,
+    version='0.1.0',
+    packages=find_packages(exclude=['test', 'test.*', 'bench', 'bench.*']),
+    data_files=[
+        ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
+        ('share/' + package_name, ['package.xml']),
+        ('share/' + package_name + '/launch', _files('launch/*.py')),
+        ('share/' + package_name + '/config', _files('config/*')),
+        ('share/' + package_name + '/urdf', _files('urdf/*')),
+    ],
+    install_requires=['setuptools', 'numpy', 'numba', 'scipy', 'urdf-parser-py', 'pyyaml',
+                      'matplotlib', 'tqdm'],
+    zip_safe=True,
+    maintainer='liemb_ros developers',
+    maintainer_email='dev@liemb-ros.invalid',
+    description='Screw and Lie group theory for robots: POE model, kinematics, dynamics, '
+                'Lie group integrators, ROS 2 nodes.',
+    license='BSD-3-Clause',
+    entry_points={
+        'console_scripts': [
+            'liemb = liemb_ros.cli:main',
+        ],
+    },
+)
