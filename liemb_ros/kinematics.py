@@ -1,0 +1,432 @@
+"""Forward kinematics, twists, Jacobians and their time derivatives (seeds 004, 002 §2-3).
+
+Four twist representations of a link with pose ``C = (R, r)`` (design.md):
+
+=========  =====================  ===========================================
+name       twist                  meaning
+=========  =====================  ===========================================
+body       V^b = (ω^b, v^b)       C^-1 Ċ: both in the link frame, v of the link origin
+spatial    V^s = (ω^s, v^s)       Ċ C^-1: both in the world frame, v of the link point
+                                  at the world origin
+hybrid     V^h = (ω^s, ṙ)         world frame, velocity of the link origin
+mixed      V^m = (ω^b, ṙ)         ω in the link frame, ṙ in the world frame
+=========  =====================  ===========================================
+
+Pinocchio names: LOCAL = body, WORLD = spatial, LOCAL_WORLD_ALIGNED = hybrid (its
+vectors are linear first).
+
+Algorithm (one compiled kernel, O(path length)): the poses ``C_j`` of the bodies on the
+link's support path come from the body-fixed POE recursion ``C_j = C_λ(j) A_{λ(j),j}
+exp(^j X_j q_j)`` (seed 004 eq. (8)); the spatial Jacobian columns are the current joint
+screws ``J^s_j = Ad_{C_j} ^j X_j`` (eq. (29)), the spatial twist accumulates as
+``V^s_j = V^s_λ(j) + J^s_j q̇_j`` (eq. (31)) and the column derivatives are
+``J̇^s_j = [V^s_j, J^s_j]`` (seed 002 eq. (16)).  The other representations follow by the
+maps of seed 004 Table 3 and their time derivatives:
+
+* body:   ``J^b = Ad_C^-1 J^s``,                 ``J̇^b = Ad_C^-1 (J̇^s - ad_{V^s} J^s)``
+* hybrid: ``J^h = Ad_{-r} J^s``,                 ``J̇^h = Ad_{-r} J̇^s - (0, ṙ × ω_J)``
+* mixed:  ``J^m = diag(Rᵀ, I) J^h``,             ``J̇^m = diag(Rᵀ, I) J̇^h - (Rᵀ(ω^s × ω_J), 0)``
+
+Floating base: the first six columns belong to the base body-fixed twist; their spatial
+columns are ``Ad_{C_base}`` and their derivatives ``ad_{V^s_base} Ad_{C_base}``.
+
+Every function accepts ``q`` of shape ``(nq,)`` or ``(B, nq)`` (and ``qd``/``qdd`` of
+shape ``(nv,)`` / ``(B, nv)``) and returns a leading batch axis for batched input.
+"""
+import numpy as np
+from numba import njit
+
+from .lie._core import (Ad_apply_into, Ad_inv_apply_into, ad_apply_into, compose_into,
+                        exp_se3_into)
+from .model.model import REPRESENTATIONS
+
+_REP = {name: i for i, name in enumerate(REPRESENTATIONS)}
+_EYE4 = np.eye(4)
+_EYE4.setflags(write=False)
+
+OK = 0
+BAD_Q = 1
+BAD_QD = 2
+BAD_BASE = 3
+BAD_QDD = 4
+_STATUS = {BAD_Q: 'q', BAD_QD: 'qd', BAD_BASE: 'base_pose', BAD_QDD: 'qdd'}
+
+
+# --------------------------------------------------------------------------- kernels
+@njit(cache=True)
+def _finite(a):
+    for x in a.ravel():
+        if not np.isfinite(x):
+            return False
+    return True
+
+
+@njit(cache=True)
+def _support_path(parent, body, path):
+    """Fill ``path[:n]`` with the bodies root -> ``body``; return ``n``."""
+    n = 0
+    b = body
+    while b >= 0:
+        path[n] = b
+        n += 1
+        b = parent[b]
+    for i in range(n // 2):
+        t = path[i]
+        path[i] = path[n - 1 - i]
+        path[n - 1 - i] = t
+    return n
+
+
+@njit(cache=True)
+def _body_pose(kin, q, base, j, C, tmp, E):
+    """``C[j] = C[λ(j)] A_{λ(j),j} exp(X_j θ_j)`` (seed 004 eq. (8))."""
+    parent, X, A_rel, q_index, q_mult, q_offset, _ = kin
+    p = parent[j]
+    if p < 0:
+        compose_into(base, A_rel[j], tmp)
+    else:
+        compose_into(C[p], A_rel[j], tmp)
+    exp_se3_into(X[j], q_mult[j] * q[q_index[j]] + q_offset[j], E)
+    compose_into(tmp, E, C[j])
+
+
+@njit(cache=True)
+def _all_body_poses(kin, q, base, C):
+    tmp = np.empty((4, 4))
+    E = np.empty((4, 4))
+    for j in range(C.shape[0]):
+        _body_pose(kin, q, base, j, C, tmp, E)
+
+
+@njit(cache=True)
+def _forward_kinematics(kin, q, base, link_body, link_offset, out):
+    """All link poses (world frame) into ``out[l]``; returns a status code."""
+    if not _finite(q):
+        return BAD_Q
+    if not _finite(base):
+        return BAD_BASE
+    nb = kin[0].shape[0]
+    C = np.empty((nb, 4, 4))
+    _all_body_poses(kin, q, base, C)
+    for li in range(link_body.shape[0]):
+        b = link_body[li]
+        if b < 0:
+            compose_into(base, link_offset[li], out[li])
+        else:
+            compose_into(C[b], link_offset[li], out[li])
+    return OK
+
+
+@njit(cache=True)
+def _forward_kinematics_batch(kin, Q, base, link_body, link_offset, out):
+    for k in range(Q.shape[0]):
+        st = _forward_kinematics(kin, Q[k], base[k], link_body, link_offset, out[k])
+        if st != OK:
+            return st
+    return OK
+
+
+@njit(cache=True)
+def _link_pose(kin, q, base, body, T, out):
+    if not _finite(q):
+        return BAD_Q
+    if not _finite(base):
+        return BAD_BASE
+    parent = kin[0]
+    nb = parent.shape[0]
+    path = np.empty(nb, dtype=np.int64)
+    n = _support_path(parent, body, path)
+    C = np.empty((nb, 4, 4))
+    tmp = np.empty((4, 4))
+    E = np.empty((4, 4))
+    for k in range(n):
+        _body_pose(kin, q, base, path[k], C, tmp, E)
+    if body < 0:
+        compose_into(base, T, out)
+    else:
+        compose_into(C[body], T, out)
+    return OK
+
+
+@njit(cache=True)
+def _link_pose_batch(kin, Q, base, body, T, out):
+    for k in range(Q.shape[0]):
+        st = _link_pose(kin, Q[k], base[k], body, T, out[k])
+        if st != OK:
+            return st
+    return OK
+
+
+@njit(cache=True)
+def _jacobian(kin, q, qd, base, body, T, rep, deriv, J, Jd, CL):
+    """Jacobian (and with ``deriv`` its time derivative) of the link frame ``C_body T``.
+
+    Writes ``J``, ``Jd`` (6, nv) in representation ``rep`` and the link pose into ``CL``.
+    Returns a status code (non-finite input).
+    """
+    parent, X, A_rel, q_index, q_mult, q_offset, nbase = kin
+    if not _finite(q):
+        return BAD_Q
+    if deriv and not _finite(qd):
+        return BAD_QD
+    if not _finite(base):
+        return BAD_BASE
+    nb = parent.shape[0]
+    nv = J.shape[1]
+    path = np.empty(nb, dtype=np.int64)
+    n = _support_path(parent, body, path)
+    C = np.empty((nb, 4, 4))
+    tmp = np.empty((4, 4))
+    E = np.empty((4, 4))
+    col = np.empty(6)
+    dcol = np.empty(6)
+    e = np.empty(6)
+    Vs = np.zeros(6)
+    for c in range(nv):
+        for r in range(6):
+            J[r, c] = 0.0
+            if deriv:
+                Jd[r, c] = 0.0
+    # floating base columns: Ad_{C_base} e_k, derivative [V^s_base, .]
+    if nbase > 0:
+        for k in range(6):
+            for r in range(6):
+                dcol[r] = 0.0
+            dcol[k] = 1.0
+            Ad_apply_into(base, dcol, col)
+            for r in range(6):
+                J[r, k] = col[r]
+        if deriv:
+            for k in range(6):
+                for r in range(6):
+                    Vs[r] += J[r, k] * qd[k]
+            for k in range(6):
+                for r in range(6):
+                    e[r] = J[r, k]
+                ad_apply_into(Vs, e, dcol)
+                for r in range(6):
+                    Jd[r, k] = dcol[r]
+    for k in range(n):
+        j = path[k]
+        _body_pose(kin, q, base, j, C, tmp, E)
+        Ad_apply_into(C[j], X[j], col)          # J^s_j, seed 004 eq. (29)
+        c = nbase + q_index[j]
+        m = q_mult[j]
+        for r in range(6):
+            J[r, c] += m * col[r]
+        if deriv:
+            rate = m * qd[c]
+            for r in range(6):
+                Vs[r] += col[r] * rate           # eq. (31)
+            ad_apply_into(Vs, col, dcol)          # seed 002 eq. (16)
+            for r in range(6):
+                Jd[r, c] += m * dcol[r]
+    if body < 0:
+        compose_into(base, T, CL)
+    else:
+        compose_into(C[body], T, CL)
+    if rep == 1:
+        return OK
+    r0 = CL[0, 3]
+    r1 = CL[1, 3]
+    r2 = CL[2, 3]
+    # ṙ = v^s + ω^s × r
+    rd0 = Vs[3] + Vs[1] * r2 - Vs[2] * r1
+    rd1 = Vs[4] + Vs[2] * r0 - Vs[0] * r2
+    rd2 = Vs[5] + Vs[0] * r1 - Vs[1] * r0
+    for c in range(nv):
+        if rep == 0:
+            for r in range(6):
+                e[r] = J[r, c]
+            if deriv:
+                ad_apply_into(Vs, e, col)
+                for r in range(6):
+                    dcol[r] = Jd[r, c] - col[r]
+                Ad_inv_apply_into(CL, dcol, col)
+                for r in range(6):
+                    Jd[r, c] = col[r]
+            Ad_inv_apply_into(CL, e, col)
+            for r in range(6):
+                J[r, c] = col[r]
+            continue
+        w0 = J[0, c]
+        w1 = J[1, c]
+        w2 = J[2, c]
+        # linear rows: v - r × ω
+        J[3, c] -= r1 * w2 - r2 * w1
+        J[4, c] -= r2 * w0 - r0 * w2
+        J[5, c] -= r0 * w1 - r1 * w0
+        if deriv:
+            a0 = Jd[0, c]
+            a1 = Jd[1, c]
+            a2 = Jd[2, c]
+            Jd[3, c] -= r1 * a2 - r2 * a1 + rd1 * w2 - rd2 * w1
+            Jd[4, c] -= r2 * a0 - r0 * a2 + rd2 * w0 - rd0 * w2
+            Jd[5, c] -= r0 * a1 - r1 * a0 + rd0 * w1 - rd1 * w0
+        if rep == 3:
+            if deriv:
+                # Rᵀ(ω̇_J - ω^s × ω_J)
+                b0 = Jd[0, c] - (Vs[1] * w2 - Vs[2] * w1)
+                b1 = Jd[1, c] - (Vs[2] * w0 - Vs[0] * w2)
+                b2 = Jd[2, c] - (Vs[0] * w1 - Vs[1] * w0)
+                Jd[0, c] = CL[0, 0] * b0 + CL[1, 0] * b1 + CL[2, 0] * b2
+                Jd[1, c] = CL[0, 1] * b0 + CL[1, 1] * b1 + CL[2, 1] * b2
+                Jd[2, c] = CL[0, 2] * b0 + CL[1, 2] * b1 + CL[2, 2] * b2
+            J[0, c] = CL[0, 0] * w0 + CL[1, 0] * w1 + CL[2, 0] * w2
+            J[1, c] = CL[0, 1] * w0 + CL[1, 1] * w1 + CL[2, 1] * w2
+            J[2, c] = CL[0, 2] * w0 + CL[1, 2] * w1 + CL[2, 2] * w2
+    return OK
+
+
+@njit(cache=True)
+def _jacobian_batch(kin, Q, QD, base, body, T, rep, deriv, J, Jd, CL):
+    for k in range(Q.shape[0]):
+        st = _jacobian(kin, Q[k], QD[k], base[k], body, T, rep, deriv, J[k], Jd[k], CL[k])
+        if st != OK:
+            return st
+    return OK
+
+
+# --------------------------------------------------------------------------- wrappers
+def _as_batch(model, x, n, name):
+    """``(array, batched)`` with x of shape (n,) or (B, n), float64 and contiguous."""
+    a = np.ascontiguousarray(x, dtype=np.float64)
+    if a.ndim == 1 and a.shape[0] == n:
+        return a, False
+    if a.ndim == 2 and a.shape[1] == n:
+        return a, True
+    raise ValueError(f"{name} must have shape ({n},) or (B, {n}) for model '{model.name}', "
+                     f'got {a.shape}')
+
+
+def _base(model, base_pose, B):
+    if base_pose is None:
+        return _EYE4 if B is None else np.broadcast_to(_EYE4, (B, 4, 4))
+    b = np.ascontiguousarray(base_pose, dtype=np.float64)
+    if B is None:
+        if b.shape != (4, 4):
+            raise ValueError(f'base_pose must be a 4x4 pose, got shape {b.shape}')
+        return b
+    if b.shape == (4, 4):
+        return np.broadcast_to(b, (B, 4, 4))
+    if b.shape != (B, 4, 4):
+        raise ValueError(f'base_pose must have shape (4, 4) or ({B}, 4, 4), got {b.shape}')
+    return b
+
+
+def _rep(representation):
+    try:
+        return _REP[representation]
+    except (KeyError, TypeError):
+        raise ValueError(f'unknown representation {representation!r}; expected one of '
+                         f"{', '.join(REPRESENTATIONS)}") from None
+
+
+def _check(status):
+    if status != OK:
+        raise ValueError(f'{_STATUS[status]} contains NaN or inf')
+
+
+def _link(model, link):
+    li = model.link_index(link)
+    return int(model.link_body[li]), model.link_offset[li]
+
+
+def link_pose(model, q, link, base_pose=None):
+    """Pose ``C = [[R, r], [0, 1]]`` of ``link`` in the world frame, shape (4, 4) or (B, 4, 4).
+
+    Spatial POE over the link's support path (seed 004 eq. (10)); ``base_pose`` is the
+    pose of the base (floating base, or where a fixed robot is mounted).
+    """
+    body, T = _link(model, link)
+    q, batched = _as_batch(model, q, model.nq, 'q')
+    if not batched:
+        out = np.empty((4, 4))
+        _check(_link_pose(model.kin, q, _base(model, base_pose, None), body, T, out))
+        return out
+    out = np.empty((q.shape[0], 4, 4))
+    _check(_link_pose_batch(model.kin, q, _base(model, base_pose, q.shape[0]), body, T, out))
+    return out
+
+
+def forward_kinematics(model, q, base_pose=None):
+    """Poses of all links, shape (len(link_names), 4, 4) (or with a leading batch axis)."""
+    q, batched = _as_batch(model, q, model.nq, 'q')
+    nl = len(model.link_names)
+    if not batched:
+        out = np.empty((nl, 4, 4))
+        _check(_forward_kinematics(model.kin, q, _base(model, base_pose, None),
+                                   model.link_body, model.link_offset, out))
+        return out
+    out = np.empty((q.shape[0], nl, 4, 4))
+    _check(_forward_kinematics_batch(model.kin, q, _base(model, base_pose, q.shape[0]),
+                                     model.link_body, model.link_offset, out))
+    return out
+
+
+def _jacobians(model, q, qd, link, representation, deriv, base_pose):
+    body, T = _link(model, link)
+    rep = _rep(representation)
+    q, batched = _as_batch(model, q, model.nq, 'q')
+    if qd is None:
+        qd = np.zeros(model.nv) if not batched else np.zeros((q.shape[0], model.nv))
+    qd, qbatched = _as_batch(model, qd, model.nv, 'qd')
+    if qbatched != batched or (batched and qd.shape[0] != q.shape[0]):
+        raise ValueError(f'q and qd batch shapes differ: {q.shape} vs {qd.shape}')
+    nv = model.nv
+    if not batched:
+        J = np.empty((6, nv))
+        Jd = np.empty((6, nv)) if deriv else J
+        CL = np.empty((4, 4))
+        _check(_jacobian(model.kin, q, qd, _base(model, base_pose, None), body, T, rep,
+                         deriv, J, Jd, CL))
+        return J, Jd, qd
+    B = q.shape[0]
+    J = np.empty((B, 6, nv))
+    Jd = np.empty((B, 6, nv)) if deriv else J
+    CL = np.empty((B, 4, 4))
+    _check(_jacobian_batch(model.kin, q, qd, _base(model, base_pose, B), body, T, rep, deriv,
+                           J, Jd, CL))
+    return J, Jd, qd
+
+
+def jacobian(model, q, link, representation='body', base_pose=None):
+    """Geometric Jacobian of ``link``: ``V = J qd``, shape (6, nv) or (B, 6, nv).
+
+    ``representation``: 'body' | 'spatial' | 'hybrid' | 'mixed' (module docstring).
+    Rows are angular first.  For a floating base the first six columns belong to
+    the base's body-fixed twist.
+    """
+    return _jacobians(model, q, None, link, representation, False, base_pose)[0]
+
+
+def jacobian_derivative(model, q, qd, link, representation='body', base_pose=None):
+    """Time derivative ``J̇`` of :func:`jacobian` along ``qd``, shape (6, nv) or (B, 6, nv).
+
+    With it the acceleration of the link in that representation is
+    ``V̇ = J q̈ + J̇ q̇`` (the plain time derivative of the represented twist).
+    """
+    return _jacobians(model, q, qd, link, representation, True, base_pose)[1]
+
+
+def link_twist(model, q, qd, link, representation='body', base_pose=None):
+    """Twist of ``link`` in the given representation, shape (6,) or (B, 6)."""
+    J, _, qd = _jacobians(model, q, qd, link, representation, False, base_pose)
+    return np.einsum('...ij,...j->...i', J, qd)
+
+
+def link_acceleration(model, q, qd, qdd, link, representation='body', base_pose=None):
+    """Time derivative of :func:`link_twist`: ``V̇ = J q̈ + J̇ q̇``, shape (6,) or (B, 6).
+
+    For 'hybrid' and 'mixed' the linear part is the classical acceleration ``r̈`` of the
+    link origin (seed 002 digest §1.4); for 'body' it is ``d/dt v^b``.
+    """
+    J, Jd, qd = _jacobians(model, q, qd, link, representation, True, base_pose)
+    qdd, _ = _as_batch(model, qdd, model.nv, 'qdd')
+    if not np.all(np.isfinite(qdd)):
+        raise ValueError('qdd contains NaN or inf')
+    return (np.einsum('...ij,...j->...i', J, qdd) + np.einsum('...ij,...j->...i', Jd, qd))
+
+
+__all__ = ['link_pose', 'forward_kinematics', 'link_twist', 'link_acceleration', 'jacobian',
+           'jacobian_derivative']
