@@ -1,4 +1,5 @@
-"""liemb_ros: robots as joint screws on the Lie group SE(3).
+"""
+liemb_ros: robots as joint screws on the Lie group SE(3).
 
 Public API (design.md): ``load_urdf``, ``Model``, ``link_pose``, ``forward_kinematics``,
 ``link_twist``, ``link_acceleration``, ``jacobian``, ``jacobian_derivative``.

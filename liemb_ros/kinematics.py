@@ -1,4 +1,5 @@
-"""Forward kinematics, twists, Jacobians and their time derivatives (seeds 004, 002 §2-3).
+"""
+Forward kinematics, twists, Jacobians and their time derivatives (seeds 004, 002 §2-3).
 
 Four twist representations of a link with pose ``C = (R, r)`` (design.md):
 
@@ -159,7 +160,8 @@ def _link_pose_batch(kin, Q, base, body, T, out):
 
 @njit(cache=True)
 def _jacobian(kin, q, qd, base, body, T, rep, deriv, J, Jd, CL):
-    """Jacobian (and with ``deriv`` its time derivative) of the link frame ``C_body T``.
+    """
+    Jacobian (and with ``deriv`` its time derivative) of the link frame ``C_body T``.
 
     Writes ``J``, ``Jd`` (6, nv) in representation ``rep`` and the link pose into ``CL``.
     Returns a status code (non-finite input).
@@ -333,7 +335,8 @@ def _link(model, link):
 
 
 def link_pose(model, q, link, base_pose=None):
-    """Pose ``C = [[R, r], [0, 1]]`` of ``link`` in the world frame, shape (4, 4) or (B, 4, 4).
+    """
+    Pose ``C = [[R, r], [0, 1]]`` of ``link`` in the world frame, shape (4, 4) or (B, 4, 4).
 
     Spatial POE over the link's support path (seed 004 eq. (10)); ``base_pose`` is the
     pose of the base (floating base, or where a fixed robot is mounted).
@@ -391,7 +394,8 @@ def _jacobians(model, q, qd, link, representation, deriv, base_pose):
 
 
 def jacobian(model, q, link, representation='body', base_pose=None):
-    """Geometric Jacobian of ``link``: ``V = J qd``, shape (6, nv) or (B, 6, nv).
+    """
+    Geometric Jacobian of ``link``: ``V = J qd``, shape (6, nv) or (B, 6, nv).
 
     ``representation``: 'body' | 'spatial' | 'hybrid' | 'mixed' (module docstring).
     Rows are angular first.  For a floating base the first six columns belong to
@@ -401,7 +405,8 @@ def jacobian(model, q, link, representation='body', base_pose=None):
 
 
 def jacobian_derivative(model, q, qd, link, representation='body', base_pose=None):
-    """Time derivative ``J̇`` of :func:`jacobian` along ``qd``, shape (6, nv) or (B, 6, nv).
+    """
+    Time derivative ``J̇`` of :func:`jacobian` along ``qd``, shape (6, nv) or (B, 6, nv).
 
     With it the acceleration of the link in that representation is
     ``V̇ = J q̈ + J̇ q̇`` (the plain time derivative of the represented twist).
@@ -416,7 +421,8 @@ def link_twist(model, q, qd, link, representation='body', base_pose=None):
 
 
 def link_acceleration(model, q, qd, qdd, link, representation='body', base_pose=None):
-    """Time derivative of :func:`link_twist`: ``V̇ = J q̈ + J̇ q̇``, shape (6,) or (B, 6).
+    """
+    Time derivative of :func:`link_twist`: ``V̇ = J q̈ + J̇ q̇``, shape (6,) or (B, 6).
 
     For 'hybrid' and 'mixed' the linear part is the classical acceleration ``r̈`` of the
     link origin (seed 002 digest §1.4); for 'body' it is ``d/dt v^b``.

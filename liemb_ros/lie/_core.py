@@ -1,4 +1,5 @@
-"""Compiled single-element kernels of SE(3) used by the recursive algorithms.
+"""
+Compiled single-element kernels of SE(3) used by the recursive algorithms.
 
 These are the *one* implementation of the small SE(3) operations: the public,
 batched functions of :mod:`liemb_ros.lie.se3` call them over the batch axis, and
@@ -29,7 +30,8 @@ SMALL_ANGLE = 1e-2
 
 @njit(cache=True, inline='always')
 def rodrigues_coefficients(theta):
-    """Return ``(sin t / t, (1 - cos t) / t^2, (t - sin t) / t^3)`` for ``t = theta >= 0``.
+    """
+    Return ``(sin t / t, (1 - cos t) / t^2, (t - sin t) / t^3)`` for ``t = theta >= 0``.
 
     Series below :data:`SMALL_ANGLE` (errors below 1e-16 there).
     """
@@ -46,7 +48,8 @@ def rodrigues_coefficients(theta):
 
 @njit(cache=True)
 def exp_se3_into(X, t, out):
-    """Write ``exp((X t)^)`` (4x4) into ``out``; seed 004 eqs. (85), (86).
+    """
+    Write ``exp((X t)^)`` (4x4) into ``out``; seed 004 eqs. (85), (86).
 
     ``X = (xi, eta)`` is any element of se(3) (not necessarily a unit screw); ``t``
     scales it.  Translation is ``dexp_xi eta`` with the closed form of seed 000
@@ -155,8 +158,12 @@ def Ad_inv_apply_into(C, X, out):
 
 @njit(cache=True)
 def AdT_apply_into(C, W, out):
-    """Write ``Ad_C^T W`` into ``out``: a wrench ``W = (m, f)`` given in the frame reached
-    through ``C`` mapped back, ``W_1 = Ad_C^T W_0`` (seed 002 eq. (120))."""
+    """
+    Write ``Ad_C^T W`` into ``out`` (pull a wrench back through ``C``).
+
+    A wrench ``W = (m, f)`` given in the frame reached through ``C`` is expressed in
+    the frame ``C`` starts from: ``W_1 = Ad_C^T W_0`` (seed 002 eq. (120)).
+    """
     r0 = C[0, 3]
     r1 = C[1, 3]
     r2 = C[2, 3]
@@ -211,7 +218,8 @@ def ad_apply_into(X, Y, out):
 
 @njit(cache=True)
 def adT_apply_into(X, W, out):
-    """Write ``ad_X^T W`` for a twist ``X = (w, v)`` and wrench ``W = (m, f)``.
+    """
+    Write ``ad_X^T W`` for a twist ``X = (w, v)`` and wrench ``W = (m, f)``.
 
     ``ad_X^T = [[-w~, -v~], [0, -w~]]`` so ``ad_X^T W = (m x w + f x v, f x w)``;
     the Euler-Poincare equation reads ``M V' - ad_V^T M V = W`` (seed 000 eq. (20)).
@@ -268,5 +276,5 @@ def ad_matrix_into(X, out):
 
 
 def empty_pose():
-    """A fresh 4x4 identity pose (helper for callers of the ``*_into`` kernels)."""
+    """Return a fresh 4x4 identity pose (for callers of the ``*_into`` kernels)."""
     return np.eye(4)

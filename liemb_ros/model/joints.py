@@ -1,4 +1,5 @@
-"""URDF joint types as sequences of 1-DOF screw joints (seed 004 §2.1, Remark 4).
+"""
+URDF joint types as sequences of 1-DOF screw joints (seed 004 §2.1, Remark 4).
 
 Every joint of the model is a lower pair with one degree of freedom: revolute (R),
 prismatic (P) or helical (H).  Multi-DOF URDF joints become chains of such joints
@@ -29,7 +30,8 @@ URDF_TYPES = ('revolute', 'continuous', 'prismatic', 'fixed', 'floating', 'plana
 
 
 def revolute_screw(axis, point=(0.0, 0.0, 0.0), pitch=0.0):
-    """Unit joint screw ``(e; d x e + h e)`` of an R (``pitch = 0``) or H joint.
+    """
+    Return the unit joint screw ``(e; d x e + h e)`` of an R (``pitch = 0``) or H joint.
 
     ``axis`` is normalised; ``point`` is any point ``d`` on the axis and ``pitch``
     is ``h`` in m/rad, all in the frame the screw is expressed in (seed 004 eq. (83)).
@@ -41,7 +43,7 @@ def revolute_screw(axis, point=(0.0, 0.0, 0.0), pitch=0.0):
 
 
 def prismatic_screw(axis):
-    """Unit joint screw ``(0; e)`` of a P joint along ``axis`` (seed 004 eq. (86))."""
+    """Return the unit joint screw ``(0; e)`` of a P joint along ``axis`` (seed 004 eq. (86))."""
     e = np.asarray(axis, dtype=float)
     return np.concatenate([np.zeros(3), e / np.linalg.norm(e)])
 
@@ -57,7 +59,8 @@ def plane_basis(normal):
 
 
 def expand(joint_type, axis):
-    """Expand a URDF joint into its 1-DOF screw sequence.
+    """
+    Expand a URDF joint into its 1-DOF screw sequence.
 
     Returns a list of ``(suffix, kind, screw)`` with the screw expressed in the joint
     (child link) frame at q = 0; ``suffix`` is appended to the URDF joint name to name

@@ -1,4 +1,5 @@
-"""The Model: a robot as a tree of 1-DOF joint screws on SE(3) (seed 004 §2).
+"""
+The Model: a robot as a tree of 1-DOF joint screws on SE(3) (seed 004 §2).
 
 A :class:`Model` is built once from a URDF and never mutated by algorithms.  It
 holds the three equivalent descriptions of seed 004 §2 for every 1-DOF joint
@@ -48,14 +49,14 @@ REPRESENTATIONS = ('body', 'spatial', 'hybrid', 'mixed')
 
 
 def Ad_matrix(C):
-    """6x6 ``Ad_C`` of one pose (numpy helper for model building)."""
+    """Return the 6x6 ``Ad_C`` of one pose (numpy helper for model building)."""
     out = np.empty((6, 6))
     _core.Ad_matrix_into(np.ascontiguousarray(C, dtype=float), out)
     return out
 
 
 def Ad_vector(C, X):
-    """``Ad_C X`` for one pose and one 6-vector."""
+    """Return ``Ad_C X`` for one pose and one 6-vector."""
     out = np.empty(6)
     _core.Ad_apply_into(np.ascontiguousarray(C, dtype=float),
                         np.ascontiguousarray(X, dtype=float), out)
@@ -63,16 +64,20 @@ def Ad_vector(C, X):
 
 
 def pose_inverse(C):
-    """Inverse of one homogeneous 4x4 pose."""
+    """Return the inverse of one homogeneous 4x4 pose."""
     out = np.empty((4, 4))
     _core.inverse_into(np.ascontiguousarray(C, dtype=float), out)
     return out
 
 
 def spatial_inertia(mass, com_pose, inertia_com):
-    """6x6 body-fixed spatial inertia (angular first) in the frame where ``com_pose``
-    gives the COM frame; ``inertia_com`` is the rotational inertia about the COM,
-    resolved in the COM frame (seed 002 eqs. (39), (40))."""
+    """
+    Return the 6x6 body-fixed spatial inertia (angular first) of a rigid body.
+
+    ``com_pose`` is the COM frame in the frame the result is expressed in;
+    ``inertia_com`` is the rotational inertia about the COM, resolved in the COM
+    frame (seed 002 eqs. (39), (40)).
+    """
     Mc = np.zeros((6, 6))
     Mc[:3, :3] = inertia_com
     Mc[3:, 3:] = mass * np.eye(3)
@@ -81,14 +86,18 @@ def spatial_inertia(mass, com_pose, inertia_com):
 
 
 def transform_inertia(M, T):
-    """Inertia ``M`` given in frame F_l expressed in frame F_b, ``T`` = pose of F_l in F_b:
-    ``Ad_T^-T M Ad_T^-1``."""
+    """
+    Express an inertia ``M`` given in frame F_l in frame F_b.
+
+    ``T`` is the pose of F_l in F_b; the result is ``Ad_T^-T M Ad_T^-1``.
+    """
     Ai = Ad_matrix(pose_inverse(T))
     return Ai.T @ M @ Ai
 
 
 class Model:
-    """A robot as joint screws on SE(3); see the module docstring for every field.
+    """
+    A robot as joint screws on SE(3); see the module docstring for every field.
 
     Build with :func:`liemb_ros.load_urdf`.  Arrays are read-only.
     """
@@ -167,7 +176,7 @@ class Model:
 
     # -- look-ups ------------------------------------------------------------------------
     def link_index(self, link):
-        """Index of a link in :attr:`link_names`; accepts a name or an index."""
+        """Return the index of a link in :attr:`link_names` (given by name or index)."""
         if isinstance(link, (int, np.integer)):
             if 0 <= link < len(self.link_names):
                 return int(link)
@@ -179,7 +188,7 @@ class Model:
                              f"{', '.join(self.link_names)}") from None
 
     def joint_index(self, joint):
-        """Index of an independent joint coordinate in ``q`` by name."""
+        """Return the index of an independent joint coordinate in ``q`` by name."""
         try:
             return self._joint_index[joint]
         except (KeyError, TypeError):
@@ -187,11 +196,11 @@ class Model:
                              f"{', '.join(self.joint_names)}") from None
 
     def neutral(self):
-        """The reference configuration ``q = 0`` (shape ``(nq,)``)."""
+        """Return the reference configuration ``q = 0`` (shape ``(nq,)``)."""
         return np.zeros(self.nq)
 
     def random_configuration(self, rng=None, size=None):
-        """Uniform random ``q`` within the joint limits (±π where a joint is unlimited)."""
+        """Draw a uniform random ``q`` within the joint limits (±π where unlimited)."""
         rng = np.random.default_rng(rng)
         lo = np.where(np.isfinite(self.lower), self.lower, -math.pi)
         hi = np.where(np.isfinite(self.upper), self.upper, math.pi)
@@ -199,7 +208,8 @@ class Model:
         return rng.uniform(lo, hi, size=shape)
 
     def moved_body_frame(self, body, S):
-        """A copy of the model with body ``body``'s frame moved by ``S``: ``C_i' = C_i S``.
+        """
+        Return a copy of the model with body ``body``'s frame moved by ``S``: ``C_i' = C_i S``.
 
         Only the representation changes (seed 004 Remark 7): ``A_i' = A_i S``,
         ``^i X_i' = Ad_S^-1 ^i X_i``, inertia and attached link offsets follow, and the
@@ -235,7 +245,7 @@ class Model:
 
 
 def _topology(desc):
-    """Root link and joints in depth-first order; raises on several roots and cycles."""
+    """Return the root link and the joints depth-first; raise on several roots, cycles."""
     src = desc.source
     children = {link.name: [] for link in desc.links}
     parent_joint = {}
@@ -277,15 +287,18 @@ def _topology(desc):
     return roots[0], ordered
 
 
-def build_model(desc, *, floating_base=None, mimic='independent', gravity=(0.0, 0.0, -9.81)):
-    """Build a :class:`Model` from a :class:`~liemb_ros.model.urdf.RobotDescription`.
+def build_model(desc, *, floating_base=None, mimic='independent', gravity=(0.0, 0.0, -9.81),
+                strict=False):
+    """
+    Build a :class:`Model` from a :class:`~liemb_ros.model.urdf.RobotDescription`.
 
     ``floating_base``: ``None`` (default) makes the base floating exactly when the URDF
     has a ``floating`` joint at its root; ``True`` makes the root link (or the child of a
     root floating joint) a floating SE(3) base, ``False`` fixes it.
     ``mimic``: ``'independent'`` keeps every mimic joint an independent coordinate (as
     Pinocchio's URDF reader does); ``'couple'`` drives it by its leader,
-    ``q = multiplier * q_leader + offset``.
+    ``q = multiplier * q_leader + offset``.  A mimic tag naming an unknown joint is a
+    :class:`URDFError` when coupling (or with ``strict``), otherwise a warning.
     """
     if mimic not in ('independent', 'couple'):
         raise ValueError(f"mimic must be 'independent' or 'couple', got {mimic!r}")
@@ -365,8 +378,15 @@ def build_model(desc, *, floating_base=None, mimic='independent', gravity=(0.0, 
     # coordinates and mimic coupling
     names_1dof = [j.name + s for j, s in body_joint]
     coupled = {}
+    by_name = {j.name: j for j in desc.joints}
+    for j in desc.joints:
+        if j.mimic_joint is not None and j.mimic_joint not in by_name:
+            msg = f"{src}: joint '{j.name}' mimics joint '{j.mimic_joint}', which is not defined"
+            if mimic == 'couple' or strict:
+                raise URDFError(msg)
+            warnings.warn(msg + '; the mimic tag is ignored (joints are independent)',
+                          URDFWarning, stacklevel=3)
     if mimic == 'couple':
-        by_name = {j.name: j for j in desc.joints}
         for j, s in body_joint:
             if j.mimic_joint is None:
                 continue
@@ -420,11 +440,11 @@ def build_model(desc, *, floating_base=None, mimic='independent', gravity=(0.0, 
         p = parent[i]
         if p >= 0 and has_mass[i]:
             has_mass[p] = True
-    for i in range(nb):
-        if not has_mass[i]:
-            warnings.warn(f"{src}: body '{body_names[i]}' and everything it carries are "
-                          'massless; the mass matrix is singular (dynamics will refuse it)',
-                          URDFWarning, stacklevel=3)
+    massless = [body_names[i] for i in range(nb) if not has_mass[i]]
+    if massless:
+        warnings.warn(f"{src}: bodies {', '.join(massless)} carry no mass at all; the mass "
+                      'matrix is singular (kinematics work, dynamics will refuse the model)',
+                      URDFWarning, stacklevel=3)
 
     link_names = [root] + [j.child for j in order]
     return Model(name=desc.name, source=src, body_names=body_names, parent=parent, kind=kind,
@@ -439,14 +459,16 @@ def build_model(desc, *, floating_base=None, mimic='independent', gravity=(0.0, 
 
 
 def load_urdf(path_or_xml, *, floating_base=None, mimic='independent',
-              gravity=(0.0, 0.0, -9.81)):
-    """Load a URDF file (path) or XML string into a :class:`Model`.
+              gravity=(0.0, 0.0, -9.81), strict=False):
+    """
+    Load a URDF file (path) or XML string into a :class:`Model`.
 
     Raises :class:`~liemb_ros.model.urdf.URDFError` naming the file and the offending
-    link or joint.  See :func:`build_model` for ``floating_base`` and ``mimic``.
+    link or joint.  See :func:`build_model` for ``floating_base`` and ``mimic``;
+    ``strict=True`` refuses physically impossible inertials instead of warning.
     """
-    return build_model(parse_urdf(path_or_xml), floating_base=floating_base, mimic=mimic,
-                       gravity=gravity)
+    return build_model(parse_urdf(path_or_xml, strict=strict), floating_base=floating_base,
+                       mimic=mimic, gravity=gravity, strict=strict)
 
 
 __all__ = ['Model', 'load_urdf', 'build_model', 'URDFError', 'URDFWarning',

@@ -1,4 +1,5 @@
-"""URDF parsing and validation into a plain :class:`RobotDescription`.
+"""
+URDF parsing and validation into a plain :class:`RobotDescription`.
 
 The XML is read with ``urdf_parser_py`` and every quirk of that parser is handled
 here (missing ``<origin>``/``<axis>`` come back as ``None``; continuous joints get
@@ -123,7 +124,14 @@ def _read_text(path_or_xml):
 
 
 def _precheck_xml(text, src):
-    """Well-formedness and joint types, with messages better than the parser's."""
+    """
+    Well-formedness and joint types, with messages better than the parser's.
+
+    Returns the XML text with the elements this package never reads and that
+    urdf_parser_py rejects in real-world files removed (``<transmission>``,
+    ``<gazebo>``, ``<texture>`` without a file name), and a robot name added when it is
+    missing (both with a warning).
+    """
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
@@ -145,9 +153,32 @@ def _precheck_xml(text, src):
     for link in root.findall('link'):
         if link.get('name') is None:
             raise URDFError(f'{src}: a <link> has no name attribute')
+    changed = False
+    if not root.get('name'):
+        stem = os.path.splitext(os.path.basename(src))[0] if src != '<string>' else 'robot'
+        warnings.warn(f'{src}: <robot> has no name; using {stem!r}', URDFWarning, stacklevel=4)
+        root.set('name', stem)
+        changed = True
+    for tag in ('transmission', 'gazebo'):
+        for el in root.findall(tag):
+            root.remove(el)
+            changed = True
+    for parent in root.iter():
+        for el in list(parent):
+            if el.tag == 'texture' and not el.get('filename'):
+                parent.remove(el)
+                changed = True
+    return ET.tostring(root, encoding='unicode') if changed else text
 
 
-def _link_desc(link, src):
+def _inertial_problem(where, message, strict):
+    if strict:
+        raise URDFError(f'{where}: {message}')
+    warnings.warn(f'{where}: {message}; used as given (load with strict=True to refuse it)',
+                  URDFWarning, stacklevel=5)
+
+
+def _link_desc(link, src, strict):
     where = f"{src}: link '{link.name}'"
     desc = LinkDesc(link.name)
     inertial = link.inertial
@@ -159,29 +190,26 @@ def _link_desc(link, src):
     mass = float(_finite([mass], where, 'mass')[0])
     if inertial.inertia is None:
         raise URDFError(f'{where}: <inertial> without <inertia ixx=... izz=...>')
-    In = inertial.inertia
-    I = _finite(In.to_matrix(), where, 'inertia')
-    com_pose = pose_from_origin(inertial.origin)
-    _finite(com_pose, where, 'inertial origin')
+    inertia = _finite(inertial.inertia.to_matrix(), where, 'inertia')
+    inertia = 0.5 * (inertia + inertia.T)
+    com_pose = _finite(pose_from_origin(inertial.origin), where, 'inertial origin')
     if mass < 0.0:
         raise URDFError(f'{where}: mass must be positive, got {mass}')
-    scale = max(1.0, float(np.abs(I).max()))
+    scale = float(np.abs(inertia).max())
     if mass == 0.0:
-        if np.abs(I).max() > 0.0:
-            raise URDFError(f'{where}: mass is 0 but the inertia tensor is not zero; '
-                            'a body with inertia needs a positive mass')
-        return desc  # explicitly massless link
-    eig = np.linalg.eigvalsh(I)
-    tol = 1e-12 * scale
-    if eig[0] < -tol:
-        raise URDFError(f'{where}: inertia tensor is not positive semi-definite '
-                        f'(principal moments {eig.tolist()})')
-    if eig[0] + eig[1] < eig[2] - 1e-9 * scale:
-        raise URDFError(f'{where}: inertia violates the triangle inequality '
-                        f'(principal moments {eig.tolist()}: I1 + I2 < I3)')
+        if scale == 0.0:
+            return desc  # explicitly massless link
+        _inertial_problem(where, 'mass is 0 but the inertia tensor is not zero', strict)
+    eig = np.linalg.eigvalsh(inertia)
+    if eig[0] < -1e-12 * max(scale, 1e-300):
+        _inertial_problem(where, 'inertia tensor is not positive semi-definite (principal '
+                          f'moments {eig.tolist()})', strict)
+    elif eig[0] + eig[1] < eig[2] * (1.0 - 1e-6):
+        _inertial_problem(where, 'inertia violates the triangle inequality (principal '
+                          f'moments {eig.tolist()}: I1 + I2 < I3)', strict)
     desc.mass = mass
     desc.com_pose = com_pose
-    desc.inertia = 0.5 * (I + I.T)
+    desc.inertia = inertia
     desc.has_inertial = True
     return desc
 
@@ -230,19 +258,22 @@ def _joint_desc(j, src):
     return d
 
 
-def parse_urdf(path_or_xml):
-    """Read and validate a URDF (file path or XML text) into a :class:`RobotDescription`.
+def parse_urdf(path_or_xml, strict=False):
+    """
+    Read and validate a URDF (file path or XML text) into a :class:`RobotDescription`.
 
-    Raises :class:`URDFError` for malformed XML, unknown joint types, missing or
-    invalid inertials (non-positive mass with inertia, tensor not positive
-    semi-definite or violating the triangle inequality), zero axes, non-finite
-    numbers, duplicate names and joints that refer to unknown links.  Topology
-    (roots, cycles) is checked when the model is built.
+    Raises :class:`URDFError` for malformed XML, unknown joint types, incomplete
+    inertials (no mass or no inertia tensor), negative masses, zero axes, non-finite
+    numbers, duplicate names and joints that refer to unknown links.  Physically
+    impossible inertials (tensor not positive semi-definite, triangle inequality
+    violated, inertia without mass) are common in real robots' files: they give a
+    :class:`URDFWarning` naming the link, or a :class:`URDFError` with ``strict=True``.
+    Topology (roots, cycles) is checked when the model is built.
     """
     from urdf_parser_py.urdf import URDF
 
     text, src = _read_text(path_or_xml)
-    _precheck_xml(text, src)
+    text = _precheck_xml(text, src)
     err = io.StringIO()
     try:
         with contextlib.redirect_stderr(err):
@@ -254,7 +285,7 @@ def parse_urdf(path_or_xml):
         if link.name in seen:
             raise URDFError(f"{src}: link '{link.name}' is defined twice")
         seen.add(link.name)
-        links.append(_link_desc(link, src))
+        links.append(_link_desc(link, src, strict))
     if not links:
         raise URDFError(f'{src}: the robot has no links')
     joints, jseen = [], set()
@@ -267,9 +298,4 @@ def parse_urdf(path_or_xml):
                 raise URDFError(f"{src}: joint '{j.name}' names {role} link '{lname}', "
                                 'which is not defined')
         joints.append(_joint_desc(j, src))
-    names = {j.name for j in joints}
-    for j in joints:
-        if j.mimic_joint is not None and j.mimic_joint not in names:
-            raise URDFError(f"{src}: joint '{j.name}' mimics joint '{j.mimic_joint}', "
-                            'which is not defined')
     return RobotDescription(robot.name or 'robot', src, links, joints)

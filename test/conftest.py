@@ -1,0 +1,44 @@
+"""Shared test helpers: where example-robot-data keeps its URDFs, Pinocchio conventions."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+URDF_DIR = os.path.join(ROOT, 'urdf')
+
+
+def erd_robots_dir():
+    """The ``robots`` folder of the installed example-robot-data (no Python loader in 6.x)."""
+    for base in sys.path + [sys.prefix]:
+        for cand in (os.path.join(base, 'cmeel.prefix', 'share', 'example-robot-data', 'robots'),
+                     os.path.join(base, 'share', 'example-robot-data', 'robots')):
+            if os.path.isdir(cand):
+                return cand
+    raise RuntimeError('example-robot-data is not installed (it is a test dependency)')
+
+
+ERD = {
+    'ur5': 'ur_description/urdf/ur5_robot.urdf',
+    'panda': 'panda_description/urdf/panda.urdf',
+    'double_pendulum': 'double_pendulum_description/urdf/double_pendulum.urdf',
+    'solo12': 'solo_description/robots/solo12.urdf',
+}
+
+
+def erd_path(name):
+    """Absolute path of an example-robot-data URDF by short name (see ``ERD``)."""
+    return os.path.join(erd_robots_dir(), ERD.get(name, name))
+
+
+# Pinocchio orders motions (v, w) and forces (f, tau); we order angular first.
+SWAP = np.zeros((6, 6))
+SWAP[:3, 3:] = np.eye(3)
+SWAP[3:, :3] = np.eye(3)
+
+
+@pytest.fixture
+def rng():
+    """A seeded generator per test."""
+    return np.random.default_rng(20261122)
