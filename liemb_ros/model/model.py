@@ -106,7 +106,8 @@ class Model:
                  inertia, base_inertia, joint_names, q_index, q_mult, q_offset,
                  link_names, link_body, link_offset, floating, root_link, base_link,
                  lower, upper, velocity_limit, effort_limit, damping, friction,
-                 gravity=(0.0, 0.0, -9.81), mimic=None):
+                 gravity=(0.0, 0.0, -9.81), mimic=None, body_joint_type=None,
+                 link_parent=None):
         self.name = name
         self.source = source
         self.body_names = list(body_names)
@@ -138,6 +139,13 @@ class Model:
         self.friction = np.asarray(friction, dtype=float)
         self.gravity = np.asarray(gravity, dtype=float).reshape(3)
         self.mimic = dict(mimic or {})
+        kinds = {J.REVOLUTE: 'revolute', J.PRISMATIC: 'prismatic', J.HELICAL: 'helical'}
+        self.body_joint_type = (list(body_joint_type) if body_joint_type is not None
+                                else [kinds[int(k)] for k in self.kind])
+        if link_parent is None:  # every link hangs from the link of its body's parent
+            link_parent = [None if i == 0 else self.link_names[0]
+                           for i in range(len(self.link_names))]
+        self.link_parent = list(link_parent)
         self._link_index = {n: i for i, n in enumerate(self.link_names)}
         self._joint_index = {n: i for i, n in enumerate(self.joint_names)}
         self._derive()
@@ -236,7 +244,8 @@ class Model:
                      root_link=self.root_link, base_link=self.base_link, lower=self.lower,
                      upper=self.upper, velocity_limit=self.velocity_limit,
                      effort_limit=self.effort_limit, damping=self.damping,
-                     friction=self.friction, gravity=self.gravity, mimic=self.mimic)
+                     friction=self.friction, gravity=self.gravity, mimic=self.mimic,
+                     body_joint_type=self.body_joint_type, link_parent=self.link_parent)
 
     def __repr__(self):
         base = 'floating' if self.floating else 'fixed'
@@ -455,7 +464,9 @@ def build_model(desc, *, floating_base=None, mimic='independent', gravity=(0.0, 
                  link_offset=[link_offset[n] for n in link_names], floating=floating,
                  root_link=root, base_link=base_link, lower=lower, upper=upper,
                  velocity_limit=vel, effort_limit=eff, damping=damping, friction=friction,
-                 gravity=gravity, mimic={n: c for n, c in coupled.items()})
+                 gravity=gravity, mimic={n: c for n, c in coupled.items()},
+                 body_joint_type=[j.type for j, _ in body_joint],
+                 link_parent=[None] + [j.parent for j in order])
 
 
 def load_urdf(path_or_xml, *, floating_base=None, mimic='independent',

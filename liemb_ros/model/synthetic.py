@@ -74,4 +74,5 @@ def random_model(n, rng=None, *, kinds='RPH', branching=0.3, floating=False,
                  floating=floating, root_link='base', base_link='base',
                  lower=np.full(n, -np.inf), upper=np.full(n, np.inf),
                  velocity_limit=np.full(n, np.inf), effort_limit=np.full(n, np.inf),
-                 damping=np.zeros(n), friction=np.zeros(n))
+                 damping=np.zeros(n), friction=np.zeros(n),
+                 link_parent=[None] + ['base' if p < 0 else names[p] for p in parent])

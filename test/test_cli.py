@@ -1,0 +1,31 @@
+"""The ``liemb`` command line: inspect prints what the model holds."""
+import subprocess
+import sys
+
+import liemb_ros as lm
+from liemb_ros.cli import inspect_text, main
+from conftest import erd_path
+
+def test_inspect_lists_every_joint_screw_and_link():
+    model = lm.load_urdf(erd_path('panda'))
+    text = inspect_text(model)
+    for name in model.joint_names + model.link_names:
+        assert name in text
+    # the spatial screw of joint 2 at q = 0 is (0,1,0, -0.333,0,0)
+    line = next(x for x in text.splitlines() if ' panda_joint2 ' in x)
+    assert '[  0.000   1.000   0.000  -0.333   0.000   0.000]' in line
+    assert 'mass = 17.45 kg' in text
+
+def test_inspect_console_script(capsys):
+    assert main(['inspect', erd_path('ur5')]) == 0
+    out = capsys.readouterr().out
+    assert 'shoulder_pan_joint' in out and 'link tree' in out
+
+def test_inspect_bad_file_is_a_clean_error(tmp_path):
+    bad = tmp_path / 'bad.urdf'
+    bad.write_text('<robot name="x"><link name="a"></robot>')
+    proc = subprocess.run([sys.executable, '-m', 'liemb_ros.cli', 'inspect', str(bad)],
+                          capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert 'bad.urdf: malformed XML' in proc.stderr
+    assert 'Traceback' not in proc.stderr
