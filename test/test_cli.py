@@ -6,6 +6,7 @@ import liemb_ros as lm
 from liemb_ros.cli import inspect_text, main
 from conftest import erd_path
 
+
 def test_inspect_lists_every_joint_screw_and_link():
     model = lm.load_urdf(erd_path('panda'))
     text = inspect_text(model)
@@ -16,10 +17,12 @@ def test_inspect_lists_every_joint_screw_and_link():
     assert '[  0.000   1.000   0.000  -0.333   0.000   0.000]' in line
     assert 'mass = 17.45 kg' in text
 
+
 def test_inspect_console_script(capsys):
     assert main(['inspect', erd_path('ur5')]) == 0
     out = capsys.readouterr().out
     assert 'shoulder_pan_joint' in out and 'link tree' in out
+
 
 def test_inspect_bad_file_is_a_clean_error(tmp_path):
     bad = tmp_path / 'bad.urdf'
