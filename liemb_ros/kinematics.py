@@ -44,6 +44,7 @@ from .model.model import REPRESENTATIONS
 _REP = {name: i for i, name in enumerate(REPRESENTATIONS)}
 _EYE4 = np.eye(4)
 _EYE4.setflags(write=False)
+_F64 = np.dtype(np.float64)
 
 OK = 0
 BAD_Q = 1
@@ -281,18 +282,55 @@ def _jacobian(kin, q, qd, base, body, T, rep, deriv, J, Jd, CL):
 
 
 @njit(cache=True)
-def _jacobian_batch(kin, Q, QD, base, body, T, rep, deriv, J, Jd, CL):
-    for k in range(Q.shape[0]):
-        st = _jacobian(kin, Q[k], QD[k], base[k], body, T, rep, deriv, J[k], Jd[k], CL[k])
+def _raise_status(st):
+    if st == BAD_Q:
+        raise ValueError('q contains NaN or inf')
+    if st == BAD_QD:
+        raise ValueError('qd contains NaN or inf')
+    if st == BAD_BASE:
+        raise ValueError('base_pose contains NaN or inf')
+
+
+@njit(cache=True)
+def _jacobian_entry(kin, q, qd, base, body, T, rep, deriv):
+    """Single configuration: return ``out[0] = J`` (and ``out[1] = J̇`` if ``deriv``)."""
+    nv = q.shape[0] + kin[6]
+    out = np.empty((2 if deriv else 1, 6, nv))
+    CL = np.empty((4, 4))
+    st = _jacobian(kin, q, qd, base, body, T, rep, deriv, out[0], out[1 if deriv else 0], CL)
+    if st != OK:
+        _raise_status(st)
+    return out
+
+
+@njit(cache=True)
+def _jacobian_batch(kin, Q, QD, base, body, T, rep, deriv):
+    """Batch of configurations: ``out[k, 0] = J_k`` (and ``out[k, 1] = J̇_k``)."""
+    B = Q.shape[0]
+    nv = Q.shape[1] + kin[6]
+    out = np.empty((B, 2 if deriv else 1, 6, nv))
+    CL = np.empty((4, 4))
+    for k in range(B):
+        st = _jacobian(kin, Q[k], QD[k], base[k], body, T, rep, deriv, out[k, 0],
+                       out[k, 1 if deriv else 0], CL)
         if st != OK:
-            return st
-    return OK
+            _raise_status(st)
+    return out
+
+
+@njit(cache=True)
+def _link_pose_entry(kin, q, base, body, T):
+    out = np.empty((4, 4))
+    st = _link_pose(kin, q, base, body, T, out)
+    if st != OK:
+        _raise_status(st)
+    return out
 
 
 # --------------------------------------------------------------------------- wrappers
 def _as_batch(model, x, n, name):
-    """``(array, batched)`` with x of shape (n,) or (B, n), float64 and contiguous."""
-    a = np.ascontiguousarray(x, dtype=np.float64)
+    """``(array, batched)`` with x of shape (n,) or (B, n) as float64."""
+    a = x if (x.__class__ is np.ndarray and x.dtype is _F64) else np.asarray(x, dtype=_F64)
     if a.ndim == 1 and a.shape[0] == n:
         return a, False
     if a.ndim == 2 and a.shape[1] == n:
@@ -330,23 +368,27 @@ def _check(status):
 
 
 def _link(model, link):
-    li = model.link_index(link)
-    return int(model.link_body[li]), model.link_offset[li]
+    """``(body, T)``: the body a link is attached to and the link frame in that body."""
+    try:
+        return model.link_frames[link]
+    except (KeyError, TypeError):
+        li = model.link_index(link)  # raises the helpful error, or accepts an index
+        return int(model.link_body[li]), model.link_offset[li]
 
 
 def link_pose(model, q, link, base_pose=None):
     """
-    Pose ``C = [[R, r], [0, 1]]`` of ``link`` in the world frame, shape (4, 4) or (B, 4, 4).
+    Pose ``C = [[R, r], [0, 1]]`` of ``link`` in the world frame, (4, 4) or (B, 4, 4).
 
-    Spatial POE over the link's support path (seed 004 eq. (10)); ``base_pose`` is the
-    pose of the base (floating base, or where a fixed robot is mounted).
+    Body-fixed POE over the link's support path (seed 004 eq. (8), equal to the spatial
+    POE (10)); ``base_pose`` is the pose of the base (floating base, or where a fixed
+    robot is mounted).
     """
     body, T = _link(model, link)
     q, batched = _as_batch(model, q, model.nq, 'q')
     if not batched:
-        out = np.empty((4, 4))
-        _check(_link_pose(model.kin, q, _base(model, base_pose, None), body, T, out))
-        return out
+        return _link_pose_entry(model.kin, q, _EYE4 if base_pose is None else
+                                _base(model, base_pose, None), body, T)
     out = np.empty((q.shape[0], 4, 4))
     _check(_link_pose_batch(model.kin, q, _base(model, base_pose, q.shape[0]), body, T, out))
     return out
@@ -368,29 +410,31 @@ def forward_kinematics(model, q, base_pose=None):
 
 
 def _jacobians(model, q, qd, link, representation, deriv, base_pose):
+    """Return ``(out, qd)``: ``out[..., 0, :, :] = J`` and ``out[..., 1, :, :] = J̇``."""
     body, T = _link(model, link)
-    rep = _rep(representation)
+    try:
+        rep = _REP[representation]
+    except (KeyError, TypeError):
+        rep = _rep(representation)
     q, batched = _as_batch(model, q, model.nq, 'q')
-    if qd is None:
-        qd = np.zeros(model.nv) if not batched else np.zeros((q.shape[0], model.nv))
-    qd, qbatched = _as_batch(model, qd, model.nv, 'qd')
-    if qbatched != batched or (batched and qd.shape[0] != q.shape[0]):
-        raise ValueError(f'q and qd batch shapes differ: {q.shape} vs {qd.shape}')
-    nv = model.nv
     if not batched:
-        J = np.empty((6, nv))
-        Jd = np.empty((6, nv)) if deriv else J
-        CL = np.empty((4, 4))
-        _check(_jacobian(model.kin, q, qd, _base(model, base_pose, None), body, T, rep,
-                         deriv, J, Jd, CL))
-        return J, Jd, qd
-    B = q.shape[0]
-    J = np.empty((B, 6, nv))
-    Jd = np.empty((B, 6, nv)) if deriv else J
-    CL = np.empty((B, 4, 4))
-    _check(_jacobian_batch(model.kin, q, qd, _base(model, base_pose, B), body, T, rep, deriv,
-                           J, Jd, CL))
-    return J, Jd, qd
+        if qd is None:
+            qd = q
+        else:
+            qd, qb = _as_batch(model, qd, model.nv, 'qd')
+            if qb:
+                raise ValueError(f'q and qd batch shapes differ: {q.shape} vs {qd.shape}')
+        base = _EYE4 if base_pose is None else _base(model, base_pose, None)
+        return _jacobian_entry(model.kin, q, qd, base, body, T, rep, deriv), qd
+    if qd is None:
+        qd = q
+    else:
+        qd, qb = _as_batch(model, qd, model.nv, 'qd')
+        if not qb or qd.shape[0] != q.shape[0]:
+            raise ValueError(f'q and qd batch shapes differ: {q.shape} vs {qd.shape}')
+    out = _jacobian_batch(model.kin, q, qd, _base(model, base_pose, q.shape[0]), body, T, rep,
+                          deriv)
+    return out, qd
 
 
 def jacobian(model, q, link, representation='body', base_pose=None):
@@ -401,7 +445,7 @@ def jacobian(model, q, link, representation='body', base_pose=None):
     Rows are angular first.  For a floating base the first six columns belong to
     the base's body-fixed twist.
     """
-    return _jacobians(model, q, None, link, representation, False, base_pose)[0]
+    return _jacobians(model, q, None, link, representation, False, base_pose)[0][..., 0, :, :]
 
 
 def jacobian_derivative(model, q, qd, link, representation='body', base_pose=None):
@@ -411,13 +455,15 @@ def jacobian_derivative(model, q, qd, link, representation='body', base_pose=Non
     With it the acceleration of the link in that representation is
     ``V̇ = J q̈ + J̇ q̇`` (the plain time derivative of the represented twist).
     """
-    return _jacobians(model, q, qd, link, representation, True, base_pose)[1]
+    return _jacobians(model, q, qd, link, representation, True, base_pose)[0][..., 1, :, :]
 
 
 def link_twist(model, q, qd, link, representation='body', base_pose=None):
     """Twist of ``link`` in the given representation, shape (6,) or (B, 6)."""
-    J, _, qd = _jacobians(model, q, qd, link, representation, False, base_pose)
-    return np.einsum('...ij,...j->...i', J, qd)
+    if qd is None:
+        raise ValueError('qd is required')
+    out, qd = _jacobians(model, q, qd, link, representation, False, base_pose)
+    return np.einsum('...ij,...j->...i', out[..., 0, :, :], qd)
 
 
 def link_acceleration(model, q, qd, qdd, link, representation='body', base_pose=None):
@@ -427,11 +473,12 @@ def link_acceleration(model, q, qd, qdd, link, representation='body', base_pose=
     For 'hybrid' and 'mixed' the linear part is the classical acceleration ``r̈`` of the
     link origin (seed 002 digest §1.4); for 'body' it is ``d/dt v^b``.
     """
-    J, Jd, qd = _jacobians(model, q, qd, link, representation, True, base_pose)
+    out, qd = _jacobians(model, q, qd, link, representation, True, base_pose)
     qdd, _ = _as_batch(model, qdd, model.nv, 'qdd')
     if not np.all(np.isfinite(qdd)):
         raise ValueError('qdd contains NaN or inf')
-    return (np.einsum('...ij,...j->...i', J, qdd) + np.einsum('...ij,...j->...i', Jd, qd))
+    return (np.einsum('...ij,...j->...i', out[..., 0, :, :], qdd)
+            + np.einsum('...ij,...j->...i', out[..., 1, :, :], qd))
 
 
 __all__ = ['link_pose', 'forward_kinematics', 'link_twist', 'link_acceleration', 'jacobian',

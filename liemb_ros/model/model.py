@@ -174,6 +174,8 @@ class Model:
             while j >= 0:
                 self.support[i, j] = True
                 j = self.parent[j]
+        self.link_frames = {n: (int(self.link_body[i]), self.link_offset[i])
+                            for i, n in enumerate(self.link_names)}
         self.kin = (self.parent, self.X, self.A_rel, self.q_index, self.q_mult,
                     self.q_offset, np.int64(6 if self.floating else 0))
         for arr in (self.parent, self.kind, self.S_parent, self.S_child, self.JX,
