@@ -97,6 +97,12 @@ def _cmd_inspect(args):
     return 0
 
 
+def _cmd_demo(args):
+    from .demo import run
+    run(args.robot, args.out)
+    return 0
+
+
 def build_parser():
     """Return the argument parser of the ``liemb`` command."""
     parser = argparse.ArgumentParser(prog='liemb', description=__doc__,
@@ -110,6 +116,10 @@ def build_parser():
     p.add_argument('--mimic', choices=('independent', 'couple'), default='independent',
                    help='mimic joints as independent coordinates (default) or coupled')
     p.set_defaults(func=_cmd_inspect)
+    p = sub.add_parser('demo', help='the main job: the default robot, explained and drawn')
+    p.add_argument('--robot', help='URDF file or shipped robot name (default: liemb_arm7)')
+    p.add_argument('--out', default='out/demo', help='folder for pictures and plots')
+    p.set_defaults(func=_cmd_demo)
     return parser
 
 

@@ -1,0 +1,71 @@
+"""
+The main job a newcomer runs (``./dev.sh demo`` -> ``liemb demo``).
+
+On the shipped default arm: prints the screw model (joint table and link tree), the
+end-effector twist in all four representations at a sample motion, and saves a
+picture of the robot.  The ROS part (simulation node + dynamics node) extends this.
+"""
+import os
+
+import numpy as np
+
+from . import resources
+from .cli import _load, inspect_text
+from .kinematics import jacobian, link_pose, link_twist
+from .model import REPRESENTATIONS
+from .viz import draw_robot
+
+DEFAULT_ROBOT = 'liemb_arm7'
+
+
+def default_robot():
+    """Return the name of the default robot (the first shipped one if it is missing)."""
+    names = resources.shipped_robots()
+    if DEFAULT_ROBOT in names or not names:
+        return DEFAULT_ROBOT
+    return names[0]
+
+
+def sample_tip(model):
+    """Return the tool link (``tool0``, ``*_tcp``, ...) or else the deepest link."""
+    for name in ('tool0', 'flange'):
+        if name in model.link_names:
+            return name
+    tcp = [n for n in model.link_names if n.endswith(('_tcp', 'tool', 'ee_link', 'hand'))]
+    if tcp:
+        return tcp[0]
+    depth = [int(model.support[b].sum()) if b >= 0 else 0 for b in model.link_body]
+    return model.link_names[int(np.argmax(depth))]
+
+
+def sample_configuration(model):
+    """Return a deterministic, non-singular configuration inside the joint limits."""
+    lo = np.where(np.isfinite(model.lower), model.lower, -np.pi)
+    hi = np.where(np.isfinite(model.upper), model.upper, np.pi)
+    return lo + (hi - lo) * (0.5 + 0.3 * np.sin(np.arange(1, model.nq + 1)))
+
+
+def run(robot=None, out_dir='out/demo'):
+    """Run the demo; return a dict of the files it wrote."""
+    model = _load(robot or default_robot())
+    print(inspect_text(model))
+    tip = sample_tip(model)
+    q = sample_configuration(model)
+    qd = np.cos(np.arange(1, model.nv + 1))
+    print(f'\nsample state: q = {np.round(q, 3).tolist()}')
+    print(f'               qd = {np.round(qd, 3).tolist()}')
+    C = link_pose(model, q, tip)
+    print(f"\npose of '{tip}' (world frame):\n{np.array2string(C, precision=4)}")
+    print(f"\ntwist of '{tip}' (angular first):")
+    for rep in REPRESENTATIONS:
+        V = link_twist(model, q, qd, tip, rep)
+        print(f'  {rep:<8} ω = {np.array2string(V[:3], precision=4):<34} '
+              f'v = {np.array2string(V[3:], precision=4)}')
+    J = jacobian(model, q, tip, 'hybrid')
+    s = np.linalg.svd(J, compute_uv=False)
+    print(f'\nhybrid Jacobian singular values: {np.array2string(s, precision=4)}')
+    os.makedirs(out_dir, exist_ok=True)
+    picture = draw_robot(model, q, os.path.join(out_dir, f'{model.name}.png'),
+                         title=f'{model.name} at the sample configuration')
+    print(f'\nwrote {picture}')
+    return {'picture': picture}
