@@ -37,8 +37,7 @@ shape ``(nv,)`` / ``(B, nv)``) and returns a leading batch axis for batched inpu
 import numpy as np
 from numba import njit
 
-from .lie._core import (Ad_apply_into, Ad_inv_apply_into, ad_apply_into, compose_into,
-                        exp_se3_into)
+from .lie._core import compose_into, exp_se3_scalars
 from .model.model import REPRESENTATIONS
 
 _REP = {name: i for i, name in enumerate(REPRESENTATIONS)}
@@ -79,25 +78,50 @@ def _support_path(parent, body, path):
     return n
 
 
-@njit(cache=True)
-def _body_pose(kin, q, base, j, C, tmp, E):
-    """``C[j] = C[λ(j)] A_{λ(j),j} exp(X_j θ_j)`` (seed 004 eq. (8))."""
+@njit(cache=True, inline='always')
+def _pose_step(kin, q, j, C, M):
+    """
+    ``C[j+1] = C[λ(j)+1] A_{λ(j),j} exp(^j X_j θ_j)`` (seed 004 eq. (8)).
+
+    ``C`` holds the base pose in slot 0 and body ``j`` in slot ``j + 1``; ``M`` is a
+    (3, 4) work array.  ``θ_j = q_mult[j] q[q_index[j]] + q_offset[j]``.
+    """
     parent, X, A_rel, q_index, q_mult, q_offset, _ = kin
-    p = parent[j]
-    if p < 0:
-        compose_into(base, A_rel[j], tmp)
-    else:
-        compose_into(C[p], A_rel[j], tmp)
-    exp_se3_into(X[j], q_mult[j] * q[q_index[j]] + q_offset[j], E)
-    compose_into(tmp, E, C[j])
+    e = exp_se3_scalars(X[j, 0], X[j, 1], X[j, 2], X[j, 3], X[j, 4], X[j, 5],
+                        q_mult[j] * q[q_index[j]] + q_offset[j])
+    for i in range(3):
+        a0 = A_rel[j, i, 0]
+        a1 = A_rel[j, i, 1]
+        a2 = A_rel[j, i, 2]
+        M[i, 0] = a0 * e[0] + a1 * e[3] + a2 * e[6]
+        M[i, 1] = a0 * e[1] + a1 * e[4] + a2 * e[7]
+        M[i, 2] = a0 * e[2] + a1 * e[5] + a2 * e[8]
+        M[i, 3] = a0 * e[9] + a1 * e[10] + a2 * e[11] + A_rel[j, i, 3]
+    p = parent[j] + 1
+    s = j + 1
+    for i in range(3):
+        c0 = C[p, i, 0]
+        c1 = C[p, i, 1]
+        c2 = C[p, i, 2]
+        for k in range(4):
+            C[s, i, k] = c0 * M[0, k] + c1 * M[1, k] + c2 * M[2, k]
+        C[s, i, 3] += C[p, i, 3]
+    C[s, 3, 0] = 0.0
+    C[s, 3, 1] = 0.0
+    C[s, 3, 2] = 0.0
+    C[s, 3, 3] = 1.0
 
 
 @njit(cache=True)
-def _all_body_poses(kin, q, base, C):
-    tmp = np.empty((4, 4))
-    E = np.empty((4, 4))
-    for j in range(C.shape[0]):
-        _body_pose(kin, q, base, j, C, tmp, E)
+def _poses_with_base(kin, q, base):
+    """Return ``C`` of shape (nb + 1, 4, 4): the base pose, then every body's pose."""
+    nb = kin[0].shape[0]
+    C = np.empty((nb + 1, 4, 4))
+    C[0] = base
+    M = np.empty((3, 4))
+    for j in range(nb):
+        _pose_step(kin, q, j, C, M)
+    return C
 
 
 @njit(cache=True)
@@ -107,15 +131,9 @@ def _forward_kinematics(kin, q, base, link_body, link_offset, out):
         return BAD_Q
     if not _finite(base):
         return BAD_BASE
-    nb = kin[0].shape[0]
-    C = np.empty((nb, 4, 4))
-    _all_body_poses(kin, q, base, C)
+    C = _poses_with_base(kin, q, base)
     for li in range(link_body.shape[0]):
-        b = link_body[li]
-        if b < 0:
-            compose_into(base, link_offset[li], out[li])
-        else:
-            compose_into(C[b], link_offset[li], out[li])
+        compose_into(C[link_body[li] + 1], link_offset[li], out[li])
     return OK
 
 
@@ -138,15 +156,12 @@ def _link_pose(kin, q, base, body, T, out):
     nb = parent.shape[0]
     path = np.empty(nb, dtype=np.int64)
     n = _support_path(parent, body, path)
-    C = np.empty((nb, 4, 4))
-    tmp = np.empty((4, 4))
-    E = np.empty((4, 4))
+    C = np.empty((nb + 1, 4, 4))
+    C[0] = base
+    M = np.empty((3, 4))
     for k in range(n):
-        _body_pose(kin, q, base, path[k], C, tmp, E)
-    if body < 0:
-        compose_into(base, T, out)
-    else:
-        compose_into(C[body], T, out)
+        _pose_step(kin, q, path[k], C, M)
+    compose_into(C[body + 1], T, out)
     return OK
 
 
@@ -157,6 +172,23 @@ def _link_pose_batch(kin, Q, base, body, T, out):
         if st != OK:
             return st
     return OK
+
+
+@njit(cache=True, inline='always')
+def _bracket_col(V, J, c, out):
+    """``out = [V, J[:, c]]`` (seed 002 eq. (114)), scalars only."""
+    x0 = J[0, c]
+    x1 = J[1, c]
+    x2 = J[2, c]
+    y0 = J[3, c]
+    y1 = J[4, c]
+    y2 = J[5, c]
+    out[0] = V[1] * x2 - V[2] * x1
+    out[1] = V[2] * x0 - V[0] * x2
+    out[2] = V[0] * x1 - V[1] * x0
+    out[3] = V[4] * x2 - V[5] * x1 + V[1] * y2 - V[2] * y1
+    out[4] = V[5] * x0 - V[3] * x2 + V[2] * y0 - V[0] * y2
+    out[5] = V[3] * x1 - V[4] * x0 + V[0] * y1 - V[1] * y0
 
 
 @njit(cache=True)
@@ -178,56 +210,77 @@ def _jacobian(kin, q, qd, base, body, T, rep, deriv, J, Jd, CL):
     nv = J.shape[1]
     path = np.empty(nb, dtype=np.int64)
     n = _support_path(parent, body, path)
-    C = np.empty((nb, 4, 4))
-    tmp = np.empty((4, 4))
-    E = np.empty((4, 4))
-    col = np.empty(6)
-    dcol = np.empty(6)
-    e = np.empty(6)
+    C = np.empty((nb + 1, 4, 4))
+    C[0] = base
+    M = np.empty((3, 4))
+    tmp = np.empty(6)
     Vs = np.zeros(6)
-    for c in range(nv):
-        for r in range(6):
-            J[r, c] = 0.0
-            if deriv:
-                Jd[r, c] = 0.0
+    J[:, :] = 0.0
+    if deriv:
+        Jd[:, :] = 0.0
     # floating base columns: Ad_{C_base} e_k, derivative [V^s_base, .]
     if nbase > 0:
-        for k in range(6):
-            for r in range(6):
-                dcol[r] = 0.0
-            dcol[k] = 1.0
-            Ad_apply_into(base, dcol, col)
-            for r in range(6):
-                J[r, k] = col[r]
+        for k in range(3):
+            for r in range(3):
+                J[r, k] = base[r, k]
+                J[r + 3, k + 3] = base[r, k]
+                J[r, k + 3] = 0.0
+            # r~ R e_k
+            J[3, k] = base[1, 3] * base[2, k] - base[2, 3] * base[1, k]
+            J[4, k] = base[2, 3] * base[0, k] - base[0, 3] * base[2, k]
+            J[5, k] = base[0, 3] * base[1, k] - base[1, 3] * base[0, k]
         if deriv:
             for k in range(6):
                 for r in range(6):
                     Vs[r] += J[r, k] * qd[k]
             for k in range(6):
+                _bracket_col(Vs, J, k, tmp)
                 for r in range(6):
-                    e[r] = J[r, k]
-                ad_apply_into(Vs, e, dcol)
-                for r in range(6):
-                    Jd[r, k] = dcol[r]
+                    Jd[r, k] = tmp[r]
     for k in range(n):
         j = path[k]
-        _body_pose(kin, q, base, j, C, tmp, E)
-        Ad_apply_into(C[j], X[j], col)          # J^s_j, seed 004 eq. (29)
+        _pose_step(kin, q, j, C, M)
+        s = j + 1
+        # J^s_j = Ad_{C_j} ^j X_j (seed 004 eq. (29)): (R e, r x (R e) + R eta)
+        a0 = C[s, 0, 0] * X[j, 0] + C[s, 0, 1] * X[j, 1] + C[s, 0, 2] * X[j, 2]
+        a1 = C[s, 1, 0] * X[j, 0] + C[s, 1, 1] * X[j, 1] + C[s, 1, 2] * X[j, 2]
+        a2 = C[s, 2, 0] * X[j, 0] + C[s, 2, 1] * X[j, 1] + C[s, 2, 2] * X[j, 2]
+        b0 = C[s, 0, 0] * X[j, 3] + C[s, 0, 1] * X[j, 4] + C[s, 0, 2] * X[j, 5]
+        b1 = C[s, 1, 0] * X[j, 3] + C[s, 1, 1] * X[j, 4] + C[s, 1, 2] * X[j, 5]
+        b2 = C[s, 2, 0] * X[j, 3] + C[s, 2, 1] * X[j, 4] + C[s, 2, 2] * X[j, 5]
+        r0 = C[s, 0, 3]
+        r1 = C[s, 1, 3]
+        r2 = C[s, 2, 3]
         c = nbase + q_index[j]
         m = q_mult[j]
-        for r in range(6):
-            J[r, c] += m * col[r]
+        J[0, c] += m * a0
+        J[1, c] += m * a1
+        J[2, c] += m * a2
+        J[3, c] += m * (r1 * a2 - r2 * a1 + b0)
+        J[4, c] += m * (r2 * a0 - r0 * a2 + b1)
+        J[5, c] += m * (r0 * a1 - r1 * a0 + b2)
         if deriv:
             rate = m * qd[c]
-            for r in range(6):
-                Vs[r] += col[r] * rate           # eq. (31)
-            ad_apply_into(Vs, col, dcol)          # seed 002 eq. (16)
-            for r in range(6):
-                Jd[r, c] += m * dcol[r]
-    if body < 0:
-        compose_into(base, T, CL)
-    else:
-        compose_into(C[body], T, CL)
+            Vs[0] += rate * a0
+            Vs[1] += rate * a1
+            Vs[2] += rate * a2
+            Vs[3] += rate * (r1 * a2 - r2 * a1 + b0)      # eq. (31)
+            Vs[4] += rate * (r2 * a0 - r0 * a2 + b1)
+            Vs[5] += rate * (r0 * a1 - r1 * a0 + b2)
+            # J̇^s_j = [V^s_j, J^s_j] (seed 002 eq. (16)); J^s_j = m * (a, r x a + b)
+            tmp[0] = a0
+            tmp[1] = a1
+            tmp[2] = a2
+            tmp[3] = r1 * a2 - r2 * a1 + b0
+            tmp[4] = r2 * a0 - r0 * a2 + b1
+            tmp[5] = r0 * a1 - r1 * a0 + b2
+            Jd[0, c] += m * (Vs[1] * tmp[2] - Vs[2] * tmp[1])
+            Jd[1, c] += m * (Vs[2] * tmp[0] - Vs[0] * tmp[2])
+            Jd[2, c] += m * (Vs[0] * tmp[1] - Vs[1] * tmp[0])
+            Jd[3, c] += m * (Vs[4] * tmp[2] - Vs[5] * tmp[1] + Vs[1] * tmp[5] - Vs[2] * tmp[4])
+            Jd[4, c] += m * (Vs[5] * tmp[0] - Vs[3] * tmp[2] + Vs[2] * tmp[3] - Vs[0] * tmp[5])
+            Jd[5, c] += m * (Vs[3] * tmp[1] - Vs[4] * tmp[0] + Vs[0] * tmp[4] - Vs[1] * tmp[3])
+    compose_into(C[body + 1], T, CL)
     if rep == 1:
         return OK
     r0 = CL[0, 3]
@@ -238,23 +291,20 @@ def _jacobian(kin, q, qd, base, body, T, rep, deriv, J, Jd, CL):
     rd1 = Vs[4] + Vs[2] * r0 - Vs[0] * r2
     rd2 = Vs[5] + Vs[0] * r1 - Vs[1] * r0
     for c in range(nv):
-        if rep == 0:
-            for r in range(6):
-                e[r] = J[r, c]
-            if deriv:
-                ad_apply_into(Vs, e, col)
-                for r in range(6):
-                    dcol[r] = Jd[r, c] - col[r]
-                Ad_inv_apply_into(CL, dcol, col)
-                for r in range(6):
-                    Jd[r, c] = col[r]
-            Ad_inv_apply_into(CL, e, col)
-            for r in range(6):
-                J[r, c] = col[r]
-            continue
         w0 = J[0, c]
         w1 = J[1, c]
         w2 = J[2, c]
+        if rep == 0:
+            if deriv:
+                # J̇^b = Ad_C^-1 (J̇^s - [V^s, J^s])
+                _bracket_col(Vs, J, c, tmp)
+                for r in range(6):
+                    tmp[r] = Jd[r, c] - tmp[r]
+                _ad_inv_col(CL, tmp, Jd, c)
+            for r in range(6):
+                tmp[r] = J[r, c]
+            _ad_inv_col(CL, tmp, J, c)
+            continue
         # linear rows: v - r × ω
         J[3, c] -= r1 * w2 - r2 * w1
         J[4, c] -= r2 * w0 - r0 * w2
@@ -279,6 +329,20 @@ def _jacobian(kin, q, qd, base, body, T, rep, deriv, J, Jd, CL):
             J[1, c] = CL[0, 1] * w0 + CL[1, 1] * w1 + CL[2, 1] * w2
             J[2, c] = CL[0, 2] * w0 + CL[1, 2] * w1 + CL[2, 2] * w2
     return OK
+
+
+@njit(cache=True, inline='always')
+def _ad_inv_col(C, x, out, c):
+    """``out[:, c] = Ad_C^-1 x = (Rᵀ ω, Rᵀ (v - r × ω))`` (seed 004 eq. (90))."""
+    r0 = C[0, 3]
+    r1 = C[1, 3]
+    r2 = C[2, 3]
+    e0 = x[3] - (r1 * x[2] - r2 * x[1])
+    e1 = x[4] - (r2 * x[0] - r0 * x[2])
+    e2 = x[5] - (r0 * x[1] - r1 * x[0])
+    for i in range(3):
+        out[i, c] = C[0, i] * x[0] + C[1, i] * x[1] + C[2, i] * x[2]
+        out[i + 3, c] = C[0, i] * e0 + C[1, i] * e1 + C[2, i] * e2
 
 
 @njit(cache=True)

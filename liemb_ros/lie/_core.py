@@ -46,47 +46,51 @@ def rodrigues_coefficients(theta):
     return s / theta, (1.0 - co) / (theta * theta), (theta - s) / (theta * theta * theta)
 
 
-@njit(cache=True)
-def exp_se3_into(X, t, out):
+@njit(cache=True, inline='always')
+def exp_se3_scalars(x0, x1, x2, x3, x4, x5, t):
     """
-    Write ``exp((X t)^)`` (4x4) into ``out``; seed 004 eqs. (85), (86).
+    Return ``exp((X t)^)`` as the 12 scalars ``(R00..R22 row-major, p0, p1, p2)``.
 
     ``X = (xi, eta)`` is any element of se(3) (not necessarily a unit screw); ``t``
-    scales it.  Translation is ``dexp_xi eta`` with the closed form of seed 000
-    eq. (40), valid for any pitch and any point on the axis.
+    scales it (seed 004 eqs. (85), (86)).  The translation is ``dexp_xi eta`` with the
+    closed form of seed 000 eq. (40), valid for any pitch and any point on the axis.
+    Scalars in, scalars out, so the recursive kernels keep everything in registers.
     """
-    w0 = X[0] * t
-    w1 = X[1] * t
-    w2 = X[2] * t
-    v0 = X[3] * t
-    v1 = X[4] * t
-    v2 = X[5] * t
-    theta = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
-    a, b, c = rodrigues_coefficients(theta)
+    w0 = x0 * t
+    w1 = x1 * t
+    w2 = x2 * t
+    v0 = x3 * t
+    v1 = x4 * t
+    v2 = x5 * t
+    th2 = w0 * w0 + w1 * w1 + w2 * w2
+    a, b, c = rodrigues_coefficients(math.sqrt(th2))
     # W = w~ ; W^2 = w w^T - theta^2 I
-    ww00 = w0 * w0 - theta * theta
-    ww11 = w1 * w1 - theta * theta
-    ww22 = w2 * w2 - theta * theta
+    ww00 = w0 * w0 - th2
+    ww11 = w1 * w1 - th2
+    ww22 = w2 * w2 - th2
     ww01 = w0 * w1
     ww02 = w0 * w2
     ww12 = w1 * w2
-    # R = I + a W + b W^2
-    out[0, 0] = 1.0 + b * ww00
-    out[0, 1] = -a * w2 + b * ww01
-    out[0, 2] = a * w1 + b * ww02
-    out[1, 0] = a * w2 + b * ww01
-    out[1, 1] = 1.0 + b * ww11
-    out[1, 2] = -a * w0 + b * ww12
-    out[2, 0] = -a * w1 + b * ww02
-    out[2, 1] = a * w0 + b * ww12
-    out[2, 2] = 1.0 + b * ww22
-    # p = (I + b W + c W^2) v
     wxv0 = w1 * v2 - w2 * v1
     wxv1 = w2 * v0 - w0 * v2
     wxv2 = w0 * v1 - w1 * v0
-    out[0, 3] = v0 + b * wxv0 + c * (ww00 * v0 + ww01 * v1 + ww02 * v2)
-    out[1, 3] = v1 + b * wxv1 + c * (ww01 * v0 + ww11 * v1 + ww12 * v2)
-    out[2, 3] = v2 + b * wxv2 + c * (ww02 * v0 + ww12 * v1 + ww22 * v2)
+    # R = I + a W + b W^2 ;  p = (I + b W + c W^2) v
+    return (1.0 + b * ww00, -a * w2 + b * ww01, a * w1 + b * ww02,
+            a * w2 + b * ww01, 1.0 + b * ww11, -a * w0 + b * ww12,
+            -a * w1 + b * ww02, a * w0 + b * ww12, 1.0 + b * ww22,
+            v0 + b * wxv0 + c * (ww00 * v0 + ww01 * v1 + ww02 * v2),
+            v1 + b * wxv1 + c * (ww01 * v0 + ww11 * v1 + ww12 * v2),
+            v2 + b * wxv2 + c * (ww02 * v0 + ww12 * v1 + ww22 * v2))
+
+
+@njit(cache=True)
+def exp_se3_into(X, t, out):
+    """Write ``exp((X t)^)`` (4x4) into ``out``; see :func:`exp_se3_scalars`."""
+    e = exp_se3_scalars(X[0], X[1], X[2], X[3], X[4], X[5], t)
+    for i in range(3):
+        for k in range(3):
+            out[i, k] = e[3 * i + k]
+        out[i, 3] = e[9 + i]
     out[3, 0] = 0.0
     out[3, 1] = 0.0
     out[3, 2] = 0.0
