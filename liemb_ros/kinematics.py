@@ -346,6 +346,73 @@ def _ad_inv_col(C, x, out, c):
 
 
 @njit(cache=True)
+def _body_twists(kin, q, qd, base, rep, C, V):
+    """
+    Twists of all bodies by the recursion of their own representation (seed 004).
+
+    body (15):   V_i = Ad_{C_i^-1 C_λ} V_λ + X_i θ̇_i
+    spatial (31): V_i = V_λ + Ad_{C_i} X_i θ̇_i
+    hybrid (58): V_i = Ad_{r_λ - r_i} V_λ + Ad_{R_i} X_i θ̇_i
+    mixed (68):  V_i = [[R_i^T R_λ, 0], [(r_λ - r_i)~ R_λ, I]] V_λ + diag(R_i^T, I) Ad_{R_i} X_i θ̇_i
+    ``C`` (nb + 1, 4, 4) receives the poses (slot 0: base), ``V`` (nb + 1, 6) the twists
+    (slot 0: base).
+    """
+    parent, X, A_rel, q_index, q_mult, q_offset, nbase = kin
+    if not _finite(q):
+        return BAD_Q
+    if not _finite(qd):
+        return BAD_QD
+    if not _finite(base):
+        return BAD_BASE
+    nb = parent.shape[0]
+    C[0] = base
+    M = np.empty((3, 4))
+    Vb = np.zeros(6)
+    if nbase > 0:
+        Vb[:] = qd[:6]
+    R = np.ascontiguousarray(base[:3, :3])
+    if rep == 0:
+        V[0] = Vb
+    elif rep == 1:
+        V[0, :3] = R @ Vb[:3]
+        V[0, 3:] = np.cross(base[:3, 3], V[0, :3]) + R @ Vb[3:]
+    elif rep == 2:
+        V[0, :3] = R @ Vb[:3]
+        V[0, 3:] = R @ Vb[3:]
+    else:
+        V[0, :3] = Vb[:3]
+        V[0, 3:] = R @ Vb[3:]
+    for j in range(nb):
+        _pose_step(kin, q, j, C, M)
+        s = j + 1
+        p = parent[j] + 1
+        rate = q_mult[j] * qd[nbase + q_index[j]]
+        Ri = np.ascontiguousarray(C[s, :3, :3])
+        Rp = np.ascontiguousarray(C[p, :3, :3])
+        d = C[p, :3, 3] - C[s, :3, 3]        # r_{i,λ} = r_λ - r_i
+        wp = V[p, :3].copy()
+        vp = V[p, 3:].copy()
+        e = X[j, :3].copy()
+        eta = X[j, 3:].copy()
+        if rep == 0:
+            Rrel = np.ascontiguousarray(Ri.T) @ Rp                  # C_i^-1 C_λ = (R_i^T R_λ, R_i^T d)
+            w = Rrel @ wp
+            V[s, :3] = w + e * rate
+            V[s, 3:] = np.cross(np.ascontiguousarray(Ri.T) @ d, w) + Rrel @ vp + eta * rate
+        elif rep == 1:
+            a = Ri @ e
+            V[s, :3] = wp + a * rate
+            V[s, 3:] = vp + (np.cross(C[s, :3, 3], a) + Ri @ eta) * rate
+        elif rep == 2:
+            V[s, :3] = wp + Ri @ e * rate
+            V[s, 3:] = np.cross(d, wp) + vp + Ri @ eta * rate
+        else:
+            V[s, :3] = np.ascontiguousarray(Ri.T) @ (Rp @ wp) + e * rate
+            V[s, 3:] = np.cross(d, Rp @ wp) + vp + Ri @ eta * rate
+    return OK
+
+
+@njit(cache=True)
 def _raise_status(st):
     if st == BAD_Q:
         raise ValueError('q contains NaN or inf')
@@ -545,5 +612,100 @@ def link_acceleration(model, q, qd, qdd, link, representation='body', base_pose=
             + np.einsum('...ij,...j->...i', out[..., 1, :, :], qd))
 
 
+# --------------------------------------------------------------------------- system level
+def body_twists(model, q, qd, representation='body', base_pose=None):
+    """
+    Twists of all bodies by their own recursion (seed 004 eqs. (15), (31), (58), (68)).
+
+    Returns (nb, 6), row ``i`` the twist of body ``i`` (frame ``model.body_names[i]``) in
+    the given representation.  An independent route to the same numbers as
+    :func:`link_twist`, O(nb).
+    """
+    rep = _rep(representation)
+    q, b1 = _as_batch(model, q, model.nq, 'q')
+    qd, b2 = _as_batch(model, qd, model.nv, 'qd')
+    if b1 or b2:
+        raise ValueError('body_twists takes a single configuration')
+    C = np.empty((model.nb + 1, 4, 4))
+    V = np.empty((model.nb + 1, 6))
+    _check(_body_twists(model.kin, q, qd, _base(model, base_pose, None), rep, C, V))
+    return V[1:]
+
+
+def body_poses(model, q, base_pose=None):
+    """Poses of all bodies (not links), shape (nb, 4, 4), order of ``model.body_names``."""
+    q, batched = _as_batch(model, q, model.nq, 'q')
+    if batched:
+        raise ValueError('body_poses takes a single configuration')
+    if not (np.all(np.isfinite(q))):
+        raise ValueError('q contains NaN or inf')
+    return _poses_with_base(model.kin, q, _base(model, base_pose, None))[1:]
+
+
+def _hat(x):
+    return np.array([[0.0, -x[2], x[1]], [x[2], 0.0, -x[0]], [-x[1], x[0], 0.0]])
+
+
+def representation_map(C, source, target):
+    """
+    The 6x6 matrix mapping a twist of a frame with pose ``C`` between representations.
+
+    ``V_target = representation_map(C, source, target) @ V_source`` (seed 004 Table 3,
+    §4.5); the same matrix maps Jacobian columns.
+    """
+    a, b = _rep(source), _rep(target)
+    R = np.asarray(C, dtype=float)[:3, :3]
+    rt = _hat(np.asarray(C, dtype=float)[:3, 3])
+    Z, E = np.zeros((3, 3)), np.eye(3)
+    to_spatial = [np.block([[R, Z], [rt @ R, R]]), np.eye(6),
+                  np.block([[E, Z], [rt, E]]), np.block([[R, Z], [rt @ R, E]])]
+    return np.linalg.solve(to_spatial[b], to_spatial[a])
+
+
+def _block_factor(model, Cs, rep, i, j):
+    """Block (i, j) of A^x: the map from body j's twist to body i's twist at j's joint."""
+    Ci, Cj = Cs[i], Cs[j]
+    Ri, Rj = Ci[:3, :3], Cj[:3, :3]
+    d = Cj[:3, 3] - Ci[:3, 3]
+    Z, E = np.zeros((3, 3)), np.eye(3)
+    if rep == 0:  # Ad_{C_i^-1 C_j}
+        Rr = Ri.T @ Rj
+        return np.block([[Rr, Z], [_hat(Ri.T @ d) @ Rr, Rr]])
+    if rep == 1:
+        return np.eye(6)
+    if rep == 2:  # Ad_{r_{i,j}}
+        return np.block([[E, Z], [_hat(d), E]])
+    return np.block([[Ri.T @ Rj, Z], [_hat(d) @ Rj, E]])
+
+
+def jacobian_factors(model, q, representation='body'):
+    """
+    System Jacobian and its factorisation ``J = A X``, ``A^-1 = I - D`` (seed 004 §3).
+
+    Returns ``(J, A, X, D)`` for the bodies of a fixed-base model: ``J`` (6 nb, nq) stacks
+    the Jacobians of all bodies (block row ``i`` = body ``i``), ``A`` (6 nb, 6 nb) is unit
+    lower block-triangular over the support paths, ``X`` (6 nb, nq) block-diagonal with the
+    instantaneous joint screws, ``D`` the nilpotent first sub-diagonal (parent blocks).
+    """
+    if model.floating:
+        raise ValueError('jacobian_factors covers fixed-base models')
+    rep = _rep(representation)
+    Cs = body_poses(model, q)
+    nb = model.nb
+    A = np.zeros((6 * nb, 6 * nb))
+    D = np.zeros((6 * nb, 6 * nb))
+    Xs = np.zeros((6 * nb, model.nq))
+    for i in range(nb):
+        for j in np.nonzero(model.support[i])[0]:
+            A[6 * i:6 * i + 6, 6 * j:6 * j + 6] = _block_factor(model, Cs, rep, i, j)
+        p = model.parent[i]
+        if p >= 0:
+            D[6 * i:6 * i + 6, 6 * p:6 * p + 6] = _block_factor(model, Cs, rep, i, p)
+        col = representation_map(Cs[i], 'body', representation) @ model.X[i]
+        Xs[6 * i:6 * i + 6, model.q_index[i]] += model.q_mult[i] * col
+    return A @ Xs, A, Xs, D
+
+
 __all__ = ['link_pose', 'forward_kinematics', 'link_twist', 'link_acceleration', 'jacobian',
-           'jacobian_derivative']
+           'jacobian_derivative', 'body_twists', 'body_poses', 'representation_map',
+           'jacobian_factors']

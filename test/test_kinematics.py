@@ -198,7 +198,9 @@ def test_conversion_table(rng):
     }
     V = {rep: lm.link_twist(model, q, qd, link, rep) for rep in REPS}
     Jx = {rep: lm.jacobian(model, q, link, rep) for rep in REPS}
+    from liemb_ros.kinematics import representation_map
     for (a, b), M in maps.items():
+        np.testing.assert_allclose(representation_map(C, a, b), M, atol=1e-12)
         np.testing.assert_allclose(M @ V[a], V[b], atol=1e-12)
         np.testing.assert_allclose(M @ Jx[a], Jx[b], atol=1e-12)
     np.testing.assert_allclose(V['spatial'][:3], V['hybrid'][:3], atol=1e-14)
@@ -261,3 +263,43 @@ def test_bad_input_messages(rng):
         lm.link_pose(model, q, 'b1', base_pose=np.eye(3))
     with pytest.raises(ValueError, match='qdd contains NaN'):
         lm.link_acceleration(model, q, q, np.array([np.nan, 0, 0]), 'b1')
+
+
+@pytest.mark.parametrize('floating', [False, True])
+def test_recursions_of_each_representation(rng, floating):
+    """Seed 004 eqs. (15), (31), (58), (68) give the same twists as J q̇ (V4)."""
+    from liemb_ros.kinematics import body_twists
+    model = random_model(7, rng, branching=0.4, floating=floating)
+    base = random_pose(rng)
+    q = rng.standard_normal(model.nq)
+    qd = rng.standard_normal(model.nv)
+    for rep in REPS:
+        V = body_twists(model, q, qd, rep, base_pose=base)
+        for i, name in enumerate(model.body_names):
+            np.testing.assert_allclose(V[i], lm.link_twist(model, q, qd, name, rep,
+                                                           base_pose=base), atol=1e-12)
+
+
+def test_system_jacobian_factorisations(rng):
+    """Seed 004 §3 (V5): J = A X, A (I - D) = I, D nilpotent, A^s = Ad_C A^b Ad_C^-1."""
+    from liemb_ros.kinematics import body_poses, jacobian_factors, representation_map
+    model = random_model(6, rng, branching=0.4)
+    q = rng.standard_normal(model.nq)
+    n6 = 6 * model.nb
+    stacked = {}
+    factors = {}
+    for rep in REPS:
+        J, A, X, D = jacobian_factors(model, q, rep)
+        factors[rep] = A
+        stacked[rep] = np.vstack([lm.jacobian(model, q, n, rep) for n in model.body_names])
+        np.testing.assert_allclose(J, stacked[rep], atol=1e-12)
+        np.testing.assert_allclose(A @ (np.eye(n6) - D), np.eye(n6), atol=1e-12)
+        np.testing.assert_array_equal(np.linalg.matrix_power(D, model.nb), 0.0)
+        series = sum(np.linalg.matrix_power(D, k) for k in range(model.nb))
+        np.testing.assert_allclose(A, series, atol=1e-12)
+    Cs = body_poses(model, q)
+    AdC = sla.block_diag(*[representation_map(C, 'body', 'spatial') for C in Cs])
+    np.testing.assert_allclose(factors['spatial'], AdC @ factors['body'] @ np.linalg.inv(AdC),
+                               atol=1e-12)
+    AdR = sla.block_diag(*[representation_map(C, 'body', 'hybrid') for C in Cs])
+    np.testing.assert_allclose(factors['hybrid'], AdR @ factors['body'] @ AdR.T, atol=1e-12)
