@@ -353,7 +353,8 @@ def _body_twists(kin, q, qd, base, rep, C, V):
     body (15):   V_i = Ad_{C_i^-1 C_λ} V_λ + X_i θ̇_i
     spatial (31): V_i = V_λ + Ad_{C_i} X_i θ̇_i
     hybrid (58): V_i = Ad_{r_λ - r_i} V_λ + Ad_{R_i} X_i θ̇_i
-    mixed (68):  V_i = [[R_i^T R_λ, 0], [(r_λ - r_i)~ R_λ, I]] V_λ + diag(R_i^T, I) Ad_{R_i} X_i θ̇_i
+    mixed (68):  V_i = [[R_i^T R_λ, 0], [(r_λ - r_i)~ R_λ, I]] V_λ
+                 + diag(R_i^T, I) Ad_{R_i} X_i θ̇_i
     ``C`` (nb + 1, 4, 4) receives the poses (slot 0: base), ``V`` (nb + 1, 6) the twists
     (slot 0: base).
     """
@@ -395,7 +396,7 @@ def _body_twists(kin, q, qd, base, rep, C, V):
         e = X[j, :3].copy()
         eta = X[j, 3:].copy()
         if rep == 0:
-            Rrel = np.ascontiguousarray(Ri.T) @ Rp                  # C_i^-1 C_λ = (R_i^T R_λ, R_i^T d)
+            Rrel = np.ascontiguousarray(Ri.T) @ Rp  # C_i^-1 C_λ = (R_i^T R_λ, R_i^T d)
             w = Rrel @ wp
             V[s, :3] = w + e * rate
             V[s, 3:] = np.cross(np.ascontiguousarray(Ri.T) @ d, w) + Rrel @ vp + eta * rate
@@ -648,7 +649,7 @@ def _hat(x):
 
 def representation_map(C, source, target):
     """
-    The 6x6 matrix mapping a twist of a frame with pose ``C`` between representations.
+    Return the 6x6 matrix mapping a twist of a frame with pose ``C`` between representations.
 
     ``V_target = representation_map(C, source, target) @ V_source`` (seed 004 Table 3,
     §4.5); the same matrix maps Jacobian columns.
