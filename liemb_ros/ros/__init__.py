@@ -1,0 +1,1 @@
+"""ROS 2 adapters: nodes, message conversions, the launcher (the only layer importing rclpy)."""

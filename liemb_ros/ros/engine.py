@@ -1,0 +1,262 @@
+"""
+The computations of the dynamics node, without ROS (nodes are thin adapters over this).
+
+:class:`DynamicsEngine` keeps the last good joint state of a model, validates incoming
+joint states (names, lengths, NaN) the way a robust ROS node must, and computes what
+the node publishes: joint torques (gravity compensation or full inverse dynamics),
+twists of configured links in a chosen representation, the wrenches the joints
+transmit, and Jacobians on request.  It also keeps cycle-time statistics.
+
+Joint states are merged by name, as robot_state_publisher does: a message may carry a
+subset of the joints; outputs start once every joint has been seen.  A message with
+an unknown joint name, mismatched array lengths or a non-finite value is rejected as a
+whole (:class:`StateError`) and the last good state is kept.
+"""
+import time
+from collections import deque
+
+import numpy as np
+
+from ..kinematics import jacobian, jacobian_derivative, link_pose, link_twist
+from ..model import REPRESENTATIONS
+
+MODES = ('gravity_compensation', 'inverse_dynamics')
+
+#: what the linear and angular rows of each representation refer to
+FRAMES = {
+    # representation: (angular rows resolved in, linear rows resolved in, point)
+    'body': ('link', 'link', 'link origin'),
+    'spatial': ('world', 'world', 'world origin'),
+    'hybrid': ('world', 'world', 'link origin'),
+    'mixed': ('link', 'world', 'link origin'),
+}
+
+
+class StateError(ValueError):
+    """A joint-state message that cannot be used (the message says why)."""
+
+
+class CycleStats:
+    """Rolling compute-time statistics (p50, p99, max) over the last ``window`` cycles."""
+
+    def __init__(self, window=5000):
+        self.samples = deque(maxlen=window)
+        self.count = 0
+        self.dropped = 0
+
+    def add(self, seconds):
+        """Record one cycle's compute time."""
+        self.samples.append(seconds)
+        self.count += 1
+
+    def summary(self):
+        """Return ``{'p50', 'p99', 'max'}`` in microseconds (NaN-free; zeros when empty)."""
+        if not self.samples:
+            return {'p50': 0.0, 'p99': 0.0, 'max': 0.0}
+        a = np.fromiter(self.samples, dtype=float) * 1e6
+        return {'p50': float(np.percentile(a, 50)), 'p99': float(np.percentile(a, 99)),
+                'max': float(a.max())}
+
+
+class DynamicsEngine:
+    """Model + last good state + the computations the dynamics node publishes."""
+
+    def __init__(self, model, *, mode='gravity_compensation', representation='hybrid',
+                 twist_links=(), wrench_joints=(), command_joints=None, base_pose=None):
+        self.model = model
+        self.stats = CycleStats()
+        self._index = {n: i for i, n in enumerate(model.joint_names)}
+        self.q = np.zeros(model.nq)
+        self.qd = np.zeros(model.nv)
+        self.qdd_desired = np.zeros(model.nv)
+        self.base_pose = None if base_pose is None else np.asarray(base_pose, dtype=float)
+        self._seen = np.zeros(model.nq, dtype=bool)
+        self._cache = {}
+        self.stamp = None
+        self.set_mode(mode)
+        self.set_representation(representation)
+        self.set_twist_links(twist_links)
+        self.set_wrench_joints(wrench_joints)
+        self.set_command_joints(command_joints)
+
+    # -- configuration (each validates and raises ValueError naming the culprit) --------
+    def set_mode(self, mode):
+        """Select 'gravity_compensation' or 'inverse_dynamics'."""
+        if mode not in MODES:
+            raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
+        self.mode = mode
+
+    def set_representation(self, representation):
+        """Select the twist representation: body | spatial | hybrid | mixed."""
+        if representation not in REPRESENTATIONS:
+            raise ValueError(f'unknown representation {representation!r}; expected one of '
+                             f"{', '.join(REPRESENTATIONS)}")
+        self.representation = representation
+
+    def set_twist_links(self, links):
+        """Select the links whose twists are published."""
+        for link in links:
+            self.model.link_index(link)
+        self.twist_links = list(links)
+
+    def set_wrench_joints(self, joints):
+        """Select the joints whose transmitted wrenches are published."""
+        for j in joints:
+            if j not in self._index:
+                raise ValueError(f"unknown joint {j!r}; joints: {', '.join(self._index)}")
+        self.wrench_joints = list(joints)
+
+    def set_command_joints(self, joints):
+        """Joint order of the effort command array (as the ros2_control controller lists)."""
+        joints = list(self.model.joint_names if not joints else joints)
+        for j in joints:
+            if j not in self._index:
+                raise ValueError(f"unknown command joint {j!r}; joints: "
+                                 f"{', '.join(self._index)}")
+        self.command_joints = joints
+        self._command_index = np.array([self._index[j] for j in joints], dtype=np.int64)
+
+    # -- input ----------------------------------------------------------------------------
+    @property
+    def ready(self):
+        """True once every joint's position has been received."""
+        return bool(self._seen.all())
+
+    def missing_joints(self):
+        """Return the joints never received so far."""
+        return [n for n, s in zip(self.model.joint_names, self._seen) if not s]
+
+    def _mapping(self, names):
+        key = tuple(names)
+        idx = self._cache.get(key)
+        if idx is None:
+            unknown = [n for n in names if n not in self._index]
+            if unknown:
+                raise StateError(f"unknown joint name(s) {', '.join(map(repr, unknown))}; "
+                                 f"the model has {', '.join(self.model.joint_names)}")
+            if len(set(names)) != len(names):
+                raise StateError(f'duplicate joint names in {list(names)}')
+            idx = np.array([self._index[n] for n in names], dtype=np.int64)
+            if len(self._cache) < 64:
+                self._cache[key] = idx
+        return idx
+
+    def update_state(self, names, positions, velocities=(), stamp=None):
+        """
+        Merge a joint state into the current state.
+
+        ``velocities`` may be empty (then they are taken as zero).  Raises
+        :class:`StateError` (state unchanged) for unknown names, mismatched lengths or
+        non-finite values.
+        """
+        idx = self._mapping(names)
+        n = len(idx)
+        pos = np.asarray(positions, dtype=float)
+        vel = np.asarray(velocities, dtype=float)
+        if pos.shape != (n,):
+            raise StateError(f'{n} joint names but {pos.size} positions')
+        if vel.size not in (0, n):
+            raise StateError(f'{n} joint names but {vel.size} velocities')
+        if not np.all(np.isfinite(pos)) or not np.all(np.isfinite(vel)):
+            bad = [names[i] for i in range(n) if not np.isfinite(pos[i])
+                   or (vel.size and not np.isfinite(vel[i]))]
+            raise StateError(f"non-finite position or velocity for {', '.join(bad)}")
+        off = self.model.nv - self.model.nq
+        self.q[idx] = pos
+        self.qd[off + idx] = vel if vel.size else 0.0
+        self._seen[idx] = True
+        self.stamp = stamp
+
+    def set_desired_acceleration(self, accelerations):
+        """Desired joint accelerations, in ``command_joints`` order (inverse dynamics mode)."""
+        a = np.asarray(accelerations, dtype=float)
+        if a.shape != (len(self.command_joints),):
+            raise StateError(f'{len(self.command_joints)} command joints but {a.size} '
+                             'accelerations')
+        if not np.all(np.isfinite(a)):
+            raise StateError('non-finite desired acceleration')
+        off = self.model.nv - self.model.nq
+        self.qdd_desired[off + self._command_index] = a
+
+    # -- computations ---------------------------------------------------------------------
+    def torques(self):
+        """Joint torques for the current state, in ``model.joint_names`` order (nq,)."""
+        from .. import dynamics
+        if self.mode == 'gravity_compensation':
+            tau = dynamics.gravity_torques(self.model, self.q, base_pose=self.base_pose)
+        else:
+            tau = dynamics.inverse_dynamics(self.model, self.q, self.qd, self.qdd_desired,
+                                            base_pose=self.base_pose)
+        return tau[self.model.nv - self.model.nq:]
+
+    def command(self, tau):
+        """Reorder joint torques into the effort-command order."""
+        return tau[self._command_index]
+
+    def twists(self):
+        """Twists of the configured links, (len(twist_links), 6), angular first."""
+        out = np.empty((len(self.twist_links), 6))
+        for k, link in enumerate(self.twist_links):
+            out[k] = link_twist(self.model, self.q, self.qd, link, self.representation,
+                                base_pose=self.base_pose)
+        return out
+
+    def link_pose(self, link):
+        """Pose of a link at the current state."""
+        return link_pose(self.model, self.q, link, base_pose=self.base_pose)
+
+    def wrenches(self):
+        """Wrenches transmitted by the configured joints, (len(wrench_joints), 6), (m, f)."""
+        from .. import dynamics
+        W = dynamics.joint_wrenches(self.model, self.q, self.qd, self.qdd_desired,
+                                    base_pose=self.base_pose)
+        return np.array([W[self._index[j]] for j in self.wrench_joints]).reshape(-1, 6)
+
+    def jacobian(self, link, representation, derivative=False, names=(), positions=(),
+                 velocities=()):
+        """
+        Jacobian (or ``J̇``) of ``link``; the state comes from the request when given.
+
+        Returns ``(J, column_names)``.  Raises ValueError naming the bad argument.
+        """
+        if representation not in REPRESENTATIONS:
+            raise ValueError(f'unknown representation {representation!r}; expected one of '
+                             f"{', '.join(REPRESENTATIONS)}")
+        self.model.link_index(link)
+        q, qd = self.q, self.qd
+        if len(positions):
+            q, qd = self.q.copy(), self.qd.copy()
+            names = list(names) or list(self.model.joint_names)
+            idx = self._mapping(names)
+            pos = np.asarray(positions, dtype=float)
+            if pos.shape != (len(idx),) or not np.all(np.isfinite(pos)):
+                raise ValueError(f'{len(idx)} joint names but positions {list(pos)}')
+            q[idx] = pos
+            vel = np.asarray(velocities, dtype=float)
+            if vel.size:
+                if vel.shape != (len(idx),) or not np.all(np.isfinite(vel)):
+                    raise ValueError(f'{len(idx)} joint names but velocities {list(vel)}')
+                qd[self.model.nv - self.model.nq + idx] = vel
+        elif not self.ready:
+            raise ValueError('no joint state received yet; pass positions in the request')
+        if derivative:
+            J = jacobian_derivative(self.model, q, qd, link, representation,
+                                    base_pose=self.base_pose)
+        else:
+            J = jacobian(self.model, q, link, representation, base_pose=self.base_pose)
+        cols = (['base_wx', 'base_wy', 'base_wz', 'base_vx', 'base_vy', 'base_vz']
+                if self.model.floating else []) + list(self.model.joint_names)
+        return J, cols
+
+    def cycle(self):
+        """
+        One publishing cycle: torques, command, twists, wrenches; timed into ``stats``.
+
+        Returns a dict with 'tau' (model order), 'command', 'twists', 'wrenches'.
+        """
+        t0 = time.perf_counter()
+        tau = self.torques()
+        out = {'tau': tau, 'command': self.command(tau), 'twists': self.twists(),
+               'wrenches': self.wrenches() if self.wrench_joints else np.zeros((0, 6))}
+        self.stats.add(time.perf_counter() - t0)
+        return out

@@ -1,0 +1,87 @@
+"""The dynamics node's engine (no ROS): joint-state validation, twists, Jacobians."""
+import numpy as np
+import pytest
+
+import liemb_ros as lm
+from liemb_ros.ros.engine import DynamicsEngine, StateError
+from conftest import erd_path
+
+
+@pytest.fixture
+def engine():
+    model = lm.load_urdf(erd_path('panda'))
+    return DynamicsEngine(model, twist_links=['panda_hand', 'panda_link4'],
+                          wrench_joints=['panda_joint2'],
+                          command_joints=list(reversed(model.joint_names)))
+
+
+def test_partial_states_merge_by_name(engine, rng):
+    m = engine.model
+    q = m.random_configuration(rng)
+    assert not engine.ready
+    engine.update_state(m.joint_names[:4][::-1], q[:4][::-1])
+    assert not engine.ready and engine.missing_joints() == m.joint_names[4:]
+    engine.update_state(m.joint_names[4:], q[4:], np.ones(5))
+    assert engine.ready
+    np.testing.assert_array_equal(engine.q, q)
+    np.testing.assert_array_equal(engine.qd, np.r_[np.zeros(4), np.ones(5)])
+
+
+@pytest.mark.parametrize('names,pos,vel,message', [
+    (['panda_joint1', 'ghost'], [0.0, 0.0], [], "unknown joint name.*'ghost'"),
+    (['panda_joint1', 'panda_joint2'], [0.0], [], '2 joint names but 1 positions'),
+    (['panda_joint1'], [0.0], [1.0, 2.0], '1 joint names but 2 velocities'),
+    (['panda_joint1', 'panda_joint2'], [0.0, np.nan], [], 'non-finite .* panda_joint2'),
+    (['panda_joint1', 'panda_joint1'], [0.0, 0.0], [], 'duplicate joint names'),
+])
+def test_bad_states_are_rejected_and_the_last_good_state_kept(engine, names, pos, vel,
+                                                              message):
+    m = engine.model
+    good = m.random_configuration(0)
+    engine.update_state(m.joint_names, good)
+    with pytest.raises(StateError, match=message):
+        engine.update_state(names, pos, vel)
+    np.testing.assert_array_equal(engine.q, good)
+
+
+def test_twists_and_jacobians_equal_the_library(engine, rng):
+    m = engine.model
+    q = m.random_configuration(rng)
+    qd = rng.standard_normal(m.nv)
+    engine.update_state(m.joint_names, q, qd)
+    for rep in lm.REPRESENTATIONS:
+        engine.set_representation(rep)
+        V = engine.twists()
+        for k, link in enumerate(engine.twist_links):
+            np.testing.assert_array_equal(V[k], lm.link_twist(m, q, qd, link, rep))
+        J, cols = engine.jacobian('panda_hand', rep)
+        np.testing.assert_array_equal(J, lm.jacobian(m, q, 'panda_hand', rep))
+        assert cols == m.joint_names
+        Jd, _ = engine.jacobian('panda_hand', rep, derivative=True)
+        np.testing.assert_array_equal(Jd, lm.jacobian_derivative(m, q, qd, 'panda_hand', rep))
+    q2 = m.random_configuration(rng)
+    J2, _ = engine.jacobian('panda_link7', 'body', names=m.joint_names, positions=q2)
+    np.testing.assert_array_equal(J2, lm.jacobian(m, q2, 'panda_link7', 'body'))
+    np.testing.assert_array_equal(engine.q, q)  # the request did not change the state
+
+
+def test_bad_configuration_and_requests_name_the_culprit(engine):
+    with pytest.raises(ValueError, match="unknown representation 'world'"):
+        engine.set_representation('world')
+    with pytest.raises(ValueError, match="unknown mode 'pd'"):
+        engine.set_mode('pd')
+    with pytest.raises(ValueError, match="unknown link 'nope'"):
+        engine.set_twist_links(['nope'])
+    with pytest.raises(ValueError, match="unknown joint 'nope'"):
+        engine.set_wrench_joints(['nope'])
+    with pytest.raises(ValueError, match='no joint state received yet'):
+        engine.jacobian('panda_hand', 'body')
+    with pytest.raises(ValueError, match="unknown link 'nope'"):
+        engine.jacobian('nope', 'body', positions=np.zeros(9))
+    with pytest.raises(ValueError, match="unknown representation 'x'"):
+        engine.jacobian('panda_hand', 'x', positions=np.zeros(9))
+
+
+def test_command_order(engine):
+    tau = np.arange(engine.model.nq, dtype=float)
+    np.testing.assert_array_equal(engine.command(tau), tau[::-1])
