@@ -119,7 +119,7 @@ class DynamicsEngine:
     # -- input ----------------------------------------------------------------------------
     @property
     def ready(self):
-        """True once every joint's position has been received."""
+        """Tell whether every joint's position has been received."""
         return bool(self._seen.all())
 
     def missing_joints(self):
