@@ -21,6 +21,7 @@ setup(
         ('share/' + package_name + '/launch', _files('launch/*.py')),
         ('share/' + package_name + '/config', _files('config/*')),
         ('share/' + package_name + '/urdf', _files('urdf/*')),
+        ('share/' + package_name + '/rviz', _files('rviz/*')),
     ],
     install_requires=['setuptools', 'numpy', 'numba', 'scipy', 'urdf-parser-py', 'pyyaml',
                       'matplotlib', 'tqdm'],
@@ -33,6 +34,7 @@ setup(
     entry_points={
         'console_scripts': [
             'liemb = liemb_ros.cli:main',
+            'dynamics_node = liemb_ros.ros.dynamics_node:main',
         ],
     },
 )

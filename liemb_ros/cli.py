@@ -5,6 +5,7 @@ The ``liemb`` command line.
 ``liemb dynamics ROBOT``  inverse dynamics, mass matrix, Coriolis and gravity terms
 ``liemb reproduce NAME``  reproduce a published Lie group integration example
 ``liemb demo``            simulation + dynamics node on the default robot
+``liemb launch NAME``     start a node set (stand-in for ros2 launch)
 
 ROBOT is a URDF file or the name of a shipped robot (``liemb inspect --list``).
 """
@@ -103,6 +104,14 @@ def _cmd_demo(args):
     return 0
 
 
+def _cmd_launch(args):
+    from .ros.launcher import launch
+    try:
+        return launch(args.name, duration=args.duration, extra_params=args.param)
+    except (ValueError, FileNotFoundError) as exc:
+        raise SystemExit(f'liemb launch: {exc}') from None
+
+
 def build_parser():
     """Return the argument parser of the ``liemb`` command."""
     parser = argparse.ArgumentParser(prog='liemb', description=__doc__,
@@ -120,6 +129,13 @@ def build_parser():
     p.add_argument('--robot', help='URDF file or shipped robot name (default: liemb_arm7)')
     p.add_argument('--out', default='out/demo', help='folder for pictures and plots')
     p.set_defaults(func=_cmd_demo)
+    p = sub.add_parser('launch', help='start a node set of config/launch.yaml (ros2 launch '
+                                      'stand-in): sim | dynamics')
+    p.add_argument('name', help='node set name')
+    p.add_argument('--duration', type=float, help='stop after this many seconds')
+    p.add_argument('-p', '--param', action='append', default=[], metavar='NODE:NAME:=VALUE',
+                   help='override a node parameter, e.g. liemb_dynamics:mode:=inverse_dynamics')
+    p.set_defaults(func=_cmd_launch)
     return parser
 
 
