@@ -1,0 +1,332 @@
+"""
+The robots shipped in urdf/: generated honestly, loadable, and what they claim to be.
+
+The inertials are recomputed here, independently of tools/make_urdfs.py, from the
+<collision> primitives written in each file; Pinocchio (the oracle) checks the models'
+DOF, the digest's paper parameters and the arm's gravity load against its effort limits.
+"""
+import glob
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import ROOT, URDF_DIR
+
+pin = pytest.importorskip('pinocchio')
+urdf_mod = pytest.importorskip('urdf_parser_py.urdf')
+
+DENSITY = 2700.0  # kg/m^3: every shipped model is solid aluminium
+GRAVITY = 9.81
+
+# name: nq (= nv)
+SHIPPED = {
+    'liemb_arm7': 7,
+    'heavy_top': 3,
+    'spherical_double_pendulum': 6,
+    'planar_double_pendulum': 2,
+}
+
+
+def urdf_path(name):
+    """Return the path of a shipped URDF."""
+    return os.path.join(URDF_DIR, name + '.urdf')
+
+
+def load(name):
+    """Parse a shipped URDF with urdf_parser_py."""
+    with open(urdf_path(name), encoding='utf-8') as f:
+        return urdf_mod.URDF.from_xml_string(f.read())
+
+
+def rpy_matrix(rpy):
+    """Rotation of URDF roll-pitch-yaw angles, Rz Ry Rx (written out independently)."""
+    r, p, y = rpy
+
+    def rx(a):
+        return np.array([[1, 0, 0], [0, math.cos(a), -math.sin(a)], [0, math.sin(a), math.cos(a)]])
+
+    def ry(a):
+        return np.array([[math.cos(a), 0, math.sin(a)], [0, 1, 0], [-math.sin(a), 0, math.cos(a)]])
+
+    def rz(a):
+        return np.array([[math.cos(a), -math.sin(a), 0], [math.sin(a), math.cos(a), 0], [0, 0, 1]])
+
+    return rz(y) @ ry(p) @ rx(r)
+
+
+def origin_of(elem):
+    """Return (xyz, R) of an element's <origin> (identity when absent)."""
+    o = elem.origin
+    xyz = np.zeros(3) if o is None or o.xyz is None else np.array(o.xyz, float)
+    rpy = np.zeros(3) if o is None or o.rpy is None else np.array(o.rpy, float)
+    return xyz, rpy_matrix(rpy)
+
+
+def solid(geometry):
+    """Return (volume, inertia per unit mass about the centre, own axes) of a primitive."""
+    if isinstance(geometry, urdf_mod.Cylinder):
+        r, h = geometry.radius, geometry.length
+        t = (3 * r * r + h * h) / 12.0
+        return math.pi * r * r * h, np.diag([t, t, r * r / 2.0])
+    if isinstance(geometry, urdf_mod.Box):
+        a, b, c = geometry.size
+        return a * b * c, np.diag([b * b + c * c, a * a + c * c, a * a + b * b]) / 12.0
+    if isinstance(geometry, urdf_mod.Sphere):
+        r = geometry.radius
+        return 4.0 / 3.0 * math.pi * r ** 3, np.eye(3) * 0.4 * r * r
+    raise AssertionError(f'unexpected geometry {geometry!r}')
+
+
+def inertial_from_collisions(link):
+    """Return (mass, com, inertia about com) of a link's collision solids at DENSITY."""
+    parts = []
+    for col in link.collisions:
+        vol, unit = solid(col.geometry)
+        xyz, R = origin_of(col)
+        parts.append((DENSITY * vol, xyz, R @ unit @ R.T))
+    mass = sum(m for m, _, _ in parts)
+    com = sum(m * x for m, x, _ in parts) / mass
+    inertia = np.zeros((3, 3))
+    for m, x, unit in parts:
+        d = x - com
+        inertia += m * unit + m * (d @ d * np.eye(3) - np.outer(d, d))
+    return mass, com, inertia
+
+
+def inertia_matrix(inertial):
+    """Return the 3x3 tensor of a urdf_parser_py inertial, rotated into link axes."""
+    i = inertial.inertia
+    tensor = np.array([[i.ixx, i.ixy, i.ixz], [i.ixy, i.iyy, i.iyz], [i.ixz, i.iyz, i.izz]])
+    _, R = origin_of(inertial)
+    return R @ tensor @ R.T
+
+
+def test_every_generated_file_is_shipped():
+    found = {os.path.basename(p)[:-5] for p in glob.glob(os.path.join(URDF_DIR, '*.urdf'))}
+    assert found == set(SHIPPED)
+
+
+def test_generator_is_the_source_of_truth(tmp_path):
+    """Re-running tools/make_urdfs.py gives byte-identical files (twice: deterministic)."""
+    script = os.path.join(ROOT, 'tools', 'make_urdfs.py')
+    for out in (tmp_path / 'a', tmp_path / 'b'):
+        subprocess.run([sys.executable, script, '--out', str(out)], check=True,
+                       capture_output=True, text=True)
+    written = sorted(os.listdir(tmp_path / 'a'))
+    assert set(f'{n}.urdf' for n in SHIPPED) | {'README.md'} == set(written)
+    for fname in written:
+        a = (tmp_path / 'a' / fname).read_bytes()
+        assert a == (tmp_path / 'b' / fname).read_bytes(), fname
+        with open(os.path.join(URDF_DIR, fname), 'rb') as f:
+            assert f.read() == a, f'urdf/{fname} is stale: re-run tools/make_urdfs.py'
+    proc = subprocess.run([sys.executable, script, '--check'], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize('name', sorted(SHIPPED))
+def test_header_comment(name):
+    with open(urdf_path(name), encoding='utf-8') as f:
+        head = f.read(3000)
+    assert head.startswith('<?xml version="1.0"?>\n<!--')
+    for words in ('GENERATED by tools/make_urdfs.py', 'Units: SI', 'Model:',
+                  'Parameter source:'):
+        assert words in head, words
+
+
+@pytest.mark.parametrize('name', sorted(SHIPPED))
+def test_inertials_are_physical_and_match_the_geometry(name):
+    robot = load(name)
+    for link in robot.links:
+        if link.inertial is None:
+            assert not link.collisions, f'{link.name}: collision geometry without mass'
+            continue
+        m = link.inertial.mass
+        assert m > 0, link.name
+        inertia = inertia_matrix(link.inertial)
+        eig = np.linalg.eigvalsh(inertia)
+        assert eig[0] > 0, (link.name, eig)
+        assert eig[0] + eig[1] >= eig[2] * (1 - 1e-12), (link.name, eig)  # triangle inequality
+        mass, com, ref = inertial_from_collisions(link)
+        xyz, _ = origin_of(link.inertial)
+        assert m == pytest.approx(mass, rel=1e-10), link.name
+        np.testing.assert_allclose(xyz, com, atol=1e-11, err_msg=link.name)
+        np.testing.assert_allclose(inertia, ref, atol=1e-11 * max(1.0, np.abs(ref).max()),
+                                   rtol=1e-9, err_msg=link.name)
+
+
+@pytest.mark.parametrize('name', sorted(SHIPPED))
+def test_pinocchio_loads_with_expected_dof_and_mass(name):
+    model = pin.buildModelFromUrdf(urdf_path(name))
+    assert (model.nq, model.nv) == (SHIPPED[name], SHIPPED[name])
+    geometric_mass = sum(inertial_from_collisions(lk)[0] for lk in load(name).links
+                         if lk.inertial is not None)
+    # computeTotalMass counts the moving bodies; links welded to the world go to inertias[0]
+    total = pin.computeTotalMass(model) + model.inertias[0].mass
+    assert total == pytest.approx(geometric_mass, rel=1e-10)
+
+
+@pytest.mark.parametrize('name', sorted(SHIPPED))
+def test_liemb_loads_strictly(name):
+    import liemb_ros as lm
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        model = lm.load_urdf(urdf_path(name), strict=True)
+    assert model.nv == SHIPPED[name]
+
+
+# ----------------------------------------------------------------------------------------
+# liemb_arm7
+# ----------------------------------------------------------------------------------------
+
+def test_arm_structure():
+    robot = load('liemb_arm7')
+    names = [lk.name for lk in robot.links]
+    assert names[0] == 'world' and robot.get_root() == 'world'
+    for n in ['base_link'] + [f'link{i}' for i in range(1, 8)] + ['flange', 'tool0']:
+        assert n in names
+    moving = [j for j in robot.joints if j.type != 'fixed']
+    assert [j.name for j in moving] == [f'joint{i}' for i in range(1, 8)]
+    assert all(j.type == 'revolute' for j in moving)
+    by_child = {j.child: j for j in robot.joints}
+    assert by_child['tool0'].type == 'fixed' and by_child['base_link'].parent == 'world'
+    for j in moving:
+        assert j.limit.lower < 0 < j.limit.upper and j.limit.velocity > 0
+        assert j.limit.effort > 0
+        assert j.dynamics is not None and j.dynamics.damping > 0 and j.dynamics.friction > 0
+    # non-trivial rpy on some joints, products of inertia on some links
+    assert sum(any(abs(a) > 1e-6 for a in (j.origin.rpy or [0, 0, 0])) for j in moving) >= 3
+    off_diag = [lk.name for lk in robot.links if lk.inertial is not None and
+                max(abs(lk.inertial.inertia.ixy), abs(lk.inertial.inertia.ixz),
+                    abs(lk.inertial.inertia.iyz)) > 1e-6]
+    assert len(off_diag) >= 2, off_diag
+    # each link's COM is off its joint frame origin; visual = collision geometry
+    for lk in robot.links:
+        if lk.inertial is not None and lk.name != 'base_link':
+            assert np.linalg.norm(origin_of(lk.inertial)[0]) > 0.005, lk.name
+        assert len(lk.visuals) == len(lk.collisions)
+
+
+def test_arm_kinematics_is_non_degenerate(rng):
+    model = pin.buildModelFromUrdf(urdf_path('liemb_arm7'))
+    data = model.createData()
+    fid = model.getFrameId('tool0')
+    J = pin.computeJointJacobians(model, data, pin.neutral(model))  # world frame, (v, w)
+    axes = list(J[3:].T)
+    for a, b in zip(axes, axes[1:]):
+        assert np.linalg.norm(np.cross(a, b)) > 0.99  # consecutive axes perpendicular
+    pin.updateFramePlacements(model, data)
+    reach = np.linalg.norm(data.oMf[fid].translation - data.oMi[2].translation)
+    assert 0.85 < reach < 1.0  # shoulder (joint 2) to tool0, stretched
+    for _ in range(20):
+        q = pin.randomConfiguration(model)
+        J = pin.computeFrameJacobian(model, data, q, fid, pin.LOCAL)
+        assert np.linalg.matrix_rank(J, tol=1e-6) == 6
+
+
+def test_arm_mass():
+    model = pin.buildModelFromUrdf(urdf_path('liemb_arm7'))
+    assert 15.0 <= pin.computeTotalMass(model) + model.inertias[0].mass <= 20.0
+
+
+def test_arm_gravity_below_60_percent_of_effort():
+    model = pin.buildModelFromUrdf(urdf_path('liemb_arm7'))
+    data = model.createData()
+    rng = np.random.default_rng(7)
+    lo, hi = model.lowerPositionLimit, model.upperPositionLimit
+    samples = [lo + (hi - lo) * rng.random(model.nq) for _ in range(200)]
+    # plus the classic worst cases: stretched out horizontally in both directions
+    for s in (-1, 1):
+        q = np.zeros(model.nq)
+        q[1] = s * math.pi / 2
+        samples.append(q)
+    worst = np.zeros(model.nv)
+    for q in samples:
+        assert np.all(q >= lo) and np.all(q <= hi)
+        worst = np.maximum(worst, np.abs(pin.computeGeneralizedGravity(model, data, q)))
+    ratio = worst / model.effortLimit
+    assert np.all(ratio < 0.6), ratio
+    assert ratio[1] > 0.2  # the limits are sized for the load, not arbitrarily large
+
+
+# ----------------------------------------------------------------------------------------
+# paper models: Pinocchio's inertias equal the digest's parameters
+# ----------------------------------------------------------------------------------------
+
+def body_inertia(model, link):
+    """Return the pin.Inertia of the joint that carries ``link`` and the link's placement."""
+    frame = model.frames[model.getFrameId(link)]
+    return model.inertias[frame.parentJoint], frame.placement
+
+
+def check_body(model, link, mass, com, inertia_diag):
+    inertia, placement = body_inertia(model, link)
+    assert np.allclose(placement.rotation, np.eye(3))
+    assert inertia.mass == pytest.approx(mass, rel=1e-12)
+    np.testing.assert_allclose(inertia.lever, placement.translation + com, atol=1e-12)
+    np.testing.assert_allclose(inertia.inertia, np.diag(inertia_diag), rtol=1e-10, atol=1e-14)
+
+
+def test_heavy_top_equals_the_digest():
+    """Seed 000 section 5.3 / seed 001 section 5.1 (digest 5.4, 5.9)."""
+    model = pin.buildModelFromUrdf(urdf_path('heavy_top'))
+    # COM (0.5, 0, 0) m from the pivot: seed 000 r0 = (-0.5, 0, 0) runs COM -> pivot
+    check_body(model, 'top', 21.6, np.array([0.5, 0.0, 0.0]), (0.36, 0.306, 0.09))
+    assert [model.names[i] for i in range(1, 4)] == ['pivot_x', 'pivot_y', 'pivot_z']
+    data = model.createData()
+    for q in (np.zeros(3), np.array([0.3, -0.7, 1.1])):
+        pin.forwardKinematics(model, data, q)
+        np.testing.assert_allclose(data.oMi[3].translation, 0.0, atol=1e-15)  # fixed point
+    # the three axes are x, y, z through the pivot
+    J = pin.computeJointJacobians(model, data, np.zeros(3))  # world frame, (v, w)
+    np.testing.assert_allclose(J, np.vstack([np.zeros((3, 3)), np.eye(3)]), atol=1e-15)
+    # seed 001's T0 = 13.97 kJ (digest: 13972.4 J) for omega0 = (0, 20 pi, 10 pi) rad/s
+    data = model.createData()
+    w0 = np.array([0.0, 20 * math.pi, 10 * math.pi])  # q = 0: joint rates = body omega
+    T0 = pin.computeKineticEnergy(model, data, np.zeros(3), w0)
+    assert T0 == pytest.approx(13972.4, abs=0.1)
+
+
+def test_spherical_double_pendulum_equals_the_digest():
+    """Seed 000 section 5.4 / seed 001 section 5.2 (digest 5.5, 5.10), aluminium masses."""
+    model = pin.buildModelFromUrdf(urdf_path('spherical_double_pendulum'))
+    inertia = (0.0028125, 0.0095625, 0.01125)
+    for link in ('link1', 'link2'):
+        check_body(model, link, 2.7, np.array([0.1, 0.0, 0.0]), inertia)
+    data = model.createData()
+    pin.forwardKinematics(model, data, np.zeros(6))
+    pin.updateFramePlacements(model, data)
+    # the papers' initial configuration: COMs at (0.1, 0, 0) and (0.3, 0, 0), R = I
+    com1 = data.oMf[model.getFrameId('link1')].act(np.array([0.1, 0.0, 0.0]))
+    com2 = data.oMf[model.getFrameId('link2')].act(np.array([0.1, 0.0, 0.0]))
+    np.testing.assert_allclose(com1, [0.1, 0, 0], atol=1e-15)
+    np.testing.assert_allclose(com2, [0.3, 0, 0], atol=1e-15)
+    # joint 2 sits at the end of box 1, on the line of the boxes
+    np.testing.assert_allclose(data.oMi[4].translation, [0.2, 0, 0], atol=1e-15)
+    # the digest's E0 = 95.07 J (both COMs at height 0, so all kinetic) at the initial
+    # omega10 = (10, 0, 0), omega20 = (10 pi, 10 pi, 20 pi) rad/s, v10 = 0
+    m, th = 2.7, np.diag(inertia)
+    w1, w2 = np.array([10.0, 0, 0]), np.pi * np.array([10.0, 10.0, 20.0])
+    v2 = np.cross(w1, [0.2, 0, 0]) + np.cross(w2, [0.1, 0, 0])
+    T = 0.5 * (w1 @ th @ w1 + m * np.cross(w1, [0.1, 0, 0]) @ np.cross(w1, [0.1, 0, 0])
+               + w2 @ th @ w2 + m * v2 @ v2)
+    # at q = 0 the R(x)R(y)R(z) rates equal the relative angular velocity (all frames = I)
+    qd = np.concatenate([w1, w2 - w1])
+    assert pin.computeKineticEnergy(model, data, np.zeros(6), qd) == pytest.approx(T, rel=1e-12)
+    assert T == pytest.approx(95.07, abs=0.01)
+
+
+def test_planar_double_pendulum():
+    model = pin.buildModelFromUrdf(urdf_path('planar_double_pendulum'))
+    data = model.createData()
+    # q = 0 hangs straight down: the stable equilibrium
+    np.testing.assert_allclose(pin.computeGeneralizedGravity(model, data, np.zeros(2)), 0,
+                               atol=1e-12)
+    m = DENSITY * math.pi * 0.02 ** 2 * 0.4
+    tau = pin.computeGeneralizedGravity(model, data, np.array([math.pi / 2, 0.0]))
+    assert tau[0] == pytest.approx(GRAVITY * m * (0.2 + 0.6), rel=1e-10)
+    assert np.all(np.abs(tau) < 0.6 * model.effortLimit)
