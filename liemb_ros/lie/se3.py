@@ -367,7 +367,7 @@ def ad_star(X):
     gyroscopic wrench on the left-hand side is ``-ad_V^T M V``.  A wrench ``W`` transforms
     by ``-ad_star(X) W`` under an infinitesimal motion ``X`` (the co-adjoint action).
     """
-    return np.swapaxes(ad(X), -1, -2).copy()
+    return np.swapaxes(_run(_ad_loop, X, (6,), (6, 6), 'se3.ad_star'), -1, -2).copy()
 
 
 def dexp(X):

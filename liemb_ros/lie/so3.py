@@ -361,7 +361,10 @@ def Ad(R):
 
 def ad(x):
     """Adjoint of so(3), ``ad_x y = x x y``: equal to :func:`hat`, ``[..., 3] -> [..., 3, 3]``."""
-    return hat(x)
+    a, lead = _as_batch(x, (3,), 'so3.ad')
+    out = np.empty((a.shape[0], 3, 3))
+    _hat_loop(a, out)
+    return out.reshape(lead + (3, 3))
 
 
 def compose(R1, R2):
