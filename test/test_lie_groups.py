@@ -39,7 +39,7 @@ def angles(max_angle=math.pi - 1e-9):
 
 @st.composite
 def algebra(draw, dim=6, max_angle=math.pi - 1e-9, lin=3.0):
-    """An algebra element ``(xi, rest)``: ``|xi|`` from :func:`angles`, ``rest`` in a box."""
+    """Draw an algebra element ``(xi, rest)``: ``|xi|`` from :func:`angles`, ``rest`` in a box."""
     axis = draw(arrays(np.float64, 3, elements=st.floats(-1.0, 1.0))
                 .filter(lambda a: np.linalg.norm(a) > 0.1))
     xi = axis / np.linalg.norm(axis) * draw(angles(max_angle))
@@ -95,7 +95,7 @@ def dexpinv_series(A, terms=40):
 
 
 def left_fd(g, X, Xd, h=1e-5):
-    """Left-trivialised derivative ``(C^-1 C')^v`` of ``C(t) = exp(X + t Xd)`` at 0 (central FD)."""
+    """Return ``(C^-1 C')^v`` of ``C(t) = exp(X + t Xd)`` at ``t = 0`` (central FD)."""
     m = g.mod
     C0i = m.inverse(m.exp(X))
     return (m.log(m.compose(C0i, m.exp(X + h * Xd)))
@@ -103,7 +103,7 @@ def left_fd(g, X, Xd, h=1e-5):
 
 
 def right_fd(g, X, Xd, h=1e-5):
-    """Right-trivialised derivative ``(C' C^-1)^v`` of ``C(t) = exp(X + t Xd)`` at 0."""
+    """Return ``(C' C^-1)^v`` of ``C(t) = exp(X + t Xd)`` at ``t = 0`` (central FD)."""
     m = g.mod
     C0i = m.inverse(m.exp(X))
     return (m.log(m.compose(m.exp(X + h * Xd), C0i))
