@@ -126,7 +126,7 @@ def serve(kind):
         rclpy.try_shutdown()
 
 
-# -- client side -----------------------------------------------------------------------------------
+# -- client side ----------------------------------------------------------------------------------
 class RosPeer:
     """A server subprocess and an in-process node on a private, localhost-only ROS domain."""
 
