@@ -10,6 +10,8 @@ The ``liemb`` command line.
 ROBOT is a URDF file or the name of a shipped robot (``liemb inspect --list``).
 """
 import argparse
+import importlib
+import importlib.util
 import sys
 import warnings
 
@@ -112,6 +114,13 @@ def _cmd_launch(args):
         raise SystemExit(f'liemb launch: {exc}') from None
 
 
+# Subcommands implemented in their own modules: each has add_arguments(parser) and run(args).
+_PLUGGED = [
+    ('dynamics', '.dynamics_cli', 'inverse dynamics, mass matrix, Coriolis and gravity terms'),
+    ('reproduce', '.reproduce', 'reproduce a published Lie group integration example'),
+]
+
+
 def build_parser():
     """Return the argument parser of the ``liemb`` command."""
     parser = argparse.ArgumentParser(prog='liemb', description=__doc__,
@@ -136,6 +145,14 @@ def build_parser():
     p.add_argument('-p', '--param', action='append', default=[], metavar='NODE:NAME:=VALUE',
                    help='override a node parameter, e.g. liemb_dynamics:mode:=inverse_dynamics')
     p.set_defaults(func=_cmd_launch)
+    for name, module, text in _PLUGGED:
+        if importlib.util.find_spec(module, __package__) is None:
+            continue
+        mod = importlib.import_module(module, __package__)
+        p = sub.add_parser(name, help=text, description=mod.__doc__,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        mod.add_arguments(p)
+        p.set_defaults(func=mod.run)
     return parser
 
 
