@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One entry point for a newcomer and for CI.
 #   ./dev.sh demo   set everything up, then run the main job (the demo)
-#   ./dev.sh test   set everything up, then run all tests and linters
+#   ./dev.sh test   set everything up, then run all tests and linters (and the colcon build
+#                   check when no pytest arguments are given)
 #   ./dev.sh setup  only set up (.venv with the package and every dependency)
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -27,15 +28,24 @@ setup() {
   touch "$stamp"
 }
 
+setup_ros() {
+  # ROS 2 Kilted from PyPI wheels + our interfaces and tf2_msgs built into the venv (idempotent).
+  tools/ros/setup_ros.sh "$VENV"
+}
+
 cmd=${1:-demo}; shift || true
 case "$cmd" in
-  setup) setup ;;
+  setup) setup; setup_ros ;;
   demo)
-    setup
+    setup; setup_ros
     "$VENV/bin/liemb" demo "$@" ;;
   test)
-    setup
-    export NUMBA_CACHE_DIR=${NUMBA_CACHE_DIR:-$ROOT/.venv/numba-cache}
-    "$PY" -m pytest -q "$@" ;;
+    setup; setup_ros
+    export NUMBA_CACHE_DIR=${NUMBA_CACHE_DIR:-$VENV/numba-cache}
+    if [ $# -eq 0 ]; then
+      # The package must also build in a colcon workspace (both packages found and importable).
+      tools/ros/colcon_check.sh "$VENV"
+    fi
+    LIEMB_REQUIRE_ROS=1 "$PY" -m pytest -q "$@" ;;
   *) echo "usage: $0 demo|test|setup" >&2; exit 2 ;;
 esac

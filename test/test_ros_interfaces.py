@@ -17,12 +17,11 @@ import time
 import numpy as np
 import pytest
 
+from conftest import ros_importorskip
+
 # lark (pulled in by rosidl at run time) imports the deprecated sre_parse.
 pytestmark = [pytest.mark.ros, pytest.mark.filterwarnings('ignore::DeprecationWarning:lark.*')]
-_HINT = 'ROS 2 interfaces not installed: run tools/ros/setup_ros.sh on this venv'
-rclpy = pytest.importorskip('rclpy', reason=_HINT)
-pytest.importorskip('liemb_interfaces.srv', reason=_HINT)
-pytest.importorskip('tf2_msgs.msg', reason=_HINT)
+rclpy, _, _ = ros_importorskip('rclpy', 'liemb_interfaces.srv', 'tf2_msgs.msg')
 
 from geometry_msgs.msg import TransformStamped, Vector3, Wrench  # noqa: E402
 from liemb_interfaces.msg import (JointWrench, JointWrenchArray,  # noqa: E402
