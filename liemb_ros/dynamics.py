@@ -1,0 +1,1193 @@
+"""
+Recursive O(n) dynamics of a tree of 1-DOF screw joints (seed 002 §4-§6).
+
+Conventions (design.md): twists ``V = (ω, v)`` angular first, wrenches ``W = (m, f)``
+moment first, power ``Wᵀ V``.  Bodies are the 1-DOF joints of the :class:`Model` in
+topological order; ``parent[i]`` is the predecessor, ``X[i]`` the body-fixed joint screw,
+``inertia[i]`` the 6x6 body-fixed spatial inertia (seed 002 eq. (40)).  Joint ``i`` moves
+by ``θ_i = q_mult[i] q[q_index[i]] + q_offset[i]``, so mimic-coupled bodies add
+``q_mult[i] X_iᵀ W_i`` to the torque of their leader's coordinate.
+
+Inverse dynamics, three forms selected by ``form=`` (they agree to round-off):
+
+* ``'body'``    seed 002 (66)-(67): ``V_i = Ad_{C_{i,λ}} V_λ + X_i θ̇_i``,
+  ``V̇_i = Ad_{C_{i,λ}} V̇_λ + [V_i, X_i θ̇_i] + X_i θ̈_i`` (65c),
+  ``W_i = Σ_c Ad_{C_{c,i}}ᵀ W_c + M_i V̇_i - ad_{V_i}ᵀ M_i V_i - W_i^app``, ``Q_i = X_iᵀ W_i``;
+* ``'spatial'`` seed 002 (70)-(71): ``J_i = Ad_{C_i} X_i``, ``V_i = V_λ + J_i θ̇_i``,
+  ``V̇_i = V̇_λ + J_i θ̈_i + [V_i, J_i θ̇_i]`` (69), ``M^s_i = Ad_{C_i}^-T M_i Ad_{C_i}^-1``,
+  ``W_i = Σ_c W_c + M^s_i V̇_i - ad_{V_i}ᵀ M^s_i V_i - W_i^app``, ``Q_i = J_iᵀ W_i``;
+* ``'hybrid'``  seed 002 (75)-(76) with errata E1, E18: ``Z_i = Ad_{R_i} X_i``,
+  ``V_i = Ad_{r_λ - r_i} V_λ + Z_i θ̇_i``, ``V̇_i = Ad_{r_λ - r_i} V̇_λ
+  + ad_v(ṙ_λ - ṙ_i) V_λ + ad_ω(ω_i) Z_i θ̇_i + Z_i θ̈_i``, ``M^h_i = Ad_{R_i} M_i Ad_{R_i}ᵀ``,
+  ``W_i = Σ_c Adr(r_i - r_c)ᵀ W_c + M^h_i V̇_i + ad_ω(ω_i) M^h_i (ω_i, 0) - W_i^app``.
+
+All backward loops start at the last body (erratum E15) and subtract the applied wrench
+(erratum E16).  Gravity enters by the base-acceleration trick ``V̇_0 = (0, -g)`` in the
+world frame (``model.gravity``, default (0, 0, -9.81)).
+
+External wrenches ``f_ext``: an ``(len(link_names), 6)`` array, or a ``{link: wrench}``
+dict, of wrenches ``(m, f)`` acting *on* each link, applied at the link frame origin and
+expressed in the link frame (body-fixed).  Wrenches on links fixed to a fixed base have no
+effect.
+
+Floating base (``model.floating``): ``base_pose`` is the base pose ``C_base`` (identity if
+omitted), ``qd[:6]`` the base body-fixed twist ``(ω^b, v^b)``, ``qdd[:6]`` its time
+derivative, ``tau[:6]`` the wrench ``(m, f)`` applied to the base in the base frame (zero
+for an unactuated base).  For a fixed base ``base_pose`` places the root in the world.
+
+Mass matrix and its time derivative ``Ṁ``: composite rigid bodies in spatial form,
+``M_ab = J_aᵀ M^C_b J_b`` for ``a`` an ancestor of ``b`` (``M^C`` the composite spatial
+inertia of ``b``'s subtree), which is ``M = Jᵀ M^b J`` of seed 002 (81) summed
+recursively, and its derivative with ``J̇^s_j = [V^s_j, J^s_j]`` (16) and (37).
+Coriolis matrix: the Christoffel-consistent factorisation
+``C = Σ_i J_iᵀ (M^s_i J̇_i + B_i J_i)`` with ``B_i = ½(-ad_{V_i}ᵀ M^s_i - M^s_i ad_{V_i} - Λ(M^s_i V_i))``, ``Λ(h) V' = ad_{V'}ᵀ h``
+(spatial form, composite over subtrees), for which ``Ṁ - 2C`` is skew-symmetric; the
+factorisation (84) of seed 002 is not (digest §6.3).  Forward dynamics: the
+articulated-body algorithm in body-fixed form.
+
+Every function accepts ``q`` of shape ``(nq,)`` or ``(B, nq)`` and ``qd``, ``qdd``,
+``tau`` of shape ``(nv,)`` or ``(B, nv)``; batched input gives a leading batch axis.
+"""
+import numpy as np
+from numba import njit
+
+from .kinematics import _as_batch, _base, _finite
+from .lie._core import (Ad_apply_into, Ad_inv_apply_into, Ad_invT_apply_into, ad_apply_into,
+                        ad_matrix_into, AdT_apply_into, adT_apply_into, exp_se3_scalars)
+
+FORMS = ('body', 'spatial', 'hybrid')
+_FORM = {name: i for i, name in enumerate(FORMS)}
+_EYE4 = np.eye(4)
+_EYE4.setflags(write=False)
+_F64 = np.dtype(np.float64)
+_NO_FEXT = np.zeros((0, 6))
+_NO_FEXT.setflags(write=False)
+
+OK = 0
+BAD_Q = 1
+BAD_QD = 2
+BAD_BASE = 3
+BAD_QDD = 4
+BAD_TAU = 5
+BAD_FEXT = 6
+SINGULAR = 7
+_STATUS = {BAD_Q: 'q', BAD_QD: 'qd', BAD_BASE: 'base_pose', BAD_QDD: 'qdd', BAD_TAU: 'tau',
+           BAD_FEXT: 'f_ext'}
+
+
+# --------------------------------------------------------------------------- small kernels
+@njit(cache=True, inline='always')
+def _rel_pose(dyn, q, i, G):
+    """``G = C_{λ(i),i} = A_{λ(i),i} exp(^i X_i θ_i)`` (seed 004 eq. (8)); G is 4x4."""
+    X = dyn[1]
+    A = dyn[2]
+    e = exp_se3_scalars(X[i, 0], X[i, 1], X[i, 2], X[i, 3], X[i, 4], X[i, 5],
+                        dyn[4][i] * q[dyn[3][i]] + dyn[5][i])
+    for r in range(3):
+        a0 = A[i, r, 0]
+        a1 = A[i, r, 1]
+        a2 = A[i, r, 2]
+        G[r, 0] = a0 * e[0] + a1 * e[3] + a2 * e[6]
+        G[r, 1] = a0 * e[1] + a1 * e[4] + a2 * e[7]
+        G[r, 2] = a0 * e[2] + a1 * e[5] + a2 * e[8]
+        G[r, 3] = a0 * e[9] + a1 * e[10] + a2 * e[11] + A[i, r, 3]
+    G[3, 0] = 0.0
+    G[3, 1] = 0.0
+    G[3, 2] = 0.0
+    G[3, 3] = 1.0
+
+
+@njit(cache=True, inline='always')
+def _compose(C1, C2, out):
+    for r in range(3):
+        c0 = C1[r, 0]
+        c1 = C1[r, 1]
+        c2 = C1[r, 2]
+        for k in range(4):
+            out[r, k] = c0 * C2[0, k] + c1 * C2[1, k] + c2 * C2[2, k]
+        out[r, 3] += C1[r, 3]
+    out[3, 0] = 0.0
+    out[3, 1] = 0.0
+    out[3, 2] = 0.0
+    out[3, 3] = 1.0
+
+
+@njit(cache=True, inline='always')
+def _mat6_vec(M, x, out):
+    for r in range(6):
+        out[r] = (M[r, 0] * x[0] + M[r, 1] * x[1] + M[r, 2] * x[2]
+                  + M[r, 3] * x[3] + M[r, 4] * x[4] + M[r, 5] * x[5])
+
+
+@njit(cache=True, inline='always')
+def _dot6(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
+
+
+@njit(cache=True)
+def _Ad_inv_matrix(C, K):
+    """``K = Ad_C^-1 = [[Rᵀ, 0], [-Rᵀ r~, Rᵀ]]`` (seed 004 eq. (90))."""
+    r0 = C[0, 3]
+    r1 = C[1, 3]
+    r2 = C[2, 3]
+    for i in range(3):
+        for j in range(3):
+            K[i, j] = C[j, i]
+            K[i + 3, j + 3] = C[j, i]
+            K[i, j + 3] = 0.0
+    # row i of -Rᵀ r~ is -(a x r) with a = R[:, i]
+    for i in range(3):
+        a0 = C[0, i]
+        a1 = C[1, i]
+        a2 = C[2, i]
+        K[i + 3, 0] = -(a1 * r2 - a2 * r1)
+        K[i + 3, 1] = -(a2 * r0 - a0 * r2)
+        K[i + 3, 2] = -(a0 * r1 - a1 * r0)
+
+
+@njit(cache=True)
+def _congruence(K, M, T, out):
+    """``out = Kᵀ M K`` (6x6); ``T`` is a 6x6 work array."""
+    for r in range(6):
+        for c in range(6):
+            s = 0.0
+            for k in range(6):
+                s += M[r, k] * K[k, c]
+            T[r, c] = s
+    for r in range(6):
+        for c in range(6):
+            s = 0.0
+            for k in range(6):
+                s += K[k, r] * T[k, c]
+            out[r, c] = s
+
+
+@njit(cache=True)
+def _check_inputs(q, qd, qdd, base, fext):
+    if not _finite(q):
+        return BAD_Q
+    if not _finite(qd):
+        return BAD_QD
+    if not _finite(qdd):
+        return BAD_QDD
+    if not _finite(base):
+        return BAD_BASE
+    if not _finite(fext):
+        return BAD_FEXT
+    return OK
+
+
+@njit(cache=True)
+def _body_fext(dyn, fext, lk, out):
+    """Write the applied wrenches of every body (slot 0: base) in body frames, ``Ad_T^-T W``."""
+    out[:, :] = 0.0
+    if fext.shape[0] == 0:
+        return
+    link_body, link_offset = lk
+    w = np.empty(6)
+    for li in range(fext.shape[0]):
+        Ad_invT_apply_into(link_offset[li], fext[li], w)
+        b = link_body[li] + 1
+        for r in range(6):
+            out[b, r] += w[r]
+
+
+@njit(cache=True)
+def _raise(st):
+    if st == BAD_Q:
+        raise ValueError('q contains NaN or inf')
+    if st == BAD_QD:
+        raise ValueError('qd contains NaN or inf')
+    if st == BAD_QDD:
+        raise ValueError('qdd contains NaN or inf')
+    if st == BAD_BASE:
+        raise ValueError('base_pose contains NaN or inf')
+    if st == BAD_TAU:
+        raise ValueError('tau contains NaN or inf')
+    if st == BAD_FEXT:
+        raise ValueError('f_ext contains NaN or inf')
+
+
+# --------------------------------------------------------------------------- RNEA, body
+@njit(cache=True)
+def _rnea_body(dyn, q, qd, qdd, base, fb, grav, tau, G, V, A, W):
+    """
+    Body-fixed RNEA (seed 002 (66)-(67)); slot 0 of V, A, W is the base.
+
+    ``fb`` (nb + 1, 6): applied wrenches in body frames; ``grav`` scales gravity (0 or 1).
+    Fills ``G`` (relative poses), ``V``, ``A`` (= V̇ incl. the gravity offset), ``W``
+    (wrench each joint transmits to its body, body frame) and ``tau``.
+    """
+    parent, X, _, q_index, q_mult, _, nbase, inertia, base_inertia, gravity = dyn
+    nb = parent.shape[0]
+    h = np.empty(6)
+    t = np.empty(6)
+    g0 = grav * gravity[0]
+    g1 = grav * gravity[1]
+    g2 = grav * gravity[2]
+    # V̇_0 = (0, -Rᵀ g) (+ the base's own acceleration)
+    for r in range(6):
+        V[0, r] = 0.0
+        A[0, r] = 0.0
+    for r in range(3):
+        A[0, 3 + r] = -(base[0, r] * g0 + base[1, r] * g1 + base[2, r] * g2)
+    if nbase > 0:
+        for r in range(6):
+            V[0, r] = qd[r]
+            A[0, r] += qdd[r]
+    for i in range(nb):
+        s = i + 1
+        p = parent[i] + 1
+        _rel_pose(dyn, q, i, G[i])
+        c = nbase + q_index[i]
+        m = q_mult[i]
+        rate = m * qd[c]
+        acc = m * qdd[c]
+        Ad_inv_apply_into(G[i], V[p], t)
+        for r in range(6):
+            V[s, r] = t[r] + X[i, r] * rate
+            h[r] = X[i, r] * rate
+        Ad_inv_apply_into(G[i], A[p], t)
+        ad_apply_into(V[s], h, A[s])
+        for r in range(6):
+            A[s, r] += t[r] + X[i, r] * acc
+    for s in range(nb + 1):
+        M = base_inertia if s == 0 else inertia[s - 1]
+        _mat6_vec(M, V[s], h)
+        adT_apply_into(V[s], h, t)
+        _mat6_vec(M, A[s], h)
+        for r in range(6):
+            W[s, r] = h[r] - t[r] - fb[s, r]
+    for r in range(tau.shape[0]):
+        tau[r] = 0.0
+    for i in range(nb - 1, -1, -1):
+        s = i + 1
+        tau[nbase + q_index[i]] += q_mult[i] * _dot6(X[i], W[s])
+        Ad_invT_apply_into(G[i], W[s], t)
+        p = parent[i] + 1
+        for r in range(6):
+            W[p, r] += t[r]
+    if nbase > 0:
+        for r in range(6):
+            tau[r] = W[0, r]
+
+
+# --------------------------------------------------------------------------- RNEA, spatial
+@njit(cache=True)
+def _rnea_spatial(dyn, q, qd, qdd, base, fb, grav, tau):
+    """Spatial RNEA (seed 002 (70)-(71)): everything at the world origin, world axes."""
+    parent, X, _, q_index, q_mult, _, nbase, inertia, base_inertia, gravity = dyn
+    nb = parent.shape[0]
+    C = np.empty((nb + 1, 4, 4))
+    V = np.zeros((nb + 1, 6))
+    A = np.zeros((nb + 1, 6))
+    W = np.empty((nb + 1, 6))
+    Js = np.empty((nb, 6))
+    G = np.empty((4, 4))
+    K = np.empty((6, 6))
+    T = np.empty((6, 6))
+    Ms = np.empty((6, 6))
+    h = np.empty(6)
+    t = np.empty(6)
+    C[0] = base
+    if nbase > 0:
+        Ad_apply_into(base, qd[:6], V[0])
+        Ad_apply_into(base, qdd[:6], A[0])   # V̇^s = Ad_C V̇^b (digest §1.4)
+    for r in range(3):
+        A[0, 3 + r] -= grav * gravity[r]
+    for i in range(nb):
+        s = i + 1
+        p = parent[i] + 1
+        _rel_pose(dyn, q, i, G)
+        _compose(C[p], G, C[s])
+        Ad_apply_into(C[s], X[i], Js[i])
+        c = nbase + q_index[i]
+        rate = q_mult[i] * qd[c]
+        acc = q_mult[i] * qdd[c]
+        for r in range(6):
+            V[s, r] = V[p, r] + Js[i, r] * rate
+            h[r] = Js[i, r] * rate
+        ad_apply_into(V[s], h, t)
+        for r in range(6):
+            A[s, r] = A[p, r] + Js[i, r] * acc + t[r]
+    for s in range(nb + 1):
+        _Ad_inv_matrix(C[s], K)
+        _congruence(K, base_inertia if s == 0 else inertia[s - 1], T, Ms)
+        _mat6_vec(Ms, V[s], h)
+        adT_apply_into(V[s], h, t)
+        _mat6_vec(Ms, A[s], h)
+        for r in range(6):
+            W[s, r] = h[r] - t[r]
+        Ad_invT_apply_into(C[s], fb[s], h)    # W^s_app = Ad_C^-T W^b_app
+        for r in range(6):
+            W[s, r] -= h[r]
+    for r in range(tau.shape[0]):
+        tau[r] = 0.0
+    for i in range(nb - 1, -1, -1):
+        s = i + 1
+        tau[nbase + q_index[i]] += q_mult[i] * _dot6(Js[i], W[s])
+        p = parent[i] + 1
+        for r in range(6):
+            W[p, r] += W[s, r]
+    if nbase > 0:
+        AdT_apply_into(base, W[0], t)   # base wrench in the base frame
+        for r in range(6):
+            tau[r] = t[r]
+
+
+# --------------------------------------------------------------------------- RNEA, hybrid
+@njit(cache=True, inline='always')
+def _cross_add(a, b, out, o, sign):
+    """``out[o:o+3] += sign * (a x b)`` for 3-vectors given as length-3 sequences."""
+    out[o] += sign * (a[1] * b[2] - a[2] * b[1])
+    out[o + 1] += sign * (a[2] * b[0] - a[0] * b[2])
+    out[o + 2] += sign * (a[0] * b[1] - a[1] * b[0])
+
+
+@njit(cache=True)
+def _rnea_hybrid(dyn, q, qd, qdd, base, fb, grav, tau):
+    """Hybrid RNEA (seed 002 (75)-(76), errata E1, E15, E16, E18)."""
+    parent, X, _, q_index, q_mult, _, nbase, inertia, base_inertia, gravity = dyn
+    nb = parent.shape[0]
+    C = np.empty((nb + 1, 4, 4))
+    V = np.zeros((nb + 1, 6))
+    A = np.zeros((nb + 1, 6))
+    W = np.empty((nb + 1, 6))
+    Z = np.empty((nb, 6))
+    G = np.empty((4, 4))
+    K = np.zeros((6, 6))
+    T = np.empty((6, 6))
+    Mh = np.empty((6, 6))
+    h = np.empty(6)
+    t = np.empty(6)
+    d = np.empty(3)
+    x = np.empty(3)
+    C[0] = base
+    if nbase > 0:
+        for r in range(3):
+            V[0, r] = base[r, 0] * qd[0] + base[r, 1] * qd[1] + base[r, 2] * qd[2]
+            V[0, 3 + r] = base[r, 0] * qd[3] + base[r, 1] * qd[4] + base[r, 2] * qd[5]
+            A[0, r] = base[r, 0] * qdd[0] + base[r, 1] * qdd[1] + base[r, 2] * qdd[2]
+            A[0, 3 + r] = base[r, 0] * qdd[3] + base[r, 1] * qdd[4] + base[r, 2] * qdd[5]
+        # V̇^h = Ad_R V̇^b + (0, ω^s x ṙ)  (digest §1.4)
+        _cross_add(V[0, :3], V[0, 3:], A[0], 3, 1.0)
+    for r in range(3):
+        A[0, 3 + r] -= grav * gravity[r]
+    for i in range(nb):
+        s = i + 1
+        p = parent[i] + 1
+        _rel_pose(dyn, q, i, G)
+        _compose(C[p], G, C[s])
+        for r in range(3):   # Z_i = Ad_{R_i} X_i  (75b)
+            Z[i, r] = C[s, r, 0] * X[i, 0] + C[s, r, 1] * X[i, 1] + C[s, r, 2] * X[i, 2]
+            Z[i, 3 + r] = C[s, r, 0] * X[i, 3] + C[s, r, 1] * X[i, 4] + C[s, r, 2] * X[i, 5]
+            d[r] = C[p, r, 3] - C[s, r, 3]
+        c = nbase + q_index[i]
+        rate = q_mult[i] * qd[c]
+        acc = q_mult[i] * qdd[c]
+        # (75c): ω_i = ω_λ + z_ω θ̇, ṙ_i = ṙ_λ + d x ω_λ + z_v θ̇
+        for r in range(6):
+            V[s, r] = V[p, r] + Z[i, r] * rate
+        _cross_add(d, V[p, :3], V[s], 3, 1.0)
+        # (75d)
+        for r in range(6):
+            A[s, r] = A[p, r] + Z[i, r] * acc
+        _cross_add(d, A[p, :3], A[s], 3, 1.0)
+        for r in range(3):
+            x[r] = V[p, 3 + r] - V[s, 3 + r]
+        _cross_add(x, V[p, :3], A[s], 3, 1.0)
+        for r in range(6):
+            h[r] = Z[i, r] * rate
+        _cross_add(V[s, :3], h[:3], A[s], 0, 1.0)
+        _cross_add(V[s, :3], h[3:], A[s], 3, 1.0)
+    for s in range(nb + 1):
+        # M^h = Ad_R M Ad_Rᵀ (76a): congruence with K = Ad_Rᵀ = diag(Rᵀ, Rᵀ)
+        for r in range(3):
+            for k in range(3):
+                K[r, k] = C[s, k, r]
+                K[r + 3, k + 3] = C[s, k, r]
+        _congruence(K, base_inertia if s == 0 else inertia[s - 1], T, Mh)
+        for r in range(3):
+            t[r] = V[s, r]
+            t[3 + r] = 0.0
+        _mat6_vec(Mh, t, h)
+        _mat6_vec(Mh, A[s], t)
+        for r in range(6):
+            W[s, r] = t[r]
+        _cross_add(V[s, :3], h[:3], W[s], 0, 1.0)   # ad_ω(ω) M^h (ω, 0)
+        _cross_add(V[s, :3], h[3:], W[s], 3, 1.0)
+        for r in range(3):   # W^h_app = diag(R, R) W^b_app
+            W[s, r] -= C[s, r, 0] * fb[s, 0] + C[s, r, 1] * fb[s, 1] + C[s, r, 2] * fb[s, 2]
+            W[s, 3 + r] -= (C[s, r, 0] * fb[s, 3] + C[s, r, 1] * fb[s, 4]
+                            + C[s, r, 2] * fb[s, 5])
+    for r in range(tau.shape[0]):
+        tau[r] = 0.0
+    for i in range(nb - 1, -1, -1):
+        s = i + 1
+        p = parent[i] + 1
+        tau[nbase + q_index[i]] += q_mult[i] * _dot6(Z[i], W[s])
+        for r in range(3):
+            d[r] = C[s, r, 3] - C[p, r, 3]
+        for r in range(6):
+            W[p, r] += W[s, r]
+        _cross_add(d, W[s, 3:], W[p], 0, 1.0)   # moment shift to r_λ (76b)
+    if nbase > 0:
+        for r in range(3):
+            tau[r] = base[0, r] * W[0, 0] + base[1, r] * W[0, 1] + base[2, r] * W[0, 2]
+            tau[3 + r] = base[0, r] * W[0, 3] + base[1, r] * W[0, 4] + base[2, r] * W[0, 5]
+
+
+# --------------------------------------------------------------------------- entries
+@njit(cache=True)
+def _id_one(dyn, q, qd, qdd, base, fext, lk, form, grav, tau, fb, G, V, A, W):
+    st = _check_inputs(q, qd, qdd, base, fext)
+    if st != OK:
+        return st
+    _body_fext(dyn, fext, lk, fb)
+    if form == 0:
+        _rnea_body(dyn, q, qd, qdd, base, fb, grav, tau, G, V, A, W)
+    elif form == 1:
+        _rnea_spatial(dyn, q, qd, qdd, base, fb, grav, tau)
+    else:
+        _rnea_hybrid(dyn, q, qd, qdd, base, fb, grav, tau)
+    return OK
+
+
+@njit(cache=True)
+def _id_entry(dyn, q, qd, qdd, base, fext, lk, form, grav):
+    """Single configuration inverse dynamics; raises on non-finite input."""
+    nb = dyn[0].shape[0]
+    tau = np.empty(q.shape[0] + dyn[6])
+    fb = np.empty((nb + 1, 6))
+    G = np.empty((nb, 4, 4))
+    V = np.empty((nb + 1, 6))
+    A = np.empty((nb + 1, 6))
+    W = np.empty((nb + 1, 6))
+    st = _id_one(dyn, q, qd, qdd, base, fext, lk, form, grav, tau, fb, G, V, A, W)
+    if st != OK:
+        _raise(st)
+    return tau
+
+
+@njit(cache=True)
+def _id_batch(dyn, Q, QD, QDD, base, fext, lk, form, grav):
+    nb = dyn[0].shape[0]
+    out = np.empty((Q.shape[0], Q.shape[1] + dyn[6]))
+    fb = np.empty((nb + 1, 6))
+    G = np.empty((nb, 4, 4))
+    V = np.empty((nb + 1, 6))
+    A = np.empty((nb + 1, 6))
+    W = np.empty((nb + 1, 6))
+    for k in range(Q.shape[0]):
+        st = _id_one(dyn, Q[k], QD[k], QDD[k], base[k], fext[k], lk, form, grav, out[k], fb,
+                     G, V, A, W)
+        if st != OK:
+            _raise(st)
+    return out
+
+
+@njit(cache=True)
+def _wrench_entry(dyn, q, qd, qdd, base, fext, lk, grav):
+    """Body-fixed RNEA; return the transmitted wrenches of all bodies (nb, 6)."""
+    nb = dyn[0].shape[0]
+    tau = np.empty(q.shape[0] + dyn[6])
+    fb = np.empty((nb + 1, 6))
+    G = np.empty((nb, 4, 4))
+    V = np.empty((nb + 1, 6))
+    A = np.empty((nb + 1, 6))
+    W = np.empty((nb + 1, 6))
+    st = _id_one(dyn, q, qd, qdd, base, fext, lk, 0, grav, tau, fb, G, V, A, W)
+    if st != OK:
+        _raise(st)
+    return W[1:].copy()
+
+
+@njit(cache=True)
+def _wrench_batch(dyn, Q, QD, QDD, base, fext, lk, grav):
+    nb = dyn[0].shape[0]
+    out = np.empty((Q.shape[0], nb, 6))
+    for k in range(Q.shape[0]):
+        out[k] = _wrench_entry(dyn, Q[k], QD[k], QDD[k], base[k], fext[k], lk, grav)
+    return out
+
+
+# --------------------------------------------------------------------------- spatial pass
+@njit(cache=True)
+def _spatial_columns(dyn, q, qd, base, C, Js, Vs, Ms):
+    """
+    Poses, spatial joint screws and twists, spatial inertias of all nodes.
+
+    Node 0 is the base, node ``i + 1`` body ``i``.  ``Js`` (nbase + nb, 6): the spatial
+    columns (unscaled by ``q_mult``): the base columns ``Ad_{C_base} e_k`` then
+    ``J^s_i = Ad_{C_i} X_i`` (seed 004 eq. (29)).  ``Vs`` (nb + 1, 6) the spatial twists.
+    """
+    parent, X, _, q_index, q_mult, _, nbase, inertia, base_inertia, _ = dyn
+    nb = parent.shape[0]
+    G = np.empty((4, 4))
+    K = np.empty((6, 6))
+    T = np.empty((6, 6))
+    e = np.zeros(6)
+    C[0] = base
+    for r in range(6):
+        Vs[0, r] = 0.0
+    for k in range(nbase):
+        e[k] = 1.0
+        Ad_apply_into(base, e, Js[k])
+        e[k] = 0.0
+        for r in range(6):
+            Vs[0, r] += Js[k, r] * qd[k]
+    for i in range(nb):
+        s = i + 1
+        p = parent[i] + 1
+        _rel_pose(dyn, q, i, G)
+        _compose(C[p], G, C[s])
+        col = nbase + i
+        Ad_apply_into(C[s], X[i], Js[col])
+        rate = q_mult[i] * qd[nbase + q_index[i]]
+        for r in range(6):
+            Vs[s, r] = Vs[p, r] + Js[col, r] * rate
+    for s in range(nb + 1):
+        _Ad_inv_matrix(C[s], K)
+        _congruence(K, base_inertia if s == 0 else inertia[s - 1], T, Ms[s])
+
+
+@njit(cache=True)
+def _crba(dyn, q, qd, base, out, dot):
+    """
+    Mass matrix (``dot`` False) or its time derivative ``Ṁ`` along ``qd`` (``dot`` True).
+
+    Composite rigid bodies in spatial form: ``M_ab = J_aᵀ M^C_n J_b`` for the column ``a``
+    at an ancestor of (or the same node as) column ``b``'s node ``n``, ``M^C_n`` the sum of
+    the spatial inertias ``M^s_i = Ad_{C_i}^-T M_i Ad_{C_i}^-1`` over ``n``'s subtree; this is
+    ``M = Jᵀ M^b J`` (seed 002 (81)) summed recursively.  ``Ṁ_ab = J̇_aᵀ M^C_n J_b
+    + J_aᵀ (M^C_n J̇_b + Ṁ^C_n J_b)`` with ``J̇^s_j = [V^s_j, J^s_j]`` (seed 002 (16)) and
+    ``Ṁ^s_i = -ad_{V_i}ᵀ M^s_i - M^s_i ad_{V_i}`` (seed 002 (37)).
+    """
+    parent, _, _, q_index, q_mult, _, nbase, _, _, _ = dyn
+    if not _finite(q):
+        return BAD_Q
+    if not _finite(qd):
+        return BAD_QD
+    if not _finite(base):
+        return BAD_BASE
+    nb = parent.shape[0]
+    ncol = nbase + nb
+    C = np.empty((nb + 1, 4, 4))
+    Js = np.empty((ncol, 6))
+    Jd = np.zeros((ncol, 6))
+    Vs = np.empty((nb + 1, 6))
+    Ic = np.empty((nb + 1, 6, 6))
+    Dc = np.zeros((nb + 1, 6, 6))
+    _spatial_columns(dyn, q, qd, base, C, Js, Vs, Ic)
+    if dot:
+        adV = np.empty((6, 6))
+        for k in range(nbase):
+            ad_apply_into(Vs[0], Js[k], Jd[k])
+        for i in range(nb):
+            ad_apply_into(Vs[i + 1], Js[nbase + i], Jd[nbase + i])
+        for s in range(nb + 1):
+            ad_matrix_into(Vs[s], adV)
+            for r in range(6):
+                for c in range(6):
+                    acc = 0.0
+                    for k in range(6):
+                        acc += adV[k, r] * Ic[s, k, c] + Ic[s, r, k] * adV[k, c]
+                    Dc[s, r, c] = -acc
+    for s in range(nb, 0, -1):
+        p = parent[s - 1] + 1
+        for r in range(6):
+            for c in range(6):
+                Ic[p, r, c] += Ic[s, r, c]
+                Dc[p, r, c] += Dc[s, r, c]
+    out[:, :] = 0.0
+    F = np.empty(6)
+    H = np.empty(6)
+    for n in range(nb + 1):
+        # columns b owned by node n: the base columns at n = 0, body n - 1's otherwise
+        b0 = 0 if n == 0 else nbase + n - 1
+        b1 = nbase if n == 0 else nbase + n
+        for b in range(b0, b1):
+            _mat6_vec(Ic[n], Js[b], F)
+            if dot:
+                for r in range(6):
+                    acc = 0.0
+                    for k in range(6):
+                        acc += Ic[n, r, k] * Jd[b, k] + Dc[n, r, k] * Js[b, k]
+                    H[r] = acc
+            cb = b if n == 0 else nbase + q_index[n - 1]
+            mb = 1.0 if n == 0 else q_mult[n - 1]
+            # ancestors (and self) of node n: bodies up the tree, then the base columns
+            j = n - 1
+            while j >= -1:
+                a0 = 0 if j < 0 else nbase + j
+                a1 = b + 1 if (j < 0 and n == 0) else (nbase if j < 0 else nbase + j + 1)
+                for a in range(a0, a1):
+                    if dot:
+                        val = _dot6(Jd[a], F) + _dot6(Js[a], H)
+                    else:
+                        val = _dot6(Js[a], F)
+                    ca = a if j < 0 else nbase + q_index[j]
+                    val *= mb * (1.0 if j < 0 else q_mult[j])
+                    out[ca, cb] += val
+                    if a != b:
+                        out[cb, ca] += val
+                j = -2 if j < 0 else parent[j]
+    return OK
+
+
+@njit(cache=True)
+def _crba_entry(dyn, q, qd, base, dot):
+    n = q.shape[0] + dyn[6]
+    out = np.empty((n, n))
+    st = _crba(dyn, q, qd, base, out, dot)
+    if st != OK:
+        _raise(st)
+    return out
+
+
+@njit(cache=True)
+def _crba_batch(dyn, Q, QD, base, dot):
+    n = Q.shape[1] + dyn[6]
+    out = np.empty((Q.shape[0], n, n))
+    for k in range(Q.shape[0]):
+        st = _crba(dyn, Q[k], QD[k], base[k], out[k], dot)
+        if st != OK:
+            _raise(st)
+    return out
+
+
+@njit(cache=True)
+def _lambda_matrix(h, out):
+    """``Λ(h)`` with ``Λ(h) V = ad_Vᵀ h`` for a wrench ``h``; skew-symmetric."""
+    e = np.zeros(6)
+    t = np.empty(6)
+    for k in range(6):
+        e[k] = 1.0
+        adT_apply_into(e, h, t)
+        e[k] = 0.0
+        for r in range(6):
+            out[r, k] = t[r]
+
+
+@njit(cache=True)
+def _coriolis(dyn, q, qd, base, out):
+    """
+    Christoffel-consistent Coriolis matrix, spatial form over subtree composites.
+
+    ``C = Σ_i J_iᵀ (M^s_i J̇_i + B_i J_i)``, ``J̇`` columns ``[V^s_j, J^s_j]`` (seed 002
+    eq. (16)), ``B_i = ½(-ad_{V_i}ᵀ M^s_i - M^s_i ad_{V_i} - Λ(M^s_i V_i))``; for a column
+    ``a`` at an ancestor (or the same node) of column ``b``'s node ``n``:
+    ``C_ab = J_aᵀ (M^C_n J̇_b + B^C_n J_b)`` and ``C_ba = J_bᵀ (M^C_n J̇_a + B^C_n J_a)``.
+    """
+    parent, _, _, q_index, q_mult, _, nbase, _, _, _ = dyn
+    if not _finite(q):
+        return BAD_Q
+    if not _finite(qd):
+        return BAD_QD
+    if not _finite(base):
+        return BAD_BASE
+    nb = parent.shape[0]
+    ncol = nbase + nb
+    C = np.empty((nb + 1, 4, 4))
+    Js = np.empty((ncol, 6))
+    Jd = np.empty((ncol, 6))
+    Vs = np.empty((nb + 1, 6))
+    Ic = np.empty((nb + 1, 6, 6))
+    Bc = np.empty((nb + 1, 6, 6))
+    adV = np.empty((6, 6))
+    Lam = np.empty((6, 6))
+    h = np.empty(6)
+    _spatial_columns(dyn, q, qd, base, C, Js, Vs, Ic)
+    for k in range(nbase):
+        ad_apply_into(Vs[0], Js[k], Jd[k])
+    for i in range(nb):
+        ad_apply_into(Vs[i + 1], Js[nbase + i], Jd[nbase + i])
+    for s in range(nb + 1):
+        M = Ic[s]
+        ad_matrix_into(Vs[s], adV)
+        _mat6_vec(M, Vs[s], h)
+        _lambda_matrix(h, Lam)
+        for r in range(6):
+            for c in range(6):
+                s1 = 0.0
+                s2 = 0.0
+                for k in range(6):
+                    s1 += adV[k, r] * M[k, c]
+                    s2 += M[r, k] * adV[k, c]
+                Bc[s, r, c] = -0.5 * (s1 + s2 + Lam[r, c])
+    for s in range(nb, 0, -1):
+        p = parent[s - 1] + 1
+        for r in range(6):
+            for c in range(6):
+                Ic[p, r, c] += Ic[s, r, c]
+                Bc[p, r, c] += Bc[s, r, c]
+    out[:, :] = 0.0
+    P = np.empty(6)
+    u = np.empty(6)
+    w = np.empty(6)
+    for i in range(nb):
+        n = i + 1
+        b = nbase + i
+        cb = nbase + q_index[i]
+        mb = q_mult[i]
+        M = Ic[n]
+        Bm = Bc[n]
+        for r in range(6):
+            s1 = 0.0
+            s2 = 0.0
+            s3 = 0.0
+            for k in range(6):
+                s1 += M[r, k] * Jd[b, k] + Bm[r, k] * Js[b, k]
+                s2 += M[r, k] * Js[b, k]
+                s3 += Bm[k, r] * Js[b, k]
+            P[r] = s1
+            u[r] = s2
+            w[r] = s3
+        j = i
+        while j >= 0:
+            a = nbase + j
+            ca = nbase + q_index[j]
+            f = q_mult[j] * mb
+            if j == i:
+                out[cb, cb] += f * _dot6(Js[b], P)
+            else:
+                out[ca, cb] += f * _dot6(Js[a], P)
+                out[cb, ca] += f * (_dot6(u, Jd[a]) + _dot6(w, Js[a]))
+            j = parent[j]
+        for a in range(nbase):
+            out[a, cb] += mb * _dot6(Js[a], P)
+            out[cb, a] += mb * (_dot6(u, Jd[a]) + _dot6(w, Js[a]))
+    for b in range(nbase):
+        for r in range(6):
+            s1 = 0.0
+            for k in range(6):
+                s1 += Ic[0, r, k] * Jd[b, k] + Bc[0, r, k] * Js[b, k]
+            P[r] = s1
+        for a in range(nbase):
+            out[a, b] = _dot6(Js[a], P)
+    return OK
+
+
+@njit(cache=True)
+def _coriolis_entry(dyn, q, qd, base):
+    n = q.shape[0] + dyn[6]
+    out = np.empty((n, n))
+    st = _coriolis(dyn, q, qd, base, out)
+    if st != OK:
+        _raise(st)
+    return out
+
+
+@njit(cache=True)
+def _coriolis_batch(dyn, Q, QD, base):
+    n = Q.shape[1] + dyn[6]
+    out = np.empty((Q.shape[0], n, n))
+    for k in range(Q.shape[0]):
+        st = _coriolis(dyn, Q[k], QD[k], base[k], out[k])
+        if st != OK:
+            _raise(st)
+    return out
+
+
+# --------------------------------------------------------------------------- ABA
+@njit(cache=True)
+def _aba(dyn, q, qd, tau, base, fext, lk, qdd, work):
+    """
+    Articulated-body forward dynamics in body-fixed form; return a status code.
+
+    A status ``SINGULAR + 1 + b`` names the body ``b`` whose articulated inertia is
+    singular (``SINGULAR``: the floating base).
+
+    Pass 1: ``V_i``, bias acceleration ``c_i = [V_i, X_i θ̇_i]``, bias wrench
+    ``p_i = -ad_{V_i}ᵀ M_i V_i - W_i^app``.  Pass 2 (leaves to root):
+    ``U = I^A X``, ``D = Xᵀ U``, ``u = τ - Xᵀ p``, ``I^a = I^A - U Uᵀ / D``,
+    ``p^a = p + I^a c + U u / D``, moved to the parent by ``Ad_{C_{i,λ}}ᵀ``.  Pass 3
+    (root to leaves): ``a' = Ad_{C_{i,λ}} a_λ + c``, ``θ̈ = (u - Uᵀ a') / D``,
+    ``a_i = a' + X θ̈``; gravity by ``a_0 = (0, -Rᵀ g)``.
+    """
+    parent, X, _, q_index, q_mult, _, nbase, inertia, base_inertia, gravity = dyn
+    nb = parent.shape[0]
+    st = _check_inputs(q, qd, tau, base, fext)
+    if st != OK:
+        return BAD_TAU if st == BAD_QDD else st
+    G, IA, pA, V, cb, U, Dinv, u, fb, K, T, Tm = work
+    _body_fext(dyn, fext, lk, fb)
+    h = np.empty(6)
+    t = np.empty(6)
+    scale = 0.0
+    for r in range(6):
+        V[0, r] = qd[r] if nbase > 0 else 0.0
+        for c in range(6):
+            IA[0, r, c] = base_inertia[r, c]
+    for i in range(nb):
+        s = i + 1
+        p = parent[i] + 1
+        _rel_pose(dyn, q, i, G[i])
+        rate = q_mult[i] * qd[nbase + q_index[i]]
+        Ad_inv_apply_into(G[i], V[p], t)
+        for r in range(6):
+            V[s, r] = t[r] + X[i, r] * rate
+            h[r] = X[i, r] * rate
+        ad_apply_into(V[s], h, cb[s])
+        for r in range(6):
+            for c in range(6):
+                IA[s, r, c] = inertia[i, r, c]
+                scale = max(scale, abs(inertia[i, r, c]))
+    for s in range(nb + 1):
+        _mat6_vec(IA[s], V[s], h)
+        adT_apply_into(V[s], h, t)
+        for r in range(6):
+            pA[s, r] = -t[r] - fb[s, r]
+    tol = 1e-12 * max(scale, 1e-300)
+    for i in range(nb - 1, -1, -1):
+        s = i + 1
+        p = parent[i] + 1
+        Mi = IA[s]
+        _mat6_vec(Mi, X[i], U[s])
+        m = q_mult[i]
+        D = m * m * _dot6(X[i], U[s])
+        if not D > tol:
+            return SINGULAR + 1 + i
+        for r in range(6):
+            U[s, r] *= m
+        Dinv[s] = 1.0 / D
+        u[s] = tau[nbase + q_index[i]] - m * _dot6(X[i], pA[s])
+        # I^a and p^a, in place
+        for r in range(6):
+            for c in range(6):
+                Mi[r, c] -= U[s, r] * U[s, c] * Dinv[s]
+        _mat6_vec(Mi, cb[s], h)
+        for r in range(6):
+            h[r] += pA[s, r] + U[s, r] * u[s] * Dinv[s]
+        Ad_invT_apply_into(G[i], h, t)
+        for r in range(6):
+            pA[p, r] += t[r]
+        # I^A_λ += Ad_{G^-1}ᵀ I^a Ad_{G^-1}
+        _Ad_inv_matrix(G[i], K)
+        _congruence(K, Mi, T, Tm)
+        for r in range(6):
+            for c in range(6):
+                IA[p, r, c] += Tm[r, c]
+    # root acceleration
+    for r in range(6):
+        h[r] = 0.0
+    g0 = gravity[0]
+    g1 = gravity[1]
+    g2 = gravity[2]
+    for r in range(3):
+        h[3 + r] = -(base[0, r] * g0 + base[1, r] * g1 + base[2, r] * g2)
+    if nbase > 0:
+        for r in range(6):
+            t[r] = tau[r] - pA[0, r]
+        for r in range(6):
+            for c in range(6):
+                Tm[r, c] = IA[0, r, c]
+        # solve I^A_0 a_0 = τ_0 - p_0 (Cholesky)
+        for c in range(6):
+            sm = Tm[c, c]
+            for k in range(c):
+                sm -= Tm[c, k] * Tm[c, k]
+            if not sm > tol:
+                return SINGULAR
+            Tm[c, c] = np.sqrt(sm)
+            for r in range(c + 1, 6):
+                sm = Tm[r, c]
+                for k in range(c):
+                    sm -= Tm[r, k] * Tm[c, k]
+                Tm[r, c] = sm / Tm[c, c]
+        for r in range(6):
+            sm = t[r]
+            for k in range(r):
+                sm -= Tm[r, k] * t[k]
+            t[r] = sm / Tm[r, r]
+        for r in range(5, -1, -1):
+            sm = t[r]
+            for k in range(r + 1, 6):
+                sm -= Tm[k, r] * t[k]
+            t[r] = sm / Tm[r, r]
+        for r in range(6):
+            qdd[r] = t[r] - h[r]
+            V[0, r] = t[r]     # V is reused for accelerations from here on
+    else:
+        for r in range(6):
+            V[0, r] = h[r]
+    for c in range(nbase, qdd.shape[0]):
+        qdd[c] = 0.0
+    for i in range(nb):
+        s = i + 1
+        p = parent[i] + 1
+        Ad_inv_apply_into(G[i], V[p], t)
+        for r in range(6):
+            t[r] += cb[s, r]
+        acc = (u[s] - _dot6(U[s], t)) * Dinv[s]
+        qdd[nbase + q_index[i]] = acc
+        m = q_mult[i]
+        for r in range(6):
+            V[s, r] = t[r] + X[i, r] * m * acc
+    return OK
+
+
+@njit(cache=True)
+def _aba_work(nb):
+    return (np.empty((nb, 4, 4)), np.empty((nb + 1, 6, 6)), np.empty((nb + 1, 6)),
+            np.empty((nb + 1, 6)), np.empty((nb + 1, 6)), np.empty((nb + 1, 6)),
+            np.empty(nb + 1), np.empty(nb + 1), np.empty((nb + 1, 6)), np.empty((6, 6)),
+            np.empty((6, 6)), np.empty((6, 6)))
+
+
+@njit(cache=True)
+def _aba_entry(dyn, q, qd, tau, base, fext, lk):
+    qdd = np.empty(tau.shape[0])
+    st = _aba(dyn, q, qd, tau, base, fext, lk, qdd, _aba_work(dyn[0].shape[0]))
+    if st < SINGULAR:
+        _raise(st)
+    return qdd, st
+
+
+@njit(cache=True)
+def _aba_batch(dyn, Q, QD, TAU, base, fext, lk):
+    out = np.empty(TAU.shape)
+    work = _aba_work(dyn[0].shape[0])
+    for k in range(Q.shape[0]):
+        st = _aba(dyn, Q[k], QD[k], TAU[k], base[k], fext[k], lk, out[k], work)
+        if st != OK:
+            if st < SINGULAR:
+                _raise(st)
+            return out, st
+    return out, OK
+
+
+# --------------------------------------------------------------------------- wrappers
+def _dyn(model):
+    """Return the kernel tuple: ``model.kin`` + inertias and gravity."""
+    return model.kin + (model.inertia, model.base_inertia, model.gravity)
+
+
+def _form(form):
+    try:
+        return _FORM[form]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown form {form!r}; expected one of {', '.join(FORMS)}") from None
+
+
+def _fext(model, f_ext, B):
+    """``f_ext`` as an (nl, 6) (or (B, nl, 6)) array of link-frame wrenches."""
+    if f_ext is None:
+        return _NO_FEXT if B is None else np.broadcast_to(_NO_FEXT, (B, 0, 6))
+    nl = len(model.link_names)
+    if isinstance(f_ext, dict):
+        arr = np.zeros((nl, 6))
+        for link, w in f_ext.items():
+            w = np.asarray(w, dtype=float)
+            if w.shape != (6,):
+                raise ValueError(f'f_ext[{link!r}] must be a wrench (m, f) of shape (6,), '
+                                 f'got {w.shape}')
+            arr[model.link_index(link)] += w
+    else:
+        arr = np.ascontiguousarray(f_ext, dtype=float)
+    if B is None:
+        if arr.shape != (nl, 6):
+            raise ValueError(f'f_ext must have shape ({nl}, 6) (one wrench per link of '
+                             f"model '{model.name}') or be a {{link: wrench}} dict, "
+                             f'got {arr.shape}')
+        return arr
+    if arr.shape == (nl, 6):
+        return np.broadcast_to(arr, (B, nl, 6))
+    if arr.shape != (B, nl, 6):
+        raise ValueError(f'f_ext must have shape ({nl}, 6) or ({B}, {nl}, 6), got {arr.shape}')
+    return arr
+
+
+def _lk(model):
+    return (model.link_body, model.link_offset)
+
+
+def _states(model, q, vectors):
+    """Check shapes: ``q`` (nq,)/(B, nq) and each of ``vectors`` (nv,)/(B, nv), same B."""
+    q, batched = _as_batch(model, q, model.nq, 'q')
+    out = [q]
+    for name, v in vectors:
+        v, vb = _as_batch(model, v, model.nv, name)
+        if vb != batched or (batched and v.shape[0] != q.shape[0]):
+            raise ValueError(f'q and {name} batch shapes differ: {q.shape} vs {v.shape}')
+        out.append(v)
+    return out, (q.shape[0] if batched else None)
+
+
+def inverse_dynamics(model, q, qd, qdd, form='body', f_ext=None, base_pose=None):
+    """
+    Joint forces ``τ = M(q) q̈ + C(q, q̇) q̇ + g(q) - Σ J_lᵀ f_l``, shape (nv,) or (B, nv).
+
+    Recursive Newton-Euler, O(n), in ``form`` 'body' | 'spatial' | 'hybrid' (module
+    docstring; seed 002 §4).  ``f_ext``: wrenches on links (module docstring).  For a
+    floating base ``tau[:6]`` is the base wrench in the base frame.  Raises ValueError on
+    wrong shapes, NaN/inf or unknown names.
+    """
+    fm = _FORM.get(form, -1) if form.__class__ is str else -1
+    if fm < 0:
+        fm = _form(form)
+    (q, qd, qdd), B = _states(model, q, (('qd', qd), ('qdd', qdd)))
+    if B is None:
+        return _id_entry(_dyn(model), q, qd, qdd,
+                         _EYE4 if base_pose is None else _base(model, base_pose, None),
+                         _NO_FEXT if f_ext is None else _fext(model, f_ext, None),
+                         _lk(model), fm, 1.0)
+    return _id_batch(_dyn(model), q, qd, qdd, _base(model, base_pose, B), _fext(model, f_ext, B),
+                     _lk(model), fm, 1.0)
+
+
+def gravity_torques(model, q, base_pose=None):
+    """
+    Gravity torques ``g(q)`` = inverse dynamics at rest, shape (nv,) or (B, nv).
+
+    For a floating base the first six entries are the base wrench that holds the robot
+    against gravity (base frame).  Equals ``∂U/∂q`` of the potential energy.
+    """
+    q, _ = _as_batch(model, q, model.nq, 'q')
+    z = np.zeros(q.shape[:-1] + (model.nv,))
+    return inverse_dynamics(model, q, z, z, base_pose=base_pose)
+
+
+def joint_wrenches(model, q, qd, qdd, f_ext=None, base_pose=None, per_body=False):
+    """
+    Wrench each joint transmits to its child body, in the child body frame, moment first.
+
+    Returns (nq, 6) (or (B, nq, 6)): row ``k`` belongs to coordinate ``joint_names[k]``
+    and is the wrench that joint's 1-DOF joint transmits from its parent onto its child
+    body (and everything beyond), in the child body frame: for URDF joints that is the
+    child link frame; for the components of a planar joint it is the massless virtual
+    body frame (its last component's row is the wrench in the child link frame).  Mimic
+    followers have no coordinate and no row; ``per_body=True`` returns all bodies
+    ``(nb, 6)`` in ``model.body_names`` order instead.  ``X_iᵀ W_i`` is the joint force.
+    For a floating base the base wrench is ``inverse_dynamics(...)[:6]``.
+    """
+    (q, qd, qdd), B = _states(model, q, (('qd', qd), ('qdd', qdd)))
+    if B is None:
+        W = _wrench_entry(_dyn(model), q, qd, qdd,
+                          _EYE4 if base_pose is None else _base(model, base_pose, None),
+                          _fext(model, f_ext, None), _lk(model), 1.0)
+    else:
+        W = _wrench_batch(_dyn(model), q, qd, qdd, _base(model, base_pose, B),
+                          _fext(model, f_ext, B), _lk(model), 1.0)
+    if per_body:
+        return W
+    return W[..., _owner_bodies(model), :]
+
+
+def _owner_bodies(model):
+    """Index of the body whose 1-DOF joint owns each coordinate (its first, unscaled body)."""
+    owner = np.full(model.nq, -1)
+    for b in range(model.nb):
+        k = model.q_index[b]
+        if owner[k] < 0 and model.q_mult[b] == 1.0 and model.q_offset[b] == 0.0:
+            owner[k] = b
+    for b in range(model.nb):
+        if owner[model.q_index[b]] < 0:
+            owner[model.q_index[b]] = b
+    return owner
+
+
+def mass_matrix(model, q, base_pose=None):
+    """
+    Joint-space mass matrix ``M(q) = Jᵀ M^b J`` (seed 002 (81)), (nv, nv) or (B, nv, nv).
+
+    Composite rigid bodies in spatial form; symmetric positive definite unless the model
+    has massless leaves.  Floating base: rows/columns 0-5 are the base body twist.
+    """
+    q, batched = _as_batch(model, q, model.nq, 'q')
+    if not batched:
+        return _crba_entry(_dyn(model), q, np.zeros(model.nv),
+                           _EYE4 if base_pose is None else _base(model, base_pose, None), False)
+    B = q.shape[0]
+    return _crba_batch(_dyn(model), q, np.zeros((B, model.nv)), _base(model, base_pose, B),
+                       False)
+
+
+def mass_matrix_derivative(model, q, qd, base_pose=None):
+    """
+    Time derivative ``Ṁ = dM/dt`` along the velocity ``qd``, (nv, nv) or (B, nv, nv).
+
+    ``Ṁ = J̇ᵀ M^b J + Jᵀ M^b J̇`` evaluated recursively over composite bodies (the kernel of
+    :func:`mass_matrix`, module docstring), independent of the Coriolis matrix; with it
+    ``Ṁ - 2C`` is skew-symmetric.  Floating base: the base moves by ``Ċ = C V̂_base``.
+    """
+    (q, qd), B = _states(model, q, (('qd', qd),))
+    if B is None:
+        return _crba_entry(_dyn(model), q, qd,
+                           _EYE4 if base_pose is None else _base(model, base_pose, None), True)
+    return _crba_batch(_dyn(model), q, qd, _base(model, base_pose, B), True)
+
+
+def coriolis_matrix(model, q, qd, base_pose=None):
+    """
+    Christoffel-consistent Coriolis/centrifugal matrix ``C(q, q̇)``, (nv, nv) or (B, nv, nv).
+
+    ``M q̈ + C q̇ + g = τ`` and ``Ṁ - 2C`` is skew-symmetric (module docstring); for a
+    fixed base ``C_ij = Σ_k Γ_ijk q̇_k`` with the Christoffel symbols (85) of seed 002.
+    """
+    (q, qd), B = _states(model, q, (('qd', qd),))
+    if B is None:
+        return _coriolis_entry(_dyn(model), q, qd,
+                               _EYE4 if base_pose is None else _base(model, base_pose, None))
+    return _coriolis_batch(_dyn(model), q, qd, _base(model, base_pose, B))
+
+
+def _singular(model, st):
+    b = st - SINGULAR - 1
+    what = (f"body '{model.body_names[b]}'" if b >= 0 else 'the floating base')
+    return ValueError(f"forward dynamics of model '{model.name}': the articulated inertia of "
+                      f'{what} is singular (a massless leaf or a body without inertia about '
+                      'its joint); the mass matrix is not invertible')
+
+
+def _shared_coordinates(model):
+    return len(set(model.q_index.tolist())) != model.nb
+
+
+def forward_dynamics(model, q, qd, tau, f_ext=None, base_pose=None, method='aba'):
+    """
+    Joint accelerations ``q̈ = M^-1 (τ - C q̇ - g + Σ J_lᵀ f_l)``, shape (nv,) or (B, nv).
+
+    ``method='aba'``: the O(n) articulated-body algorithm in body-fixed form (module
+    docstring); ``'cholesky'``: solve ``M q̈ = τ - ID(q, q̇, 0)`` with the mass matrix
+    (used automatically when mimic coupling makes two bodies share a coordinate).
+    Floating base: ``qdd[:6]`` is the derivative of the base body twist, ``tau[:6]``
+    the base wrench (zero for an unactuated base).  Raises ValueError for a singular
+    mass matrix (massless leaf), wrong shapes or NaN/inf.
+    """
+    if method not in ('aba', 'cholesky'):
+        raise ValueError(f"unknown method {method!r}; expected 'aba' or 'cholesky'")
+    (q, qd, tau), B = _states(model, q, (('qd', qd), ('tau', tau)))
+    if method == 'cholesky' or _shared_coordinates(model):
+        return _fd_cholesky(model, q, qd, tau, f_ext, base_pose, B)
+    if B is None:
+        qdd, st = _aba_entry(_dyn(model), q, qd, tau,
+                             _EYE4 if base_pose is None else _base(model, base_pose, None),
+                             _NO_FEXT if f_ext is None else _fext(model, f_ext, None),
+                             _lk(model))
+    else:
+        qdd, st = _aba_batch(_dyn(model), q, qd, tau, _base(model, base_pose, B),
+                             _fext(model, f_ext, B), _lk(model))
+    if st != OK:
+        raise _singular(model, st)
+    return qdd
+
+
+def _fd_cholesky(model, q, qd, tau, f_ext, base_pose, B):
+    if not np.all(np.isfinite(tau)):
+        raise ValueError('tau contains NaN or inf')
+    bias = inverse_dynamics(model, q, qd, np.zeros_like(tau), f_ext=f_ext, base_pose=base_pose)
+    M = mass_matrix(model, q, base_pose=base_pose)
+    try:
+        L = np.linalg.cholesky(M)
+    except np.linalg.LinAlgError:
+        raise ValueError(f"forward dynamics of model '{model.name}': the mass matrix is "
+                         'singular (a massless leaf or a body without inertia about its '
+                         'joint)') from None
+    rhs = (tau - bias)[..., None]
+    y = np.linalg.solve(L, rhs)
+    return np.linalg.solve(np.swapaxes(L, -1, -2), y)[..., 0]
+
+
+__all__ = ['FORMS', 'inverse_dynamics', 'gravity_torques', 'joint_wrenches', 'mass_matrix',
+           'mass_matrix_derivative', 'coriolis_matrix', 'forward_dynamics']
