@@ -40,7 +40,8 @@ Mass matrix and its time derivative ``Ṁ``: composite rigid bodies in spatial f
 inertia of ``b``'s subtree), which is ``M = Jᵀ M^b J`` of seed 002 (81) summed
 recursively, and its derivative with ``J̇^s_j = [V^s_j, J^s_j]`` (16) and (37).
 Coriolis matrix: the Christoffel-consistent factorisation
-``C = Σ_i J_iᵀ (M^s_i J̇_i + B_i J_i)`` with ``B_i = ½(-ad_{V_i}ᵀ M^s_i - M^s_i ad_{V_i} - Λ(M^s_i V_i))``, ``Λ(h) V' = ad_{V'}ᵀ h``
+``C = Σ_i J_iᵀ (M^s_i J̇_i + B_i J_i)`` with
+``B_i = ½(-ad_{V_i}ᵀ M^s_i - M^s_i ad_{V_i} - Λ(M^s_i V_i))``, ``Λ(h) V' = ad_{V'}ᵀ h``
 (spatial form, composite over subtrees), for which ``Ṁ - 2C`` is skew-symmetric; the
 factorisation (84) of seed 002 is not (digest §6.3).  Forward dynamics: the
 articulated-body algorithm in body-fixed form.
