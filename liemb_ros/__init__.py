@@ -2,9 +2,18 @@
 liemb_ros: robots as joint screws on the Lie group SE(3).
 
 Public API (design.md): ``load_urdf``, ``Model``, ``link_pose``, ``forward_kinematics``,
-``link_twist``, ``link_acceleration``, ``jacobian``, ``jacobian_derivative``.
+``link_twist``, ``link_acceleration``, ``jacobian``, ``jacobian_derivative``; dynamics
+(seed 002): ``inverse_dynamics`` (form 'body' | 'spatial' | 'hybrid'), ``gravity_torques``,
+``joint_wrenches``, ``mass_matrix``, ``mass_matrix_derivative``, ``coriolis_matrix``,
+``forward_dynamics``; equations of motion: ``kane_eom``, ``lagrange_eom``,
+``system_matrices``, ``inverse_dynamics_derivatives``, ``inverse_dynamics_time_derivative``,
+``linearize``.
 Twists are angular first ``(ω, v)``, wrenches moment first ``(m, f)``, poses 4x4.
 """
+from .dynamics import (coriolis_matrix, forward_dynamics, gravity_torques, inverse_dynamics,
+                       joint_wrenches, mass_matrix, mass_matrix_derivative)
+from .eom import (inverse_dynamics_derivatives, inverse_dynamics_time_derivative, kane_eom,
+                  lagrange_eom, linearize, system_matrices)
 from .kinematics import (body_poses, body_twists, forward_kinematics, jacobian,
                          jacobian_derivative, jacobian_factors, link_acceleration, link_pose,
                          link_twist, representation_map)
@@ -13,5 +22,8 @@ from .model import REPRESENTATIONS, Model, URDFError, URDFWarning, load_urdf
 __all__ = ['load_urdf', 'Model', 'URDFError', 'URDFWarning', 'REPRESENTATIONS', 'link_pose',
            'forward_kinematics', 'link_twist', 'link_acceleration', 'jacobian',
            'jacobian_derivative', 'body_poses', 'body_twists', 'jacobian_factors',
-           'representation_map']
+           'representation_map', 'inverse_dynamics', 'gravity_torques', 'joint_wrenches',
+           'mass_matrix', 'mass_matrix_derivative', 'coriolis_matrix', 'forward_dynamics',
+           'kane_eom', 'lagrange_eom', 'system_matrices', 'inverse_dynamics_derivatives',
+           'inverse_dynamics_time_derivative', 'linearize']
 __version__ = '0.1.0'

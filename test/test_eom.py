@@ -1,0 +1,211 @@
+"""Closed-form EOM (Kane, Lagrange), derivatives of the inverse dynamics, τ̇, linearisation."""
+import ast
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pinocchio as pin
+import pytest
+import scipy.linalg as sla
+
+from liemb_ros import dynamics as D
+from liemb_ros import eom as E
+from liemb_ros.model.synthetic import random_model, random_pose
+from conftest import ROOT
+from test_dynamics import hat6, make_tree, pin_q, pin_setup, state
+
+
+def perturbed(model, q, base, k, h):
+    """Return ``(q, base)`` moved by ``h`` along tangent direction ``k`` (base: C exp(h e_k))."""
+    off = model.nv - model.nq
+    if k < off:
+        return q, base @ sla.expm(hat6(h * np.eye(6)[k]))
+    q = q.copy()
+    q[k - off] += h
+    return q, base
+
+
+# --------------------------------------------------------------------------- closed forms
+@pytest.mark.parametrize('seed', range(3))
+def test_kane_equals_recursive_inverse_dynamics(seed):
+    rng = np.random.default_rng(seed)
+    model = make_tree(rng, 7, gravity=(0.5, -0.3, -9.81))
+    q, qd, qdd, _, f = state(model, rng)
+    for fext in (None, f):
+        tau = D.inverse_dynamics(model, q, qd, qdd, f_ext=fext)
+        np.testing.assert_allclose(E.kane_eom(model, q, qd, qdd, f_ext=fext), tau,
+                                   atol=1e-12 * np.abs(tau).max())
+
+
+@pytest.mark.parametrize('seed', range(3))
+def test_lagrange_form(seed):
+    """M = Jᵀ M^b J is the CRBA; M q̈ + C₈₄ q̇ + g = τ; only q̇ᵀ(Ṁ - 2C₈₄)q̇ vanishes."""
+    rng = np.random.default_rng(seed)
+    model = random_model(7, rng, branching=0.4)
+    q, qd, qdd, _, _ = state(model, rng)
+    M, C, g = E.lagrange_eom(model, q, qd)
+    scale = np.abs(M).max()
+    np.testing.assert_allclose(M, D.mass_matrix(model, q), atol=1e-13 * scale)
+    np.testing.assert_allclose(g, D.gravity_torques(model, q), atol=1e-12 * np.abs(g).max())
+    tau = D.inverse_dynamics(model, q, qd, qdd)
+    np.testing.assert_allclose(M @ qdd + C @ qd + g, tau, atol=1e-12 * np.abs(tau).max())
+    # (84) and the Christoffel matrix give the same C q̇, but only the latter is skew
+    np.testing.assert_allclose(C @ qd, D.coriolis_matrix(model, q, qd) @ qd,
+                               atol=1e-12 * np.abs(tau).max())
+    Md = D.mass_matrix_derivative(model, q, qd)
+    assert abs(qd @ (Md - 2 * C) @ qd) < 1e-11 * scale * (qd @ qd)
+    S = Md - 2 * C
+    assert np.abs(S + S.T).max() > 1e-3 * scale
+
+
+def test_closed_forms_refuse_floating_base(rng):
+    model = make_tree(rng, 3, floating=True)
+    q, qd, qdd, _, _ = state(model, rng)
+    with pytest.raises(ValueError, match='fixed-base'):
+        E.kane_eom(model, q, qd, qdd)
+    fixed = make_tree(rng, 3)
+    with pytest.raises(ValueError, match='shapes'):
+        E.lagrange_eom(fixed, q[:2], qd[:3])
+
+
+# --------------------------------------------------------------------------- derivatives
+@pytest.mark.parametrize('name', ['ur5', 'panda', 'solo12'])
+def test_derivatives_against_pinocchio(name, rng):
+    model, pm, data, P, Pq = pin_setup(name)
+    for _ in range(3):
+        q = model.random_configuration(rng)
+        base = random_pose(rng) if model.floating else np.eye(4)
+        qd, qdd = rng.standard_normal(model.nv), rng.standard_normal(model.nv)
+        qp = pin_q(model, Pq, q, base if model.floating else None)
+        dq, dqd = E.inverse_dynamics_derivatives(model, q, qd, qdd,
+                                                 base_pose=base if model.floating else None)
+        pdq, pdv, pda = pin.computeRNEADerivatives(pm, data, qp, P @ qd, P @ qdd)
+        np.testing.assert_allclose(P @ dq @ P.T, pdq, atol=1e-9)
+        np.testing.assert_allclose(P @ dqd @ P.T, pdv, atol=1e-9)
+
+
+@pytest.mark.parametrize('floating', [False, True])
+def test_derivatives_by_finite_differences(floating, rng):
+    """∂τ/∂q (base along C exp(δ^)) and ∂τ/∂q̇ against central differences, with link wrenches."""
+    model = make_tree(rng, 7, floating, gravity=(0.3, 0.2, -9.81))
+    q, qd, qdd, base, f = state(model, rng)
+    base = np.eye(4) if base is None else base
+    dq, dqd = E.inverse_dynamics_derivatives(model, q, qd, qdd, f_ext=f, base_pose=base)
+    h = 1e-6
+
+    def tau(q_, qd_, b_):
+        return D.inverse_dynamics(model, q_, qd_, qdd, f_ext=f, base_pose=b_)
+
+    def dtau_dk(k):
+        (qp, bp), (qm, bm) = perturbed(model, q, base, k, h), perturbed(model, q, base, k, -h)
+        return (tau(qp, qd, bp) - tau(qm, qd, bm)) / (2 * h)
+    fdq = np.array([dtau_dk(k) for k in range(model.nv)]).T
+    fdqd = np.array([(tau(q, qd + h * e, base) - tau(q, qd - h * e, base)) / (2 * h)
+                     for e in np.eye(model.nv)]).T
+    scale = np.abs(dq).max()
+    np.testing.assert_allclose(dq, fdq, atol=1e-6 * scale)
+    np.testing.assert_allclose(dqd, fdqd, atol=1e-6 * np.abs(dqd).max())
+    if not floating:   # C q̇ is quadratic with Γ_ijk = Γ_ikj: ∂τ/∂q̇ = 2 C_Γ
+        np.testing.assert_allclose(dqd, 2 * D.coriolis_matrix(model, q, qd),
+                                   atol=1e-12 * np.abs(dqd).max())
+
+
+@pytest.mark.parametrize('floating', [False, True])
+def test_time_derivative_of_inverse_dynamics(floating, rng):
+    """τ̇ against a 4th-order difference of τ along (q, q̇, q̈)(t) with constant jerk."""
+    model = make_tree(rng, 6, floating)
+    q, qd, qdd, base, _ = state(model, rng)
+    base = np.eye(4) if base is None else base
+    qddd = rng.standard_normal(model.nv)
+    off = model.nv - model.nq
+
+    def tau(t):
+        # any smooth base path with Ċ(0) = C V̂_base(0) has the same first derivative
+        v = qd + t * qdd + t * t / 2 * qddd
+        a = qdd + t * qddd
+        dq = qd * t + qdd * t * t / 2 + qddd * t ** 3 / 6
+        b = base @ sla.expm(hat6(dq[:6])) if off else base
+        return D.inverse_dynamics(model, q + dq[off:], v, a, base_pose=b)
+    h = 1e-4
+    fd = (tau(-2 * h) - 8 * tau(-h) + 8 * tau(h) - tau(2 * h)) / (12 * h)
+    td = E.inverse_dynamics_time_derivative(model, q, qd, qdd, qddd, base_pose=base)
+    np.testing.assert_allclose(td, fd, rtol=1e-7, atol=1e-7 * np.abs(td).max())
+
+
+@pytest.mark.parametrize('floating', [False, True])
+def test_linearize_against_finite_differences(floating, rng):
+    """A, B of δẋ = A δx + B δτ: columns by central differences of the forward dynamics."""
+    model = make_tree(rng, 5, floating)
+    q, qd, _, base, _ = state(model, rng)
+    base = np.eye(4) if base is None else base
+    tau = rng.standard_normal(model.nv)
+    A, B = E.linearize(model, q, qd, tau, base_pose=base)
+    nv, h = model.nv, 1e-6
+
+    def fd(q_, qd_, b_, tau_):
+        return D.forward_dynamics(model, q_, qd_, tau_, base_pose=b_)
+    for k in range(nv):
+        (qp, bp), (qm, bm) = perturbed(model, q, base, k, h), perturbed(model, q, base, k, -h)
+        col = (fd(qp, qd, bp, tau) - fd(qm, qd, bm, tau)) / (2 * h)
+        np.testing.assert_allclose(A[nv:, k], col, atol=1e-6 * max(1.0, np.abs(col).max()))
+        e = np.eye(nv)[k]
+        col = (fd(q, qd + h * e, base, tau) - fd(q, qd - h * e, base, tau)) / (2 * h)
+        np.testing.assert_allclose(A[nv:, nv + k], col, atol=1e-6 * max(1.0, np.abs(col).max()))
+        col = (fd(q, qd, base, tau + h * e) - fd(q, qd, base, tau - h * e)) / (2 * h)
+        np.testing.assert_allclose(B[nv:, k], col, atol=1e-6 * max(1.0, np.abs(col).max()))
+    np.testing.assert_array_equal(A[:nv, nv:], np.eye(nv))
+    np.testing.assert_array_equal(B[:nv], 0.0)
+    if floating:
+        # the base error δ of C exp(δ^) against the nominal C(t): δ̇ = δV - ad_V δ
+        d0 = 1e-6 * rng.standard_normal(6)
+        t = 1e-4
+        V = qd[:6]
+        Cn = base @ sla.expm(hat6(t * V))
+        Cp = base @ sla.expm(hat6(d0)) @ sla.expm(hat6(t * V))
+        delta = sla.logm(np.linalg.inv(Cn) @ Cp)
+        dlog = np.array([delta[2, 1], delta[0, 2], delta[1, 0], *delta[:3, 3]]).real
+        np.testing.assert_allclose((dlog - d0) / t, A[:6, :6] @ d0, rtol=1e-3, atol=1e-12)
+
+
+def test_batched_derivatives(rng):
+    model = make_tree(rng, 5, floating=True)
+    Bn = 3
+    Q = rng.standard_normal((Bn, model.nq))
+    QD, QDD = rng.standard_normal((Bn, model.nv)), rng.standard_normal((Bn, model.nv))
+    dq, dqd = E.inverse_dynamics_derivatives(model, Q, QD, QDD)
+    assert dq.shape == dqd.shape == (Bn, model.nv, model.nv)
+    for k in range(Bn):
+        a, b = E.inverse_dynamics_derivatives(model, Q[k], QD[k], QDD[k])
+        np.testing.assert_array_equal(dq[k], a)
+        np.testing.assert_array_equal(dqd[k], b)
+    with pytest.raises(ValueError, match='single configuration'):
+        E.linearize(model, Q, QD, QDD)
+    with pytest.raises(ValueError, match='qddd contains NaN'):
+        E.inverse_dynamics_time_derivative(model, Q[0], QD[0], QDD[0], np.full(model.nv, np.nan))
+    with pytest.raises(ValueError, match='qd contains NaN'):
+        E.inverse_dynamics_derivatives(model, Q[0], np.full(model.nv, np.nan), QDD[0])
+
+
+_NO_JIT = """
+import numpy as np
+from liemb_ros import eom as E
+from liemb_ros.model.synthetic import random_model, random_pose
+rng = np.random.default_rng(3)
+m = random_model(4, rng, branching=0.5, floating=True)
+q, qd, qdd = rng.standard_normal(m.nq), rng.standard_normal(m.nv), rng.standard_normal(m.nv)
+out = E.inverse_dynamics_derivatives(m, q, qd, qdd, base_pose=random_pose(rng))
+print(repr(np.concatenate([o.ravel() for o in out]).tolist()))
+"""
+
+
+def test_derivatives_without_jit_agree():
+    """``NUMBA_DISABLE_JIT=1`` gives the same derivatives as the compiled kernels."""
+    env = dict(os.environ, NUMBA_DISABLE_JIT='1')
+    proc = subprocess.run([sys.executable, '-c', _NO_JIT], capture_output=True, text=True,
+                          env=env, cwd=ROOT, check=True)
+    ns = {}
+    exec(_NO_JIT, ns)
+    fast = np.concatenate([o.ravel() for o in ns['out']])
+    np.testing.assert_allclose(np.array(ast.literal_eval(proc.stdout)), fast, rtol=1e-12,
+                               atol=1e-12 * np.abs(fast).max())
