@@ -1,0 +1,350 @@
+"""
+Simulate a URDF robot with the Lie group integrators (what the simulation node steps).
+
+:class:`Simulator` integrates a :class:`~liemb_ros.model.Model` forward in time under
+applied joint torques and viscous joint damping, in one of two sets of coordinates:
+
+``coordinates='joint'``
+    The state is ``(C_base, q, V)``: for a floating base its pose ``C_base`` on SE(3)
+    (integrated on the group, ``Ċ = C V̂_base`` with the body-fixed base twist, never with
+    Euler angles), the joint positions ``q`` (nq,) and the generalized velocity ``V``
+    (nv,) = ``(V_base^b, q̇)``.  Accelerations come from the O(n) articulated-body
+    algorithm (:func:`liemb_ros.dynamics.forward_dynamics`).  The state space is
+    SE(3) x R^k (floating base) or R^k, stepped by Munthe-Kaas Runge-Kutta
+    (:mod:`liemb_ros.integrators`).
+``coordinates='absolute'``
+    Every body is a rigid body on SE(3) or SO(3)xR3 (``update='se3' | 'so3r3' |
+    'tailored'``) and the joints are lower-pair constraints (:mod:`liemb_ros.mbs`, the
+    index-1 formulation of seeds 000/001): the same robot, the papers' way.  The joint
+    coordinates are recovered from the body poses; the per-joint constraint violation is
+    reported.
+
+The work done by the applied torques and the damping, ``W = ∫ q̇ᵀ(τ - D q̇) dt``, is
+integrated with the state by the same scheme, so ``energy_balance_error = E - E0 - W``
+measures the integration error alone (zero up to the scheme's order).  A state that
+becomes non-finite, or an energy balance that is off by more than ``max_energy_error``
+(relative), stops the simulation with :class:`SimulationError` and leaves the last good
+state in place.
+"""
+import time
+
+import numpy as np
+
+from .dynamics import forward_dynamics, mass_matrix
+from .integrators import TABLEAUS, SE3, IntegrationError, Product, Stepper, Vector
+from .kinematics import body_poses
+
+COORDINATES = ('joint',)
+UPDATES = ('se3', 'so3r3', 'tailored')
+
+
+class SimulationError(RuntimeError):
+    """The simulation diverged (the message says why); the last good state is kept."""
+
+
+#: fixed-step explicit tableaus the Simulator accepts (names of integrators.TABLEAUS)
+INTEGRATORS = ('euler', 'heun', 'midpoint', 'rk3', 'rk4', 'rk38')
+
+
+def com_moments(model):
+    """
+    Return ``(m, m c)`` of every body: masses (nb,) and first moments (nb, 3).
+
+    ``c`` is the centre of mass in the body frame, read off the body-fixed spatial
+    inertia (angular first) whose lower-left block is ``-m ĉ``.
+    """
+    M = model.inertia
+    m = M[:, 3, 3].copy()
+    mc = np.stack([-M[:, 5, 1], -M[:, 3, 2], -M[:, 4, 0]], axis=1)
+    return m, mc
+
+
+def mechanical_energy(model, q, qd, base_pose=None):
+    """
+    Return ``(T, U)``: kinetic energy ``½ q̇ᵀ M(q) q̇`` and gravity potential [J].
+
+    ``U = -Σ_i m_i gᵀ r_i`` over all bodies (and the floating base), ``r_i`` the world
+    position of the body's centre of mass, ``g = model.gravity``.
+    """
+    q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
+    T = 0.5 * qd @ mass_matrix(model, q, base_pose=base_pose) @ qd
+    m, mc = com_moments(model)
+    Cs = body_poses(model, q, base_pose=base_pose)
+    first = np.einsum('bij,bj->i', Cs[:, :3, :3], mc) + m @ Cs[:, :3, 3]
+    if model.floating:
+        Mb = model.base_inertia
+        mb = Mb[3, 3]
+        mcb = np.array([-Mb[5, 1], -Mb[3, 2], -Mb[4, 0]])
+        C = np.eye(4) if base_pose is None else np.asarray(base_pose, dtype=float)
+        first = first + C[:3, :3] @ mcb + mb * C[:3, 3]
+    return float(T), float(-model.gravity @ first)
+
+
+def momentum(model, q, qd, base_pose=None):
+    """
+    Return the total spatial momentum, shape (6,): angular about the world origin, linear.
+
+    ``Σ_i Ad_{C_i^-1}ᵀ M_i V_i^b`` over the bodies (and the floating base) in world
+    coordinates [kg m²/s, kg m/s]; conserved for a free floating robot without gravity.
+    """
+    from .kinematics import body_twists
+    q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
+    Cs = body_poses(model, q, base_pose=base_pose)
+    Vb = body_twists(model, q, qd, 'body', base_pose=base_pose)
+    h = np.einsum('bij,bj->bi', model.inertia, Vb)
+    total = np.zeros(6)
+    for C, hb in zip(Cs, h):
+        total += _coadjoint_to_world(C, hb)
+    if model.floating:
+        C = np.asarray(base_pose, dtype=float)
+        total += _coadjoint_to_world(C, model.base_inertia @ qd[:6])
+    return total
+
+
+def _coadjoint_to_world(C, w):
+    """Wrench / momentum ``(m, f)`` in frame C -> world frame about the world origin."""
+    R, r = C[:3, :3], C[:3, 3]
+    f = R @ w[3:]
+    return np.concatenate([R @ w[:3] + np.cross(r, f), f])
+
+
+class Simulator:
+    """
+    Step a robot forward in time: ``sim.step(tau, n)``; state in ``t, q, qd, base_pose``.
+
+    Parameters
+    ----------
+    model : Model
+    dt : float
+        Integration step [s].
+    integrator : str
+        Explicit RKMK tableau, one of :data:`INTEGRATORS` (``'rk4'``: classical 4th order).
+    coordinates : ``'joint'`` | ``'absolute'``
+        See the module docstring.
+    update : ``'se3'`` | ``'so3r3'`` | ``'tailored'``
+        Body configuration update in absolute coordinates (ignored for joint coordinates,
+        where a floating base is always on SE(3)).  ``'tailored'``: SE(3) for bodies
+        attached to the ground by a joint, SO(3)xR3 for the others (seed 001).
+    damping : None, float or (nq,) array
+        Viscous joint damping [N m s/rad or N s/m]; None: the URDF ``<dynamics damping>``.
+    q0, qd0, base_pose : arrays, optional
+        Initial joint positions (nq,), generalized velocity (nv,) and, for a floating base,
+        the base pose (4, 4); defaults: neutral, rest, identity.
+    max_energy_error : float
+        Stop when ``|E - E0 - W| > max_energy_error * (1 + |T| + |U - U0| + |W|)``.
+
+    """
+
+    def __init__(self, model, *, dt=1e-3, integrator='rk4', coordinates='joint',
+                 update='tailored', damping=None, q0=None, qd0=None, base_pose=None,
+                 max_energy_error=0.5):
+        if integrator not in INTEGRATORS:
+            raise ValueError(f'unknown integrator {integrator!r}; expected one of '
+                             f'{", ".join(INTEGRATORS)}')
+        if coordinates not in COORDINATES:
+            raise ValueError(f'unknown coordinates {coordinates!r}; expected one of '
+                             f'{", ".join(COORDINATES)}')
+        if update not in UPDATES:
+            raise ValueError(f'unknown update {update!r}; expected one of {", ".join(UPDATES)}')
+        if not (np.isfinite(dt) and dt > 0):
+            raise ValueError(f'dt must be a positive number of seconds, got {dt!r}')
+        self.model = model
+        self.dt = float(dt)
+        self.integrator = integrator
+        self.coordinates = coordinates
+        self.update = update
+        self.max_energy_error = float(max_energy_error)
+        d = model.damping if damping is None else damping
+        self.damping = np.broadcast_to(np.asarray(d, dtype=float), (model.nq,)).copy()
+        if np.any(self.damping < 0) or not np.all(np.isfinite(self.damping)):
+            raise ValueError('damping must be finite and non-negative')
+        self._q0 = model.neutral() if q0 is None else _vector(q0, model.nq, 'q0')
+        self._qd0 = np.zeros(model.nv) if qd0 is None else _vector(qd0, model.nv, 'qd0')
+        if model.floating:
+            C = np.eye(4) if base_pose is None else np.asarray(base_pose, dtype=float)
+            if C.shape != (4, 4) or not np.all(np.isfinite(C)):
+                raise ValueError('base_pose must be a finite 4x4 pose')
+        elif base_pose is not None:
+            raise ValueError(f'{model.name} has a fixed base: base_pose does not apply')
+        else:
+            C = None
+        self._base0 = C
+        self._tau = np.zeros(model.nq)
+        self._backend = _JointCoordinates(self)
+        self.reset()
+
+    # -- state ------------------------------------------------------------------------------
+    def reset(self):
+        """Go back to the initial state at ``t = 0``."""
+        self.t = 0.0
+        self.steps = 0
+        self.wall_time = 0.0
+        self._backend.set_state(self._q0, self._qd0, self._base0)
+        self.work = 0.0
+        self._read()
+        self.E0 = sum(mechanical_energy(self.model, self.q, self.qd, self.base_pose))
+        self._U0 = mechanical_energy(self.model, self.q, self.qd, self.base_pose)[1]
+
+    def _read(self):
+        self.q, self.qd, self.base_pose, self.work = self._backend.get_state()
+
+    def step(self, tau=None, n=1):
+        """
+        Advance ``n`` steps of ``dt`` with joint torques ``tau``; see :meth:`diagnostics`.
+
+        ``tau`` is (nq,) [N m or N] held constant over the ``n`` steps, or a callable
+        ``tau(t)`` evaluated at the start of every step; None means zero.  Raises
+        :class:`SimulationError` on divergence (the state is left at the last good step).
+        """
+        start = time.perf_counter()
+        for _ in range(int(n)):
+            u = tau(self.t) if callable(tau) else tau
+            self._tau = (np.zeros(self.model.nq) if u is None
+                         else _vector(u, self.model.nq, 'tau'))
+            saved = self._backend.save()
+            try:
+                self._backend.advance(self.t, self.dt)
+            except ValueError as exc:  # a kernel refused a non-finite state
+                self._backend.restore(saved)
+                raise SimulationError(f'diverged at t = {self.t:.6g} s: {exc}') from None
+            self.t += self.dt
+            self.steps += 1
+            self._check(saved)
+        self._read()
+        self.wall_time += time.perf_counter() - start
+
+    def _check(self, saved):
+        y = self._backend.y
+        if not np.all(np.isfinite(y)):
+            self._backend.restore(saved)
+            self.t -= self.dt
+            self.steps -= 1
+            self._read()
+            raise SimulationError(f'state became non-finite at t = {self.t + self.dt:.6g} s '
+                                  f'(step dt = {self.dt} s too large, or torques too big?)')
+        if self.steps % 100 == 0:
+            self._read()
+            T, U = mechanical_energy(self.model, self.q, self.qd, self.base_pose)
+            err = T + U - self.E0 - self.work
+            scale = 1.0 + abs(T) + abs(U - self._U0) + abs(self.work)
+            if abs(err) > self.max_energy_error * scale:
+                raise SimulationError(
+                    f'energy balance off by {err:.3g} J at t = {self.t:.6g} s (kinetic '
+                    f'{T:.3g} J): the integration diverges; reduce dt = {self.dt} s')
+
+    def diagnostics(self):
+        """
+        Return a dict: ``t``, ``steps``, ``kinetic``, ``potential``, ``energy``, ``work``.
+
+        Also ``energy_balance_error`` (``E - E0 - W`` [J]), ``momentum`` (6,) world spatial
+        momentum, ``real_time_factor`` (sim seconds per wall second spent in
+        :meth:`step`) and, in absolute coordinates, ``constraint_violation`` per joint.
+        """
+        T, U = mechanical_energy(self.model, self.q, self.qd, self.base_pose)
+        out = {'t': self.t, 'steps': self.steps, 'kinetic': T, 'potential': U,
+               'energy': T + U, 'work': self.work,
+               'energy_balance_error': T + U - self.E0 - self.work,
+               'momentum': momentum(self.model, self.q, self.qd, self.base_pose),
+               'real_time_factor': self.t / self.wall_time if self.wall_time > 0 else 0.0}
+        out.update(self._backend.extra_diagnostics())
+        return out
+
+    def run(self, t_end, tau=None, progress=False):
+        """
+        Simulate until ``t_end``; return ``(t, q, qd)`` sampled at every step.
+
+        ``tau``: as in :meth:`step`.  ``progress``: show a tqdm bar (for long runs).
+        """
+        n = int(round((t_end - self.t) / self.dt))
+        ts, qs, qds = [self.t], [self.q.copy()], [self.qd.copy()]
+        steps = range(n)
+        if progress:
+            from tqdm import tqdm
+            steps = tqdm(steps, desc=f'simulating {self.model.name}', unit='step')
+        for _ in steps:
+            self.step(tau)
+            ts.append(self.t)
+            qs.append(self.q.copy())
+            qds.append(self.qd.copy())
+        return np.array(ts), np.array(qs), np.array(qds)
+
+
+def _vector(x, n, name):
+    x = np.asarray(x, dtype=float)
+    if x.shape != (n,):
+        raise ValueError(f'{name} must have shape ({n},), got {x.shape}')
+    if not np.all(np.isfinite(x)):
+        raise ValueError(f'{name} contains NaN or inf')
+    return x
+
+
+class _JointCoordinates:
+    """
+    State ``y = (C_base,) (q, V, W)`` on ``SE(3) x R^(nq+nv+1)`` (or ``R^(nq+nv+1)``).
+
+    The velocity returned to the integrator is ``(V_base,) (q̇, V̇, Ẇ)``: the body-fixed
+    base twist is the left-trivialised derivative of ``C_base`` (``Ċ = C V̂``), ``q̇`` the
+    joint part of ``V``, ``V̇`` the forward dynamics and ``Ẇ = q̇ᵀ(τ - D q̇)`` the power.
+    """
+
+    def __init__(self, sim):
+        m = self.model = sim.model
+        self.sim = sim
+        self.nq, self.nv = m.nq, m.nv
+        self.nb6 = m.nv - m.nq
+        self.o = 16 if m.floating else 0
+        n = m.nq + m.nv + 1
+        self.space = Product(SE3(), Vector(n)) if m.floating else Vector(n)
+        self.stepper = Stepper(self.space, self._f, TABLEAUS[sim.integrator])
+        self.y = np.zeros(self.space.size)
+        self._tau = np.zeros(m.nv)
+        self._out = np.zeros(self.space.dim)
+
+    def _f(self, t, y):
+        o, nq, nv, nb6 = self.o, self.nq, self.nv, self.nb6
+        q = y[o:o + nq]
+        v = y[o + nq:o + nq + nv]
+        qd = v[nb6:]
+        tau = self._tau
+        tau[nb6:] = self.sim._tau - self.sim.damping * qd
+        base = y[:16].reshape(4, 4) if o else None
+        vdot = forward_dynamics(self.model, q, v, tau, base_pose=base)
+        out = np.empty(self.space.dim)
+        a = 0
+        if o:
+            out[:6] = v[:6]
+            a = 6
+        out[a:a + nq] = qd
+        out[a + nq:a + nq + nv] = vdot
+        out[a + nq + nv] = qd @ tau[nb6:]
+        return out
+
+    def set_state(self, q, qd, base):
+        o, nq = self.o, self.nq
+        if o:
+            self.y[:16] = base.reshape(-1)
+        self.y[o:o + nq] = q
+        self.y[o + nq:o + nq + self.nv] = qd
+        self.y[-1] = 0.0
+
+    def get_state(self):
+        o, nq, nv = self.o, self.nq, self.nv
+        base = self.y[:16].reshape(4, 4).copy() if o else None
+        return (self.y[o:o + nq].copy(), self.y[o + nq:o + nq + nv].copy(), base,
+                float(self.y[-1]))
+
+    def save(self):
+        return self.y.copy()
+
+    def restore(self, saved):
+        self.y = saved
+
+    def advance(self, t, h):
+        try:
+            self.y = self.stepper.step(t, self.y, h)
+        except IntegrationError as exc:
+            raise ValueError(str(exc)) from None
+
+    def extra_diagnostics(self):
+        return {}
+
