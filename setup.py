@@ -35,6 +35,7 @@ setup(
         'console_scripts': [
             'liemb = liemb_ros.cli:main',
             'dynamics_node = liemb_ros.ros.dynamics_node:main',
+            'simulation_node = liemb_ros.ros.simulation_node:main',
         ],
     },
 )

@@ -102,7 +102,7 @@ def _cmd_inspect(args):
 
 def _cmd_demo(args):
     from .demo import run
-    run(args.robot, args.out)
+    run(args.robot, args.out, duration=args.duration)
     return 0
 
 
@@ -134,9 +134,12 @@ def build_parser():
     p.add_argument('--mimic', choices=('independent', 'couple'), default='independent',
                    help='mimic joints as independent coordinates (default) or coupled')
     p.set_defaults(func=_cmd_inspect)
-    p = sub.add_parser('demo', help='the main job: the default robot, explained and drawn')
+    p = sub.add_parser('demo', help='the main job: the default arm simulated under the '
+                                    "dynamics node's gravity compensation, plotted and drawn")
     p.add_argument('--robot', help='URDF file or shipped robot name (default: liemb_arm7)')
     p.add_argument('--out', default='out/demo', help='folder for pictures and plots')
+    p.add_argument('--duration', type=float, default=10.0,
+                   help='seconds to run the simulation (Ctrl-C stops earlier)')
     p.set_defaults(func=_cmd_demo)
     p = sub.add_parser('launch', help='start a node set of config/launch.yaml (ros2 launch '
                                       'stand-in): sim | dynamics')

@@ -1,9 +1,14 @@
 """
 The main job a newcomer runs (``./dev.sh demo`` -> ``liemb demo``).
 
-On the shipped default arm: prints the screw model (joint table and link tree), the
-end-effector twist in all four representations at a sample motion, and saves a
-picture of the robot.  The ROS part (simulation node + dynamics node) extends this.
+1. The screw model of the shipped default arm (joint table and link tree) and the
+   end-effector twist in all four representations at a sample motion.
+2. The ROS 2 part: starts the node set ``sim`` of ``config/launch.yaml`` (simulation node
+   + dynamics node, as ``liemb launch sim``): the dynamics node's gravity-compensation
+   torques drive the simulated arm, with a sinusoidal test torque on top.  A live status
+   line shows simulation time, real-time factor, the dynamics node's rate and p99
+   compute time.  Runs for ``--duration`` seconds or until Ctrl-C.
+3. Saves a plot (joint trajectories, torques, energy) and a picture of the robot.
 """
 import os
 
@@ -45,9 +50,8 @@ def sample_configuration(model):
     return lo + (hi - lo) * (0.5 + 0.3 * np.sin(np.arange(1, model.nq + 1)))
 
 
-def run(robot=None, out_dir='out/demo'):
-    """Run the demo; return a dict of the files it wrote."""
-    model = _load(robot or default_robot())
+def explain(model):
+    """Print the screw model and the tip twist in the four representations (part 1)."""
     print(inspect_text(model))
     tip = sample_tip(model)
     q = sample_configuration(model)
@@ -64,8 +68,27 @@ def run(robot=None, out_dir='out/demo'):
     J = jacobian(model, q, tip, 'hybrid')
     s = np.linalg.svd(J, compute_uv=False)
     print(f'\nhybrid Jacobian singular values: {np.array2string(s, precision=4)}')
+
+
+def test_torque(model, fraction=0.02):
+    """Return a test-torque amplitude per joint: ``fraction`` of each effort limit."""
+    limit = np.where(np.isfinite(model.effort_limit) & (model.effort_limit > 0),
+                     model.effort_limit, 10.0)
+    return np.round(fraction * limit, 3)
+
+
+def run(robot=None, out_dir='out/demo', duration=10.0):
+    """Run the demo; return a dict of the files it wrote."""
+    model = _load(robot or default_robot())
+    explain(model)
     os.makedirs(out_dir, exist_ok=True)
-    picture = draw_robot(model, q, os.path.join(out_dir, f'{model.name}.png'),
-                         title=f'{model.name} at the sample configuration')
-    print(f'\nwrote {picture}')
-    return {'picture': picture}
+    from .ros import monitor
+    record = monitor.run_sim(model, duration=duration, out_dir=out_dir,
+                             amplitude=test_torque(model))
+    files = {'plot': monitor.plot(model, record, os.path.join(out_dir, 'simulation.png'))}
+    q = record['q'][-1] if len(record['q']) else model.neutral()
+    files['picture'] = draw_robot(model, q, os.path.join(out_dir, f'{model.name}.png'),
+                                  title=f"{model.name} at t = {record['t_end']:.2f} s")
+    for what, path in files.items():
+        print(f'wrote {path}  ({what})')
+    return files

@@ -347,4 +347,3 @@ class _JointCoordinates:
 
     def extra_diagnostics(self):
         return {}
-

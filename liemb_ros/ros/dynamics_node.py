@@ -32,8 +32,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point, Vector3, WrenchStamped
 from liemb_interfaces.msg import TwistRepresented, TwistRepresentedArray
 from liemb_interfaces.srv import GetJacobian
-from rcl_interfaces.msg import (FloatingPointRange, ParameterDescriptor, ParameterType,
-                                SetParametersResult)
+from rcl_interfaces.msg import ParameterType, SetParametersResult
 from rclpy.node import Node
 from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy,
                        qos_profile_sensor_data)
@@ -45,19 +44,13 @@ from visualization_msgs.msg import Marker, MarkerArray
 from .. import resources
 from ..kinematics import link_twist
 from ..model import URDFError, load_urdf
+from .conversions import descriptor
 from .engine import FRAMES, MODES, DynamicsEngine, StateError
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL,
                      history=HistoryPolicy.KEEP_LAST)
-
-
-def _descriptor(description, type_, lo=None, hi=None, read_only=False):
-    d = ParameterDescriptor(description=description, type=type_, read_only=read_only)
-    if lo is not None:
-        d.floating_point_range = [FloatingPointRange(from_value=lo, to_value=hi, step=0.0)]
-    return d
 
 
 class DynamicsNode(Node):
@@ -67,34 +60,34 @@ class DynamicsNode(Node):
         super().__init__('liemb_dynamics', **kwargs)
         S, SA = ParameterType.PARAMETER_STRING, ParameterType.PARAMETER_STRING_ARRAY
         D, B = ParameterType.PARAMETER_DOUBLE, ParameterType.PARAMETER_BOOL
-        self.declare_parameter('robot_description', '', _descriptor(
+        self.declare_parameter('robot_description', '', descriptor(
             'URDF XML of the robot (empty: use urdf_path, else the robot_description topic)',
             S, read_only=True))
-        self.declare_parameter('urdf_path', '', _descriptor(
+        self.declare_parameter('urdf_path', '', descriptor(
             'URDF file or shipped robot name, used when robot_description is empty', S,
             read_only=True))
-        self.declare_parameter('floating_base', False, _descriptor(
+        self.declare_parameter('floating_base', False, descriptor(
             'treat the root link as a floating SE(3) base', B, read_only=True))
-        self.declare_parameter('mode', 'gravity_compensation', _descriptor(
+        self.declare_parameter('mode', 'gravity_compensation', descriptor(
             f"torques to publish: {' | '.join(MODES)}", S))
-        self.declare_parameter('representation', 'hybrid', _descriptor(
+        self.declare_parameter('representation', 'hybrid', descriptor(
             'twist representation: body | spatial | hybrid | mixed', S))
-        self.declare_parameter('twist_links', [''], _descriptor(
+        self.declare_parameter('twist_links', [''], descriptor(
             'links whose twists are published (empty: the last link)', SA))
-        self.declare_parameter('wrench_joints', [''], _descriptor(
+        self.declare_parameter('wrench_joints', [''], descriptor(
             'joints whose transmitted wrenches are published', SA))
-        self.declare_parameter('command_joints', [''], _descriptor(
+        self.declare_parameter('command_joints', [''], descriptor(
             'joint order of ~/effort_command (empty: model order)', SA))
-        self.declare_parameter('publish_rate', 0.0, _descriptor(
+        self.declare_parameter('publish_rate', 0.0, descriptor(
             'outputs per second; 0 publishes on every joint_states message', D, 0.0, 5000.0))
-        self.declare_parameter('world_frame', 'world', _descriptor(
+        self.declare_parameter('world_frame', 'world', descriptor(
             'frame of world-resolved quantities and markers', S))
-        self.declare_parameter('markers', True, _descriptor(
+        self.declare_parameter('markers', True, descriptor(
             'publish RViz arrows for twists and wrenches', B))
-        self.declare_parameter('marker_scale', 0.2, _descriptor(
+        self.declare_parameter('marker_scale', 0.2, descriptor(
             'arrow length per unit of velocity (m per m/s, m per rad/s) and per 10 N', D,
             0.0, 100.0))
-        self.declare_parameter('diagnostics_period', 1.0, _descriptor(
+        self.declare_parameter('diagnostics_period', 1.0, descriptor(
             'seconds between /diagnostics messages', D, 0.05, 60.0))
         self.engine = None
         self._rejected = 0

@@ -33,7 +33,8 @@ def node_specs(name):
     Return the node specs of set ``name`` with absolute parameter-file paths.
 
     Each spec is a dict: package, executable, name, params (list of paths), remap
-    (dict), args (list), optional (bool), robot_description (bool).
+    (dict), args (list), optional (bool), robot_description (bool), sets (dict: parameters
+    this node's presence sets on other nodes, ``{node: {param: value}}``).
     """
     sets = load_sets()
     if name not in sets:
@@ -47,6 +48,7 @@ def node_specs(name):
         spec['args'] = [a.replace('{share}', share) for a in node.get('args', [])]
         spec['optional'] = bool(node.get('optional', False))
         spec['robot_description'] = bool(node.get('robot_description', False))
+        spec['sets'] = dict(node.get('sets', {}))
         specs.append(spec)
     return specs
 
@@ -92,8 +94,10 @@ def commands(name, extra_params=()):
     liemb_params = [p for s in specs if s['package'] == 'liemb_ros' for p in s['params']]
     tmpdir = tempfile.mkdtemp(prefix='liemb_launch_')
     runnable, skipped = [], []
+    exes = {spec['name']: _executable(spec) for spec in specs}
+    started = [s for s in specs if exes[s['name']] is not None]
     for spec in specs:
-        exe = _executable(spec)
+        exe = exes[spec['name']]
         if exe is None:
             if spec['optional']:
                 skipped.append(f"{spec['package']}/{spec['executable']} (not installed)")
@@ -108,6 +112,9 @@ def commands(name, extra_params=()):
                 argv += ['--params-file', rd]
         for src, dst in spec['remap'].items():
             argv += ['-r', f'{src}:={dst}']
+        for other in started:
+            for param, value in other['sets'].get(spec['name'], {}).items():
+                argv += ['-p', f'{param}:={yaml.safe_dump(value).splitlines()[0]}']
         for item in extra_params:
             node, _, assignment = item.partition(':')
             if node == spec['name']:
@@ -125,6 +132,8 @@ def launch_description(name):
     nodes = []
     for spec in specs:
         params = list(spec['params'])
+        params += [other['sets'][spec['name']] for other in specs
+                   if spec['name'] in other['sets']]
         if spec['robot_description']:
             rd = robot_description_params(liemb_params, tempfile.mkdtemp(prefix='liemb_'))
             if rd:
@@ -135,6 +144,51 @@ def launch_description(name):
     return LaunchDescription(nodes)
 
 
+class NodeSet:
+    """
+    The processes of a node set: :meth:`start`, :meth:`poll` (a dead node?), :meth:`stop`.
+
+    ``env`` is the environment of the node processes; ``stdout`` where they print (default:
+    inherited).  Used by :func:`launch` and by the demo.
+    """
+
+    def __init__(self, name, extra_params=(), env=None, stdout=None, echo=print):
+        self.runnable, self.skipped = commands(name, extra_params)
+        self.env, self.stdout, self.echo = env, stdout, echo
+        self.procs = []
+
+    def start(self):
+        """Start every runnable node."""
+        for s in self.skipped:
+            self.echo(f'[launch] skipping {s}')
+        for label, argv, optional in self.runnable:
+            self.echo(f'[launch] starting {label}')
+            self.procs.append((label, optional, subprocess.Popen(
+                argv, env=self.env, stdout=self.stdout,
+                stderr=None if self.stdout is None else subprocess.STDOUT)))
+
+    def poll(self):
+        """Return ``(label, exit code)`` of the first required node that exited, else None."""
+        for label, optional, p in self.procs:
+            if not optional and p.poll() is not None:
+                return label, p.returncode
+        return None
+
+    def stop(self, grace=5.0):
+        """Stop every node: SIGINT, then SIGKILL after ``grace`` seconds."""
+        for _, _, p in self.procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGINT)
+        deadline = time.monotonic() + grace
+        for label, _, p in self.procs:
+            try:
+                p.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                self.echo(f'[launch] {label} did not stop; killing it')
+                p.kill()
+                p.wait()
+
+
 def launch(name, duration=None, extra_params=(), grace=5.0, env=None, echo=print):
     """
     Start the node set ``name`` and supervise it; return the exit code.
@@ -142,13 +196,7 @@ def launch(name, duration=None, extra_params=(), grace=5.0, env=None, echo=print
     Stops after ``duration`` seconds when given, on Ctrl-C / SIGTERM, or when a required
     node exits (its code is returned).
     """
-    runnable, skipped = commands(name, extra_params)
-    for s in skipped:
-        echo(f'[launch] skipping {s}')
-    procs = []
-    for label, argv, optional in runnable:
-        echo(f'[launch] starting {label}')
-        procs.append((label, optional, subprocess.Popen(argv, env=env)))
+    nodes = NodeSet(name, extra_params, env=env, echo=echo)
     stopping = {'flag': False}
 
     def stop(*_):
@@ -157,29 +205,18 @@ def launch(name, duration=None, extra_params=(), grace=5.0, env=None, echo=print
     code = 0
     t0 = time.monotonic()
     try:
+        nodes.start()
         while not stopping['flag']:
             if duration is not None and time.monotonic() - t0 >= duration:
                 break
-            dead = [(lb, opt, p) for lb, opt, p in procs if p.poll() is not None]
-            required = [(lb, p) for lb, opt, p in dead if not opt]
-            if required:
-                label, p = required[0]
-                echo(f'[launch] {label} exited with code {p.returncode}; stopping')
-                code = p.returncode or 1
+            dead = nodes.poll()
+            if dead is not None:
+                echo(f'[launch] {dead[0]} exited with code {dead[1]}; stopping')
+                code = dead[1] or 1
                 break
             time.sleep(0.1)
     finally:
-        for _, _, p in procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGINT)
-        deadline = time.monotonic() + grace
-        for label, _, p in procs:
-            try:
-                p.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                echo(f'[launch] {label} did not stop; killing it')
-                p.kill()
-                p.wait()
+        nodes.stop(grace)
         for sig, handler in old.items():
             signal.signal(sig, handler)
     return code

@@ -1,0 +1,33 @@
+"""
+Conversions at the ROS boundary: parameter descriptors, quaternions, time stamps.
+
+Our quaternions are scalar first ``(w, x, y, z)`` (:mod:`liemb_ros.lie.quaternion`);
+ROS messages order ``(x, y, z, w)``.  Simulation time in seconds becomes a
+``builtin_interfaces/Time``.
+"""
+from builtin_interfaces.msg import Time
+from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
+
+from ..lie import quaternion
+
+
+def descriptor(description, type_, lo=None, hi=None, read_only=False):
+    """Return a ``ParameterDescriptor`` (with a floating-point range when ``lo`` is given)."""
+    d = ParameterDescriptor(description=description, type=type_, read_only=read_only)
+    if lo is not None:
+        d.floating_point_range = [FloatingPointRange(from_value=lo, to_value=hi, step=0.0)]
+    return d
+
+
+def quaternion_xyzw(R):
+    """Return the unit quaternion of rotation matrix ``R`` as four floats ``(x, y, z, w)``."""
+    return tuple(float(c) for c in quaternion.to_xyzw(quaternion.from_matrix(R)))
+
+
+def to_time(seconds):
+    """Return ``builtin_interfaces/Time`` for a non-negative time in seconds."""
+    sec = int(seconds // 1)
+    nanosec = int(round((seconds - sec) * 1e9))
+    if nanosec >= 1_000_000_000:
+        sec, nanosec = sec + 1, nanosec - 1_000_000_000
+    return Time(sec=sec, nanosec=nanosec)
