@@ -1,0 +1,26 @@
+"""
+Constrained multibody systems in absolute coordinates (seeds 000, 001).
+
+API::
+
+    from liemb_ros.mbs import System, Body, from_model, joint_state
+    s = System(gravity=(0, 0, -9.81))
+    b = s.add_body(Body('top', m, Theta_com, com=(0, 0, 0), update='se3'))  # or 'so3r3'
+    s.spherical(b, a_body, None, p_world)      # None = ground; revolute, prismatic,
+    s.spring(b, (0, 0, 0), None, p0, 1e4)      # cylindrical, universal likewise
+    y0 = s.state(poses, velocities)            # body twists (se3) / mixed (so3r3)
+    sol = s.simulate(y0, t_end, h)             # MK-RK4, index-1, no stabilisation
+    s.joint_violations(y), s.energy(y), s.project(y), s.rhs(t, y), s.space
+
+    sysm, y0 = from_model(model, q, qd, base_pose=None, update='se3')   # URDF Model
+    sysm.set_torques(tau)                      # joint torques as wrench pairs
+    q, qd, violation = joint_state(sysm, y)    # (+ base pose for floating models)
+
+Per-body update groups (``update``) are the papers' tailored update; ``s.alpha``/``s.beta``
+switch on Baumgarte stabilisation and ``simulate(project=True)`` projection (both off by
+default, as in the papers).  The right-hand side is one compiled kernel (:mod:`._kernels`).
+"""
+from .from_model import ModelSystem, from_model, joint_state
+from .system import Body, System
+
+__all__ = ['Body', 'System', 'ModelSystem', 'from_model', 'joint_state']
