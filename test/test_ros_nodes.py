@@ -269,3 +269,42 @@ def test_tf_matches_forward_kinematics_and_services(graph):
     assert resp.success and resp.message.startswith('t = ')
     resp = graph.call(Trigger, '/liemb_simulation/reset', Trigger.Request())
     assert resp.success
+
+
+def _rss_kib(pid):
+    with open(f'/proc/{pid}/status', encoding='ascii') as f:
+        for line in f:
+            if line.startswith('VmRSS:'):
+                return int(line.split()[1])
+    raise RuntimeError(f'no VmRSS for pid {pid}')
+
+
+@pytest.mark.soak
+def test_soak_dynamics_node_ten_minutes_at_1khz(graph, rng):
+    """10 minutes of 1 kHz joint states: the node stays up and its memory does not grow."""
+    import gc
+    path = erd_path('panda')
+    model = lm.load_urdf(path)
+    graph.start('dynamics', ['liemb_dynamics'], [
+        f'liemb_dynamics:urdf_path:={path}', 'liemb_dynamics:mode:=inverse_dynamics',
+        'liemb_dynamics:twist_links:=[panda_hand, panda_link4]'])
+    torques = Latest(graph, JointState, '/liemb_dynamics/joint_torques')
+    pub = graph.node.create_publisher(JointState, '/joint_states', RELIABLE)
+    msgs = [_joint_state(model, model.random_configuration(rng), rng.normal(size=model.nv))
+            for _ in range(50)]
+    graph.spin_until(lambda: pub.get_subscription_count() > 0)
+    pid = graph.procs[0][2].pid
+    rss, t0, k = [], time.monotonic(), 0
+    while time.monotonic() - t0 < 600.0:
+        pub.publish(msgs[k % len(msgs)])
+        k += 1
+        graph.executor.spin_once(timeout_sec=0.0005)
+        if k % 1000 == 0:
+            del torques.msgs[:]
+            gc.collect()
+            rss.append(_rss_kib(pid))
+    graph.spin_for(1.0)
+    assert graph.procs[0][2].poll() is None
+    settled = rss[len(rss) // 5:]  # after caches and DDS buffers have filled
+    growth = settled[-1] - settled[0]
+    assert growth < 10 * 1024, f'RSS grew by {growth} KiB over the soak: {rss[::60]}'

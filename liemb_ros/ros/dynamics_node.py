@@ -84,6 +84,9 @@ class DynamicsNode(Node):
             'frame of world-resolved quantities and markers', S))
         self.declare_parameter('markers', True, descriptor(
             'publish RViz arrows for twists and wrenches', B))
+        self.declare_parameter('marker_rate', 30.0, descriptor(
+            'marker messages per second at most (RViz needs no more; they cost time)', D,
+            0.1, 1000.0))
         self.declare_parameter('marker_scale', 0.2, descriptor(
             'arrow length per unit of velocity (m per m/s, m per rad/s) and per 10 N', D,
             0.0, 100.0))
@@ -92,6 +95,7 @@ class DynamicsNode(Node):
         self.engine = None
         self._rejected = 0
         self._last_cycle = None
+        self._last_markers = -1e9
         self._rate_window = []
         self.pub_torque = self.create_publisher(JointState, '~/joint_torques', RELIABLE)
         self.pub_command = self.create_publisher(Float64MultiArray, '~/effort_command',
@@ -265,7 +269,9 @@ class DynamicsNode(Node):
             msg.wrench.torque = Vector3(x=float(W[0]), y=float(W[1]), z=float(W[2]))
             msg.wrench.force = Vector3(x=float(W[3]), y=float(W[4]), z=float(W[5]))
             self.pub_wrench[joint].publish(msg)
-        if self.get_parameter('markers').value:
+        if (self.get_parameter('markers').value
+                and now - self._last_markers >= 1.0 / self.get_parameter('marker_rate').value):
+            self._last_markers = now
             self.pub_markers.publish(self._markers(out, stamp, world))
 
     def _body_of(self, joint):

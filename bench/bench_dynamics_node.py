@@ -1,0 +1,183 @@
+"""
+The dynamics node under load: 1 kHz joint states on the Panda, torques + all twists + Jacobians.
+
+Starts ``dynamics_node`` as its own process (full inverse dynamics, twists of every link,
+wrenches of two joints) on a private localhost ROS domain, publishes ``joint_states`` at
+``--rate`` Hz from a thread for ``--duration`` seconds while the main thread receives the
+torques and calls ``~/get_jacobian`` at ``--jacobian-rate`` Hz, then prints:
+
+* achieved output rate (torque messages per second) and dropped inputs;
+* the node's own compute time per cycle, p50/p99/max (from ``/diagnostics``);
+* end-to-end latency joint_states -> joint_torques (the torque message carries the state's
+  stamp), p50/p99;
+* Jacobian service round trips, p50/p99.
+
+Usage: ``python bench/bench_dynamics_node.py [--rate 1000] [--duration 10] [--json]``.
+Targets (issue 5): rate >= 995 Hz, compute p99 <= 250 us on the 2-core machine.
+"""
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, '..', 'test'))
+
+
+def publish(rate, duration):
+    """Publish Panda joint states at ``rate`` Hz for ``duration`` s (its own process)."""
+    import rclpy
+    from conftest import erd_path
+    from rclpy.qos import qos_profile_sensor_data
+    from sensor_msgs.msg import JointState
+
+    import liemb_ros as lm
+    model = lm.load_urdf(erd_path('panda'))
+    rng = np.random.default_rng(0)
+    msgs = [JointState(name=list(model.joint_names),
+                       position=model.random_configuration(rng).tolist(),
+                       velocity=rng.normal(size=model.nv).tolist()) for _ in range(100)]
+    rclpy.init()
+    node = rclpy.create_node('liemb_bench_publisher')
+    pub = node.create_publisher(JointState, '/joint_states', qos_profile_sensor_data)
+    while pub.get_subscription_count() == 0:
+        time.sleep(0.05)
+    period = 1.0 / rate
+    t_next = time.perf_counter()
+    end = t_next + duration
+    k = 0
+    while t_next < end:
+        msg = msgs[k % len(msgs)]
+        now = time.time()
+        msg.header.stamp.sec = int(now)
+        msg.header.stamp.nanosec = int((now - int(now)) * 1e9)
+        pub.publish(msg)
+        k += 1
+        t_next += period
+        pause = t_next - time.perf_counter()
+        if pause > 2e-4:
+            time.sleep(pause - 1.5e-4)
+        while time.perf_counter() < t_next:
+            pass
+    node.destroy_node()
+    rclpy.shutdown()
+
+
+def main(argv=None):
+    """Run the benchmark; return the figures as a dict."""
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--rate', type=float, default=1000.0)
+    ap.add_argument('--duration', type=float, default=10.0)
+    ap.add_argument('--jacobian-rate', type=float, default=50.0)
+    ap.add_argument('--json', action='store_true')
+    ap.add_argument('--publisher', action='store_true', help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.publisher:
+        return publish(args.rate, args.duration)
+    domain = random.randint(1, 101)
+    os.environ.update(ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
+    import rclpy
+    from conftest import erd_path
+    from diagnostic_msgs.msg import DiagnosticArray
+    from liemb_interfaces.srv import GetJacobian
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from sensor_msgs.msg import JointState
+
+    import liemb_ros as lm
+    path = erd_path('panda')
+    model = lm.load_urdf(path)
+    links = '[' + ', '.join(model.link_names) + ']'
+    argv_node = [sys.executable, '-m', 'liemb_ros.ros.dynamics_node', '--ros-args',
+                 '-p', f'urdf_path:={path}', '-p', 'mode:=inverse_dynamics',
+                 '-p', f'twist_links:={links}',
+                 '-p', 'wrench_joints:=[panda_joint1, panda_joint2]',
+                 '-p', 'diagnostics_period:=0.5']
+    log = open(os.path.join(os.environ.get('TMPDIR', '/tmp'), 'bench_dynamics_node.log'), 'w')
+    proc = subprocess.Popen(argv_node, stdout=log, stderr=subprocess.STDOUT)
+    rclpy.init()
+    node = rclpy.create_node('liemb_bench')
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    reliable = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+    latency, diag = [], {}
+
+    def on_torque(msg):
+        sent = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        latency.append(time.time() - sent)
+
+    def on_diag(msg):
+        for st in msg.status:
+            if st.name.startswith('liemb_dynamics'):
+                diag.update({kv.key: kv.value for kv in st.values})
+    node.create_subscription(JointState, '/liemb_dynamics/joint_torques', on_torque, reliable)
+    node.create_subscription(DiagnosticArray, '/diagnostics', on_diag, reliable)
+    client = node.create_client(GetJacobian, '/liemb_dynamics/get_jacobian')
+    deadline = time.monotonic() + 120
+    while not client.service_is_ready():
+        executor.spin_once(timeout_sec=0.05)
+        if time.monotonic() > deadline or proc.poll() is not None:
+            raise SystemExit('the dynamics node did not come up; see ' + log.name)
+    pub_proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), '--publisher',
+                                 '--rate', str(args.rate),
+                                 '--duration', str(args.duration + 4.0)])
+    # warm-up (numba caches, DDS discovery), then measure
+    t_warm = time.monotonic() + 3.0
+    while time.monotonic() < t_warm:
+        executor.spin_once(timeout_sec=0.01)
+    latency.clear()
+    jac_rtt = []
+    t0 = time.monotonic()
+    t_jac = t0
+    while time.monotonic() - t0 < args.duration:
+        if time.monotonic() >= t_jac:
+            t_jac += 1.0 / args.jacobian_rate
+            start = time.perf_counter()
+            future = client.call_async(GetJacobian.Request(link='panda_hand',
+                                                           representation='hybrid'))
+            while not future.done():
+                executor.spin_once(timeout_sec=0.001)
+            jac_rtt.append(time.perf_counter() - start)
+        executor.spin_once(timeout_sec=0.001)
+    elapsed = time.monotonic() - t0
+    received = len(latency)
+    pub_proc.wait(timeout=30)
+    t_d = time.monotonic() + 1.5
+    while time.monotonic() < t_d:
+        executor.spin_once(timeout_sec=0.05)
+    proc.send_signal(2)
+    proc.wait(timeout=10)
+    node.destroy_node()
+    rclpy.shutdown()
+    lat = np.array(latency) * 1e6
+    rtt = np.array(jac_rtt) * 1e6
+    out = {
+        'input_rate_hz': args.rate, 'output_rate_hz': received / elapsed,
+        'compute_p50_us': float(diag.get('compute_p50_us', 'nan')),
+        'compute_p99_us': float(diag.get('compute_p99_us', 'nan')),
+        'compute_max_us': float(diag.get('compute_max_us', 'nan')),
+        'dropped': int(diag.get('dropped', -1)),
+        'latency_p50_us': float(np.percentile(lat, 50)) if lat.size else float('nan'),
+        'latency_p99_us': float(np.percentile(lat, 99)) if lat.size else float('nan'),
+        'jacobian_rtt_p50_us': float(np.percentile(rtt, 50)) if rtt.size else float('nan'),
+        'jacobian_rtt_p99_us': float(np.percentile(rtt, 99)) if rtt.size else float('nan'),
+        'twist_links': len(model.link_names), 'duration_s': elapsed,
+    }
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print(f"dynamics node on the Panda ({model.nv} joints, torques + {len(model.link_names)}"
+              f" twists + 2 wrenches per state, Jacobian service at {args.jacobian_rate:g} Hz)")
+        for k, v in out.items():
+            print(f'  {k:<22} {v:10.1f}' if isinstance(v, float) else f'  {k:<22} {v:>10}')
+    return out
+
+
+if __name__ == '__main__':
+    main()
