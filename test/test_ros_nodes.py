@@ -281,7 +281,7 @@ def _rss_kib(pid):
 
 @pytest.mark.soak
 def test_soak_dynamics_node_ten_minutes_at_1khz(graph, rng):
-    """10 minutes of 1 kHz joint states: the node stays up and its memory does not grow."""
+    """10 minutes (LIEMB_SOAK_SECONDS) of 1 kHz joint states: no crash, no memory growth."""
     import gc
     path = erd_path('panda')
     model = lm.load_urdf(path)
@@ -295,7 +295,7 @@ def test_soak_dynamics_node_ten_minutes_at_1khz(graph, rng):
     graph.spin_until(lambda: pub.get_subscription_count() > 0)
     pid = graph.procs[0][2].pid
     rss, t0, k = [], time.monotonic(), 0
-    while time.monotonic() - t0 < 600.0:
+    while time.monotonic() - t0 < float(os.environ.get('LIEMB_SOAK_SECONDS', '600')):
         pub.publish(msgs[k % len(msgs)])
         k += 1
         graph.executor.spin_once(timeout_sec=0.0005)
