@@ -157,7 +157,7 @@ class System:
         return jid
 
     def spring(self, i, a_i, j, a_j, stiffness, rest_length=0.0, damping=0.0):
-        """Add a linear spring (and damper) between point ``a_i`` of i and ``a_j`` of j."""
+        """Connect point ``a_i`` of body i and ``a_j`` of body j by a linear spring-damper."""
         self._springs.append((self._idx(i), self._idx(j), np.asarray(a_i, float),
                               np.asarray(a_j, float), float(stiffness), float(rest_length),
                               float(damping)))
@@ -319,7 +319,7 @@ class System:
         return e
 
     def energy(self, y):
-        """Return the total mechanical energy (kinetic + potential)."""
+        """Return the sum of kinetic and potential energy."""
         return self.kinetic_energy(y) + self.potential_energy(y)
 
     # -- projection --------------------------------------------------------------------------
