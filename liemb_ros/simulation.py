@@ -20,8 +20,11 @@ applied joint torques and viscous joint damping, in one of two sets of coordinat
     reported.
 
 The work done by the applied torques and the damping, ``W = ∫ q̇ᵀ(τ - D q̇) dt``, is
-integrated with the state by the same scheme, so ``energy_balance_error = E - E0 - W``
-measures the integration error alone (zero up to the scheme's order).  A state that
+integrated with the state by the same scheme in joint coordinates, so
+``energy_balance_error = E - E0 - W`` measures the integration error alone (zero up to
+the scheme's order).  In absolute coordinates the damping torque ``-D q̇`` is evaluated
+at the start of each step (held over the step, first order) and ``W`` by the trapezoidal
+rule; use them for the constraint-violation study, joint coordinates for accuracy.  A state that
 becomes non-finite, or an energy balance that is off by more than ``max_energy_error``
 (relative), stops the simulation with :class:`SimulationError` and leaves the last good
 state in place.
@@ -34,7 +37,7 @@ from .dynamics import forward_dynamics, mass_matrix
 from .integrators import TABLEAUS, SE3, IntegrationError, Product, Stepper, Vector
 from .kinematics import body_poses
 
-COORDINATES = ('joint',)
+COORDINATES = ('joint', 'absolute')
 UPDATES = ('se3', 'so3r3', 'tailored')
 
 
@@ -170,7 +173,8 @@ class Simulator:
             C = None
         self._base0 = C
         self._tau = np.zeros(model.nq)
-        self._backend = _JointCoordinates(self)
+        self._backend = (_JointCoordinates(self) if coordinates == 'joint'
+                         else _AbsoluteCoordinates(self))
         self.reset()
 
     # -- state ------------------------------------------------------------------------------
@@ -347,3 +351,83 @@ class _JointCoordinates:
 
     def extra_diagnostics(self):
         return {}
+
+
+class _AbsoluteCoordinates:
+    """
+    Bodies on SE(3) / SO(3)xR3 with joint constraints (:func:`liemb_ros.mbs.from_model`).
+
+    ``update='tailored'``: SE(3) for bodies jointed to the ground (their lower pair is
+    then kept exactly, seed 000 Corollary 1), SO(3)xR3 for all others (seed 001).
+    """
+
+    def __init__(self, sim):
+        from .mbs import from_model
+        self.sim = sim
+        m = self.model = sim.model
+        nsys = m.nb + (1 if m.floating else 0)
+        if sim.update == 'tailored':
+            grounded = ([False] if m.floating else []) + [
+                (not m.floating) and m.parent[b] < 0 for b in range(m.nb)]
+            self.updates = ['se3' if g else 'so3r3' for g in grounded]
+        else:
+            self.updates = [sim.update] * nsys
+        self._from_model = from_model
+        q0 = sim._q0
+        self.sysm, self.y = from_model(m, q0, sim._qd0, base_pose=sim._base0,
+                                       update=self.updates)
+        self.stepper = Stepper(self.sysm.space, self.sysm.rhs, TABLEAUS[sim.integrator])
+        self.work = 0.0
+        self._joint = None
+        self._q_last = np.array(q0, dtype=float)
+
+    def set_state(self, q, qd, base):
+        self.sysm, self.y = self._from_model(self.model, q, qd, base_pose=base,
+                                             update=self.updates)
+        self.stepper = Stepper(self.sysm.space, self.sysm.rhs, TABLEAUS[self.sim.integrator])
+        self.work = 0.0
+        self._joint = None
+        self._q_last = np.array(q, dtype=float)
+
+    def _joints(self):
+        from .mbs import joint_state
+        if self._joint is None:
+            # revolute angles continue from the last step's (no 2 pi jumps)
+            self._joint = joint_state(self.sysm, self.y, q_ref=self._q_last)
+            self._q_last = self._joint[0]
+        return self._joint
+
+    def get_state(self):
+        st = self._joints()
+        base = st[3] if self.model.floating else None
+        return st[0].copy(), st[1].copy(), base, self.work
+
+    def save(self):
+        return self.y.copy(), self.work, self._joint, self._q_last
+
+    def restore(self, saved):
+        self.y, self.work, self._joint, self._q_last = saved
+
+    def _power(self):
+        qd = self._joints()[1][self.model.nv - self.model.nq:]
+        tau = self.sim._tau - self.sim.damping * qd
+        return tau, float(qd @ tau)
+
+    def advance(self, t, h):
+        from .integrators import IntegrationError
+        tau, p0 = self._power()
+        self.sysm.set_torques(tau)
+        try:
+            self.y = self.stepper.step(t, self.y, h)
+        except IntegrationError as exc:
+            raise ValueError(str(exc)) from None
+        self._joint = None
+        if not np.all(np.isfinite(self.y)):
+            return
+        qd = self._joints()[1][self.model.nv - self.model.nq:]
+        self.work += 0.5 * h * (p0 + float(qd @ tau))
+
+    def extra_diagnostics(self):
+        return {'constraint_violation': self._joints()[2][:, 0],
+                'orientation_violation': self._joints()[2][:, 1],
+                'constraint_names': [n for n, _, _ in self.sysm.joint_violations(self.y)]}
