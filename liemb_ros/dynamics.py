@@ -49,6 +49,8 @@ articulated-body algorithm in body-fixed form.
 Every function accepts ``q`` of shape ``(nq,)`` or ``(B, nq)`` and ``qd``, ``qdd``,
 ``tau`` of shape ``(nv,)`` or ``(B, nv)``; batched input gives a leading batch axis.
 """
+import weakref
+
 import numpy as np
 from numba import njit
 
@@ -161,6 +163,71 @@ def _congruence(K, M, T, out):
             for k in range(6):
                 s += K[k, r] * T[k, c]
             out[r, c] = s
+
+
+@njit(cache=True)
+def _rigid_inertia_to(C, M, rotate_only, out):
+    """
+    Move a rigid-body inertia ``M = [[Θ, h~], [-h~, m I]]`` (body frame, ``h = m c``) by ``C``.
+
+    ``out = Ad_C^-T M Ad_C^-1`` (seed 002 (34)), the spatial inertia at the world origin,
+    or with ``rotate_only`` ``Ad_R M Ad_Rᵀ`` (76a), the hybrid one at the body origin:
+    ``Θ' = R Θ Rᵀ - (h_o~ r~ + r~ h_o~ + m r~²)``, ``h' = h_o + m r``, ``h_o = R h``
+    (parallel axes without dividing by ``m``); 60 products instead of a 6x6 congruence.
+    """
+    m = M[3, 3]
+    h0 = M[2, 4]
+    h1 = M[0, 5]
+    h2 = M[1, 3]
+    for i in range(3):   # out[:3, :3] = R Θ Rᵀ (first T = R Θ into out[3:, :3] as scratch)
+        for j in range(3):
+            out[3 + i, j] = C[i, 0] * M[0, j] + C[i, 1] * M[1, j] + C[i, 2] * M[2, j]
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = (out[3 + i, 0] * C[j, 0] + out[3 + i, 1] * C[j, 1]
+                         + out[3 + i, 2] * C[j, 2])
+    a0 = C[0, 0] * h0 + C[0, 1] * h1 + C[0, 2] * h2
+    a1 = C[1, 0] * h0 + C[1, 1] * h1 + C[1, 2] * h2
+    a2 = C[2, 0] * h0 + C[2, 1] * h1 + C[2, 2] * h2
+    if not rotate_only:
+        r0 = C[0, 3]
+        r1 = C[1, 3]
+        r2 = C[2, 3]
+        # h_o~ r~ + r~ h_o~ = h_o rᵀ + r h_oᵀ - 2 (h_o·r) I;  r~² = r rᵀ - |r|² I
+        hr = a0 * r0 + a1 * r1 + a2 * r2
+        rr = r0 * r0 + r1 * r1 + r2 * r2
+        out[0, 0] -= 2.0 * a0 * r0 - 2.0 * hr + m * (r0 * r0 - rr)
+        out[1, 1] -= 2.0 * a1 * r1 - 2.0 * hr + m * (r1 * r1 - rr)
+        out[2, 2] -= 2.0 * a2 * r2 - 2.0 * hr + m * (r2 * r2 - rr)
+        x = a0 * r1 + r0 * a1 + m * r0 * r1
+        out[0, 1] -= x
+        out[1, 0] -= x
+        x = a0 * r2 + r0 * a2 + m * r0 * r2
+        out[0, 2] -= x
+        out[2, 0] -= x
+        x = a1 * r2 + r1 * a2 + m * r1 * r2
+        out[1, 2] -= x
+        out[2, 1] -= x
+        a0 += m * r0
+        a1 += m * r1
+        a2 += m * r2
+    for i in range(3):
+        for j in range(3):
+            out[i + 3, j + 3] = m if i == j else 0.0
+            out[i + 3, j] = 0.0
+            out[i, j + 3] = 0.0
+    out[0, 4] = -a2
+    out[0, 5] = a1
+    out[1, 3] = a2
+    out[1, 5] = -a0
+    out[2, 3] = -a1
+    out[2, 4] = a0
+    out[4, 0] = -a2
+    out[5, 0] = a1
+    out[3, 1] = a2
+    out[5, 1] = -a0
+    out[3, 2] = -a1
+    out[4, 2] = a0
 
 
 @njit(cache=True)
@@ -285,8 +352,6 @@ def _rnea_spatial(dyn, q, qd, qdd, base, fb, grav, tau):
     W = np.empty((nb + 1, 6))
     Js = np.empty((nb, 6))
     G = np.empty((4, 4))
-    K = np.empty((6, 6))
-    T = np.empty((6, 6))
     Ms = np.empty((6, 6))
     h = np.empty(6)
     t = np.empty(6)
@@ -312,8 +377,7 @@ def _rnea_spatial(dyn, q, qd, qdd, base, fb, grav, tau):
         for r in range(6):
             A[s, r] = A[p, r] + Js[i, r] * acc + t[r]
     for s in range(nb + 1):
-        _Ad_inv_matrix(C[s], K)
-        _congruence(K, base_inertia if s == 0 else inertia[s - 1], T, Ms)
+        _rigid_inertia_to(C[s], base_inertia if s == 0 else inertia[s - 1], False, Ms)
         _mat6_vec(Ms, V[s], h)
         adT_apply_into(V[s], h, t)
         _mat6_vec(Ms, A[s], h)
@@ -356,8 +420,6 @@ def _rnea_hybrid(dyn, q, qd, qdd, base, fb, grav, tau):
     W = np.empty((nb + 1, 6))
     Z = np.empty((nb, 6))
     G = np.empty((4, 4))
-    K = np.zeros((6, 6))
-    T = np.empty((6, 6))
     Mh = np.empty((6, 6))
     h = np.empty(6)
     t = np.empty(6)
@@ -402,12 +464,7 @@ def _rnea_hybrid(dyn, q, qd, qdd, base, fb, grav, tau):
         _cross_add(V[s, :3], h[:3], A[s], 0, 1.0)
         _cross_add(V[s, :3], h[3:], A[s], 3, 1.0)
     for s in range(nb + 1):
-        # M^h = Ad_R M Ad_Rᵀ (76a): congruence with K = Ad_Rᵀ = diag(Rᵀ, Rᵀ)
-        for r in range(3):
-            for k in range(3):
-                K[r, k] = C[s, k, r]
-                K[r + 3, k + 3] = C[s, k, r]
-        _congruence(K, base_inertia if s == 0 else inertia[s - 1], T, Mh)
+        _rigid_inertia_to(C[s], base_inertia if s == 0 else inertia[s - 1], True, Mh)  # (76a)
         for r in range(3):
             t[r] = V[s, r]
             t[3 + r] = 0.0
@@ -525,8 +582,6 @@ def _spatial_columns(dyn, q, qd, base, C, Js, Vs, Ms):
     parent, X, _, q_index, q_mult, _, nbase, inertia, base_inertia, _ = dyn
     nb = parent.shape[0]
     G = np.empty((4, 4))
-    K = np.empty((6, 6))
-    T = np.empty((6, 6))
     e = np.zeros(6)
     C[0] = base
     for r in range(6):
@@ -548,12 +603,11 @@ def _spatial_columns(dyn, q, qd, base, C, Js, Vs, Ms):
         for r in range(6):
             Vs[s, r] = Vs[p, r] + Js[col, r] * rate
     for s in range(nb + 1):
-        _Ad_inv_matrix(C[s], K)
-        _congruence(K, base_inertia if s == 0 else inertia[s - 1], T, Ms[s])
+        _rigid_inertia_to(C[s], base_inertia if s == 0 else inertia[s - 1], False, Ms[s])
 
 
 @njit(cache=True)
-def _crba(dyn, q, qd, base, out, dot):
+def _crba(dyn, q, qd, base, out, dot, work):
     """
     Mass matrix (``dot`` False) or its time derivative ``Ṁ`` along ``qd`` (``dot`` True).
 
@@ -572,16 +626,9 @@ def _crba(dyn, q, qd, base, out, dot):
     if not _finite(base):
         return BAD_BASE
     nb = parent.shape[0]
-    ncol = nbase + nb
-    C = np.empty((nb + 1, 4, 4))
-    Js = np.empty((ncol, 6))
-    Jd = np.zeros((ncol, 6))
-    Vs = np.empty((nb + 1, 6))
-    Ic = np.empty((nb + 1, 6, 6))
-    Dc = np.zeros((nb + 1, 6, 6))
+    C, Js, Jd, Vs, Ic, Dc, adV, F, H = work
     _spatial_columns(dyn, q, qd, base, C, Js, Vs, Ic)
     if dot:
-        adV = np.empty((6, 6))
         for k in range(nbase):
             ad_apply_into(Vs[0], Js[k], Jd[k])
         for i in range(nb):
@@ -599,10 +646,11 @@ def _crba(dyn, q, qd, base, out, dot):
         for r in range(6):
             for c in range(6):
                 Ic[p, r, c] += Ic[s, r, c]
-                Dc[p, r, c] += Dc[s, r, c]
+        if dot:
+            for r in range(6):
+                for c in range(6):
+                    Dc[p, r, c] += Dc[s, r, c]
     out[:, :] = 0.0
-    F = np.empty(6)
-    H = np.empty(6)
     for n in range(nb + 1):
         # columns b owned by node n: the base columns at n = 0, body n - 1's otherwise
         b0 = 0 if n == 0 else nbase + n - 1
@@ -637,10 +685,19 @@ def _crba(dyn, q, qd, base, out, dot):
 
 
 @njit(cache=True)
+def _crba_work(dyn):
+    nb = dyn[0].shape[0]
+    ncol = dyn[6] + nb
+    return (np.empty((nb + 1, 4, 4)), np.empty((ncol, 6)), np.empty((ncol, 6)),
+            np.empty((nb + 1, 6)), np.empty((nb + 1, 6, 6)), np.empty((nb + 1, 6, 6)),
+            np.empty((6, 6)), np.empty(6), np.empty(6))
+
+
+@njit(cache=True)
 def _crba_entry(dyn, q, qd, base, dot):
     n = q.shape[0] + dyn[6]
     out = np.empty((n, n))
-    st = _crba(dyn, q, qd, base, out, dot)
+    st = _crba(dyn, q, qd, base, out, dot, _crba_work(dyn))
     if st != OK:
         _raise(st)
     return out
@@ -650,8 +707,9 @@ def _crba_entry(dyn, q, qd, base, dot):
 def _crba_batch(dyn, Q, QD, base, dot):
     n = Q.shape[1] + dyn[6]
     out = np.empty((Q.shape[0], n, n))
+    work = _crba_work(dyn)
     for k in range(Q.shape[0]):
-        st = _crba(dyn, Q[k], QD[k], base[k], out[k], dot)
+        st = _crba(dyn, Q[k], QD[k], base[k], out[k], dot, work)
         if st != OK:
             _raise(st)
     return out
@@ -1044,9 +1102,15 @@ def gravity_torques(model, q, base_pose=None):
     For a floating base the first six entries are the base wrench that holds the robot
     against gravity (base frame).  Equals ``∂U/∂q`` of the potential energy.
     """
-    q, _ = _as_batch(model, q, model.nq, 'q')
-    z = np.zeros(q.shape[:-1] + (model.nv,))
-    return inverse_dynamics(model, q, z, z, base_pose=base_pose)
+    q, batched = _as_batch(model, q, model.nq, 'q')
+    if not batched:
+        z = np.zeros(model.nv)
+        return _id_entry(_dyn(model), q, z, z,
+                         _EYE4 if base_pose is None else _base(model, base_pose, None),
+                         _NO_FEXT, _lk(model), 0, 1.0)
+    z = np.zeros((q.shape[0], model.nv))
+    return _id_batch(_dyn(model), q, z, z, _base(model, base_pose, q.shape[0]),
+                     _fext(model, None, q.shape[0]), _lk(model), 0, 1.0)
 
 
 def joint_wrenches(model, q, qd, qdd, f_ext=None, base_pose=None, per_body=False):
@@ -1075,8 +1139,14 @@ def joint_wrenches(model, q, qd, qdd, f_ext=None, base_pose=None, per_body=False
     return W[..., _owner_bodies(model), :]
 
 
+_OWNERS = weakref.WeakKeyDictionary()
+
+
 def _owner_bodies(model):
     """Index of the body whose 1-DOF joint owns each coordinate (its first, unscaled body)."""
+    owner = _OWNERS.get(model)
+    if owner is not None:
+        return owner
     owner = np.full(model.nq, -1)
     for b in range(model.nb):
         k = model.q_index[b]
@@ -1085,6 +1155,7 @@ def _owner_bodies(model):
     for b in range(model.nb):
         if owner[model.q_index[b]] < 0:
             owner[model.q_index[b]] = b
+    _OWNERS[model] = owner
     return owner
 
 
