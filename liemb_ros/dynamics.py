@@ -1245,6 +1245,31 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, base_pose=None, method='aba'
     return qdd
 
 
+def forward_dynamics_function(model):
+    """
+    Return ``fd(q, qd, tau, base_pose=None) -> qdd`` bound to ``model``, for inner loops.
+
+    The same ABA kernel as :func:`forward_dynamics` without its per-call shape checks and
+    argument packing (what a simulator's right-hand side calls thousands of times per
+    second): ``q`` (nq,), ``qd`` and ``tau`` (nv,) must be float64 arrays of those shapes,
+    ``base_pose`` a (4, 4) float64 pose or None.  NaN/inf input and a singular
+    articulated inertia still raise ValueError (checked inside the kernel).  Models whose
+    bodies share coordinates (coupled mimic joints) get :func:`forward_dynamics` itself.
+    """
+    if _shared_coordinates(model):
+        return lambda q, qd, tau, base_pose=None: forward_dynamics(model, q, qd, tau,
+                                                                   base_pose=base_pose)
+    dyn, lk = _dyn(model), _lk(model)
+
+    def fd(q, qd, tau, base_pose=None):
+        qdd, st = _aba_entry(dyn, q, qd, tau, _EYE4 if base_pose is None else base_pose,
+                             _NO_FEXT, lk)
+        if st != OK:
+            raise _singular(model, st)
+        return qdd
+    return fd
+
+
 def _fd_cholesky(model, q, qd, tau, f_ext, base_pose, B):
     if not np.all(np.isfinite(tau)):
         raise ValueError('tau contains NaN or inf')

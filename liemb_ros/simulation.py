@@ -33,7 +33,7 @@ import time
 
 import numpy as np
 
-from .dynamics import forward_dynamics, mass_matrix
+from .dynamics import forward_dynamics_function, mass_matrix
 from .integrators import TABLEAUS, SE3, IntegrationError, Product, Stepper, Vector
 from .kinematics import body_poses
 
@@ -201,10 +201,11 @@ class Simulator:
         :class:`SimulationError` on divergence (the state is left at the last good step).
         """
         start = time.perf_counter()
+        held = None if callable(tau) else (
+            np.zeros(self.model.nq) if tau is None else _vector(tau, self.model.nq, 'tau'))
         for _ in range(int(n)):
-            u = tau(self.t) if callable(tau) else tau
-            self._tau = (np.zeros(self.model.nq) if u is None
-                         else _vector(u, self.model.nq, 'tau'))
+            self._tau = held if held is not None else _vector(tau(self.t), self.model.nq,
+                                                              'tau')
             saved = self._backend.save()
             try:
                 self._backend.advance(self.t, self.dt)
@@ -302,25 +303,29 @@ class _JointCoordinates:
         self.stepper = Stepper(self.space, self._f, TABLEAUS[sim.integrator])
         self.y = np.zeros(self.space.size)
         self._tau = np.zeros(m.nv)
-        self._out = np.zeros(self.space.dim)
+        self._fd = forward_dynamics_function(m)
+        self._a = a = 6 if m.floating else 0
+        o, nq, nv = self.o, m.nq, m.nv
+        self._sq, self._sv = slice(o, o + nq), slice(o + nq, o + nq + nv)
+        self._oq, self._ov = slice(a, a + nq), slice(a + nq, a + nq + nv)
+        self._tau_joints = self._tau[self.nb6:]
+        self._tmp = np.empty(nq)
+        self._out_template = np.zeros(self.space.dim)
 
     def _f(self, t, y):
-        o, nq, nv, nb6 = self.o, self.nq, self.nv, self.nb6
-        q = y[o:o + nq]
-        v = y[o + nq:o + nq + nv]
-        qd = v[nb6:]
-        tau = self._tau
-        tau[nb6:] = self.sim._tau - self.sim.damping * qd
-        base = y[:16].reshape(4, 4) if o else None
-        vdot = forward_dynamics(self.model, q, v, tau, base_pose=base)
-        out = np.empty(self.space.dim)
-        a = 0
-        if o:
+        q = y[self._sq]
+        v = y[self._sv]
+        qd = v[self.nb6:]
+        np.multiply(self.sim.damping, qd, out=self._tmp)
+        np.subtract(self.sim._tau, self._tmp, out=self._tau_joints)
+        vdot = self._fd(q, v, self._tau, y[:16].reshape(4, 4) if self.o else None)
+        out = self._out_template.copy()
+        a = self._a
+        if a:
             out[:6] = v[:6]
-            a = 6
-        out[a:a + nq] = qd
-        out[a + nq:a + nq + nv] = vdot
-        out[a + nq + nv] = qd @ tau[nb6:]
+        out[self._oq] = qd
+        out[self._ov] = vdot
+        out[-1] = qd @ self._tau_joints
         return out
 
     def set_state(self, q, qd, base):

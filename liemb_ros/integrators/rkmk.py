@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from .spaces import exp_mul_kernel
+from .spaces import VECTOR, exp_mul_kernel
 from .tableaus import RK4
 
 
@@ -72,6 +72,9 @@ class Stepper:
         self._psi = np.zeros(space.dim)
         self._ystage = np.empty(space.size)
         self._nonzero = [np.nonzero(tableau.a[j, :j])[0] for j in range(tableau.stages)]
+        self._weights = [tableau.a[j, self._nonzero[j]] for j in range(tableau.stages)]
+        # a vector space needs neither exp nor dexp^-1: y exp(psi) = y + psi, dexp^-1 = I
+        self._flat = bool(np.all(space.kinds == VECTOR))
         self.n_f = 0
 
     def _stages(self, t, y, h):
@@ -84,8 +87,15 @@ class Stepper:
             if nz.size == 0:
                 K[j] = self.f(t + tab.c[j] * h, y)
                 continue
-            psi = np.dot(h * tab.a[j, nz], K[nz], out=self._psi)
+            if nz.size == 1:  # e.g. every stage of classical RK4: no gather, no temporary
+                psi = np.multiply(K[nz[0]], h * self._weights[j][0], out=self._psi)
+            else:
+                psi = np.dot(h * self._weights[j], K[nz], out=self._psi)
             yj = self._ystage
+            if self._flat:
+                np.add(y, psi, out=yj)
+                K[j] = self.f(t + tab.c[j] * h, yj)
+                continue
             biggest = max(biggest, _exp_mul_angle(space, y, psi, yj))
             v = self.f(t + tab.c[j] * h, yj)
             space.dexpinv_neg(psi, v, out=K[j])
@@ -94,6 +104,8 @@ class Stepper:
 
     def _finish(self, y, h, weights, biggest):
         phi = h * (weights @ self.K)
+        if self._flat:
+            return y + phi, biggest
         y1 = np.empty(self.space.size)
         biggest = max(biggest, _exp_mul_angle(self.space, y, phi, y1))
         return y1, biggest
