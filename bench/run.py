@@ -1,0 +1,449 @@
+"""
+Benchmark liemb_ros beside Pinocchio and Modern Robotics in one process and one run (issue 6).
+
+Run: ``python bench/run.py [--smoke] [--json PATH|-] [--out DIR]``.
+
+* Single call: UR5, Panda, solo12 and talos_reduced (floating bases as free flyers) on the
+  same random states; link pose of a tip, all link poses, the Jacobian and J̇ in each
+  representation, inverse dynamics, mass matrix, forward dynamics and ∂τ/∂q.  Before any
+  timing every peer's result is mapped into our conventions and compared with ours
+  (``max|ours - peer| / max(1, max|peer|) <= --tol``); the JSON records each error.  Time:
+  median over chunks of a loop of calls (``time.perf_counter_ns``), ours and Pinocchio
+  interleaved chunk by chunk so that load from other processes hits both alike, after a
+  warm-up that includes numba's compilation.  Modern Robotics (pure Python; fixed-base
+  serial chains only: UR5 and the 7-joint Panda arm) gets a time budget per row instead of
+  the full call count.
+* Batch: ``--batch`` states through our batched call vs a Python loop over Pinocchio.
+* Scaling: random chains (``random_model``) of 5 … 200 bodies; inverse dynamics, forward
+  dynamics and mass matrix; the exponent of a least-squares line on log-log axes.
+* Start-up: ``import liemb_ros`` to the first inverse-dynamics result in a fresh subprocess
+  with the warm numba cache and with a fresh empty ``NUMBA_CACHE_DIR`` (cold).
+
+Prints the tables, writes bar/scaling charts (PNG) to ``--out`` (``out/bench``) and, with
+``--json``, every number.  ``--smoke`` runs a few hundred calls on two robots with tiny
+batches and skips the cold start (CI runs it through test/test_bench.py).
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import _peers  # noqa: E402
+import liemb_ros as lm  # noqa: E402
+from liemb_ros.model.synthetic import random_model  # noqa: E402
+
+ROOT = os.path.dirname(HERE)
+SCALING_ALGOS = ('inverse_dynamics', 'forward_dynamics', 'mass_matrix')
+TARGET_RATIO = 3.0
+TARGET_EXPONENT = 1.1
+TARGET_WARM_S = 2.0
+
+FULL = {'robots': list(_peers.ROBOTS), 'calls': 10000, 'chunk': 50, 'batch': 10000,
+        'checks': 3, 'mr_budget_s': 0.3, 'scaling_n': [5, 10, 20, 50, 100, 200],
+        'scaling_calls': 2000, 'cold': True}
+SMOKE = {'robots': ['panda', 'solo12'], 'calls': 300, 'chunk': 20, 'batch': 16, 'checks': 2,
+         'mr_budget_s': 0.02, 'scaling_n': [5, 20, 50], 'scaling_calls': 100, 'cold': False}
+
+
+# --------------------------------------------------------------------------- timing
+def _chunk_ns(fn, chunk):
+    t0 = time.perf_counter_ns()
+    for _ in range(chunk):
+        fn()
+    return (time.perf_counter_ns() - t0) / chunk
+
+
+def time_interleaved(groups, calls, chunk, warm=100):
+    """
+    Median time per call in µs of each group of callables (one callable per state).
+
+    Chunks of ``chunk`` calls of one state, groups interleaved chunk by chunk, states in
+    turn; ``calls`` calls per group after ``warm`` warm-up calls per callable.
+    """
+    for fns in groups:
+        for fn in fns:
+            for _ in range(warm):
+                fn()
+    per = [[] for _ in groups]
+    for j in range(max(1, calls // chunk)):
+        for g, fns in enumerate(groups):
+            per[g].append(_chunk_ns(fns[j % len(fns)], chunk))
+    return [statistics.median(p) / 1e3 for p in per]
+
+
+def _noop():
+    return None
+
+
+def time_budget(fns, calls, budget_s):
+    """Median µs per call of slow callables: as many calls as fit ``budget_s`` (≥ 5)."""
+    t0 = time.perf_counter()
+    fns[0]()
+    est = max(time.perf_counter() - t0, 1e-7)
+    n = int(min(calls, max(5, budget_s / est)))
+    times = []
+    for j in range(n):
+        times.append(_chunk_ns(fns[j % len(fns)], 1))
+    return statistics.median(times) / 1e3, n
+
+
+def scaled_error(a, b):
+    """``max|a - b| / max(1, max|b|)``: relative for large values, absolute for small."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.shape != b.shape:
+        return float('inf')
+    return float(np.max(np.abs(a - b)) / max(1.0, float(np.max(np.abs(b)))))
+
+
+# --------------------------------------------------------------------------- suites
+def bench_robot(name, algos, cfg, tol, rng, log):
+    """Check then time every algorithm on one robot; return (single rows, batch rows)."""
+    robot = _peers.Robot(name)
+    chain = None
+    if _peers.import_mr() is not None and not robot.floating:
+        chain = _peers.MRChain(robot)
+    states = robot.states(max(cfg['checks'], 8), rng)
+    batch_states = robot.stack(robot.states(cfg['batch'], rng))
+    single, batch = [], []
+    for a in algos:
+        row = {'robot': name, 'algo': a.key, 'nv': robot.model.nv, 'note': a.note}
+        errs = []
+        for s in states[:cfg['checks']]:
+            errs.append(scaled_error(*a.pin_map(robot, s, a.pin(robot, s)())))
+        row['err_pin'] = max(errs)
+        use_mr = chain is not None and a.mr is not None
+        if use_mr:
+            row['err_mr'] = max(scaled_error(*a.mr_map(robot, chain, s, a.mr(robot, chain, s)()))
+                                for s in states[:cfg['checks']])
+        row['agree'] = row['err_pin'] <= tol and (not use_mr or row['err_mr'] <= tol)
+        ours, theirs = time_interleaved(
+            [[a.ours(robot, s) for s in states], [a.pin(robot, s) for s in states]],
+            cfg['calls'], cfg['chunk'])
+        row.update(ours_us=ours, pin_us=theirs, ratio_pin=ours / theirs, calls=cfg['calls'])
+        if use_mr:
+            row['mr_us'], row['mr_calls'] = time_budget(
+                [a.mr(robot, chain, s) for s in states], cfg['calls'], cfg['mr_budget_s'])
+            row['ratio_mr'] = ours / row['mr_us']
+        else:
+            row['mr_us'] = row['ratio_mr'] = None
+        single.append(row)
+        batch.append(bench_batch(robot, a, batch_states))
+        log(f"  {name:<14} {a.key:<28} ours {ours:9.2f} us  pin {theirs:9.2f} us  "
+            f"err {row['err_pin']:.1e}")
+    return single, batch
+
+
+def bench_batch(robot, a, S, reps=3):
+    """Per-configuration µs of our batched call and of a Python loop over Pinocchio."""
+    B = S['q'].shape[0]
+    tiny = {k: (None if v is None else v[:2]) for k, v in S.items()}
+    a.ours_batch(robot, tiny)()  # compile the batch kernel
+    run = a.ours_batch(robot, S)
+    pfn = a.pin
+    pstates = [{'pq': S['pq'][k], 'pv': S['pv'][k], 'pa': S['pa'][k], 'ptau': S['ptau'][k]}
+               for k in range(B)]
+    calls = [pfn(robot, s) for s in pstates]
+
+    def loop():
+        for c in calls:
+            c()
+
+    ours, theirs = [], []
+    for _ in range(reps):
+        ours.append(_chunk_ns(run, 1) / B / 1e3)
+        theirs.append(_chunk_ns(loop, 1) / B / 1e3)
+    o, t = statistics.median(ours), statistics.median(theirs)
+    return {'robot': robot.name, 'algo': a.key, 'batch': B, 'ours_us_per_config': o,
+            'pin_loop_us_per_config': t, 'ratio_pin': o / t}
+
+
+def fit_exponent(n, t):
+    """Slope of the least-squares line through (log n, log t)."""
+    return float(np.polyfit(np.log(n), np.log(t), 1)[0])
+
+
+def bench_scaling(cfg, rng, log):
+    """Time ID, FD and CRBA on random chains; return {algo: {n, us, exponent, ...}}."""
+    out = {k: {'n': [], 'us': []} for k in SCALING_ALGOS}
+    for n in cfg['scaling_n']:
+        model = random_model(n, rng, kinds='R', branching=0.0)
+        q = model.random_configuration(rng)
+        qd, qdd = rng.standard_normal(model.nv), rng.standard_normal(model.nv)
+        tau = lm.inverse_dynamics(model, q, qd, qdd)
+        fns = {'inverse_dynamics': lambda: lm.inverse_dynamics(model, q, qd, qdd),
+               'forward_dynamics': lambda: lm.forward_dynamics(model, q, qd, tau),
+               'mass_matrix': lambda: lm.mass_matrix(model, q)}
+        times = time_interleaved([[fns[k]] for k in SCALING_ALGOS], cfg['scaling_calls'],
+                                 max(1, min(cfg['chunk'], cfg['scaling_calls'] // 10)), warm=20)
+        for k, t in zip(SCALING_ALGOS, times):
+            out[k]['n'].append(n)
+            out[k]['us'].append(t)
+        log(f'  chain of {n:3d}: ' + '  '.join(f'{k} {t:8.2f} us'
+                                               for k, t in zip(SCALING_ALGOS, times)))
+    for k, d in out.items():
+        d['exponent'] = fit_exponent(d['n'], d['us'])
+        tail = [i for i, n in enumerate(d['n']) if n >= 50]
+        d['exponent_n_ge_50'] = (fit_exponent([d['n'][i] for i in tail],
+                                              [d['us'][i] for i in tail])
+                                 if len(tail) >= 2 else None)
+    return out
+
+
+START_SCRIPT = """
+import time
+t0 = time.perf_counter()
+import liemb_ros as lm
+t1 = time.perf_counter()
+import json, sys
+import numpy as np
+m = lm.load_urdf(sys.argv[1])
+q = m.neutral()
+z = np.zeros(m.nv)
+tau = lm.inverse_dynamics(m, q, z, z)
+t2 = time.perf_counter()
+print(json.dumps({'import_s': t1 - t0, 'first_result_s': t2 - t0}))
+"""
+
+
+def start_time(cache_dir=None):
+    """Run START_SCRIPT in a fresh interpreter; return its timings and the process wall time."""
+    env = dict(os.environ)
+    if cache_dir is not None:
+        env['NUMBA_CACHE_DIR'] = cache_dir
+    urdf = os.path.join(_peers.erd_robots_dir(), _peers.ROBOTS['panda'][0])
+    t0 = time.perf_counter()
+    res = subprocess.run([sys.executable, '-c', START_SCRIPT, urdf], env=env, cwd=ROOT,
+                         capture_output=True, text=True, check=True)
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    out['process_s'] = time.perf_counter() - t0
+    return out
+
+
+def bench_start(cfg, log):
+    """Warm start (median of three after one run that fills the cache) and cold start."""
+    start_time()
+    warm = [start_time() for _ in range(3 if cfg['cold'] else 1)]
+    res = {'what': 'import liemb_ros + load_urdf(panda) + first inverse_dynamics, fresh process',
+           'warm_import_s': statistics.median(w['import_s'] for w in warm),
+           'warm_first_result_s': statistics.median(w['first_result_s'] for w in warm),
+           'warm_process_s': statistics.median(w['process_s'] for w in warm),
+           'cold_import_s': None, 'cold_first_result_s': None, 'cold_process_s': None,
+           'cold_skipped': not cfg['cold']}
+    log(f"  warm: import {res['warm_import_s']:.2f} s, first result "
+        f"{res['warm_first_result_s']:.2f} s")
+    if cfg['cold']:
+        with tempfile.TemporaryDirectory(prefix='liemb-numba-') as d:
+            cold = start_time(d)
+        res.update(cold_import_s=cold['import_s'], cold_first_result_s=cold['first_result_s'],
+                   cold_process_s=cold['process_s'])
+        log(f"  cold: import {cold['import_s']:.2f} s, first result "
+            f"{cold['first_result_s']:.2f} s")
+    return res
+
+
+# --------------------------------------------------------------------------- report
+def targets(res):
+    """Evaluate the issue-6 targets from the measured numbers."""
+    t = []
+    single = {(r['robot'], r['algo']): r for r in res['single']}
+    for algo in ('inverse_dynamics', 'jacobian body', 'jacobian spatial', 'jacobian hybrid',
+                 'jacobian mixed', 'link_pose'):
+        r = single.get(('panda', algo))
+        if r is not None:
+            t.append({'target': f'panda {algo} single call <= {TARGET_RATIO:g}x pin',
+                      'value': r['ratio_pin'], 'holds': r['ratio_pin'] <= TARGET_RATIO})
+    worst = max(res['batch'], key=lambda b: b['ratio_pin'])
+    slow = [f"{b['robot']} {b['algo']}" for b in res['batch'] if b['ratio_pin'] > 1.0]
+    t.append({'target': 'batch per config <= pin loop (every row)', 'value': worst['ratio_pin'],
+              'holds': not slow, 'failing': slow})
+    for algo in ('inverse_dynamics', 'forward_dynamics'):
+        e = res['scaling'][algo]['exponent']
+        t.append({'target': f'{algo} scaling exponent <= {TARGET_EXPONENT}', 'value': e,
+                  'holds': e <= TARGET_EXPONENT})
+    w = res['start']['warm_first_result_s']
+    t.append({'target': f'warm start to first result < {TARGET_WARM_S:g} s', 'value': w,
+              'holds': w < TARGET_WARM_S})
+    return t
+
+
+def _f(x, fmt='9.2f'):
+    return f'{"n/a":>9}' if x is None else format(x, fmt)
+
+
+def print_report(res):
+    """Print every table."""
+    print(f"\nSingle call, median µs ({res['meta']['calls']} calls; MR time-budgeted; "
+          'agreement = max scaled error vs each peer)')
+    hdr = (f"{'robot':<14} {'algorithm':<28} {'ours':>9} {'pin':>9} {'ours/pin':>9} "
+           f"{'MR':>9} {'ours/MR':>9} {'err pin':>8} {'err MR':>8}")
+    print(hdr)
+    print('-' * len(hdr))
+    for r in res['single']:
+        emr = r.get('err_mr')
+        print(f"{r['robot']:<14} {r['algo']:<28} {r['ours_us']:9.2f} {r['pin_us']:9.2f} "
+              f"{r['ratio_pin']:9.2f} {_f(r['mr_us'])} {_f(r['ratio_mr'], '9.4f')} "
+              f"{r['err_pin']:8.1e} {'n/a' if emr is None else format(emr, '8.1e'):>8}")
+    print(f"\nBatch of {res['meta']['batch']}: µs per configuration (ours batched vs a "
+          'Python loop over pin)')
+    hdr = f"{'robot':<14} {'algorithm':<28} {'ours':>9} {'pin loop':>9} {'ours/pin':>9}"
+    print(hdr)
+    print('-' * len(hdr))
+    for b in res['batch']:
+        print(f"{b['robot']:<14} {b['algo']:<28} {b['ours_us_per_config']:9.2f} "
+              f"{b['pin_loop_us_per_config']:9.2f} {b['ratio_pin']:9.2f}")
+    print('\nScaling on random chains (µs; exponent of a log-log least-squares fit)')
+    sc = res['scaling']
+    ns = sc[SCALING_ALGOS[0]]['n']
+    print(f"{'algorithm':<18} " + ' '.join(f'{n:>8d}' for n in ns)
+          + f" {'exp':>6} {'exp n>=50':>9}")
+    for k in SCALING_ALGOS:
+        tail = sc[k]['exponent_n_ge_50']
+        print(f'{k:<18} ' + ' '.join(f'{t:8.2f}' for t in sc[k]['us'])
+              + f" {sc[k]['exponent']:6.2f} {_f(tail, '9.2f')}")
+    st = res['start']
+    print(f"\nStart-up ({st['what']}): warm {st['warm_first_result_s']:.2f} s (import "
+          f"{st['warm_import_s']:.2f} s); cold (empty NUMBA_CACHE_DIR) "
+          + ('skipped' if st['cold_skipped'] else
+             f"{st['cold_first_result_s']:.2f} s (import {st['cold_import_s']:.2f} s)"))
+    print(f"\nAgreement with the peers to {res['meta']['tol']:g}: "
+          + ('all rows agree' if res['all_agree'] else 'DISAGREEMENT in ' + ', '.join(
+              f"{r['robot']} {r['algo']}" for r in res['single'] if not r['agree'])))
+    print('\nTargets')
+    for t in res['targets']:
+        print(f"  [{'ok' if t['holds'] else 'NO'}] {t['target']}: {t['value']:.3g}"
+              + (f" (failing: {', '.join(t['failing'])})" if t.get('failing') else ''))
+    print(f"\nNote: {res['meta']['note']}; the timing loop itself costs "
+          f"{res['meta']['loop_overhead_us']:.3f} µs per call (included in every time)")
+
+
+def plot(res, out_dir):
+    """Write single.png, batch.png and scaling.png; return their paths."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    os.makedirs(out_dir, exist_ok=True)
+    paths = []
+    robots = list(dict.fromkeys(r['robot'] for r in res['single']))
+    for kind, rows, cols in (
+            ('single', res['single'], (('ours_us', 'ours'), ('pin_us', 'pin'),
+                                       ('mr_us', 'Modern Robotics'))),
+            ('batch', res['batch'], (('ours_us_per_config', 'ours (batched)'),
+                                     ('pin_loop_us_per_config', 'pin (Python loop)')))):
+        fig, axes = plt.subplots(len(robots), 1, figsize=(12, 3.2 * len(robots)), squeeze=False)
+        for ax, robot in zip(axes[:, 0], robots):
+            rr = [r for r in rows if r['robot'] == robot]
+            x = np.arange(len(rr))
+            w = 0.8 / len(cols)
+            for k, (key, label) in enumerate(cols):
+                vals = [np.nan if r.get(key) is None else r[key] for r in rr]
+                ax.bar(x + (k - (len(cols) - 1) / 2) * w, vals, w, label=label)
+            ax.set_yscale('log')
+            ax.set_xticks(x, [r['algo'] for r in rr], rotation=30, ha='right', fontsize=7)
+            ax.set_ylabel('µs per call' if kind == 'single' else 'µs per config')
+            ax.set_title(f'{robot}: ' + ('single call' if kind == 'single' else
+                                         f"batch of {rr[0]['batch']}"), fontsize=9)
+            ax.legend(fontsize=7)
+        fig.tight_layout()
+        p = os.path.join(out_dir, f'{kind}.png')
+        fig.savefig(p, dpi=90)
+        plt.close(fig)
+        paths.append(p)
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    for k in SCALING_ALGOS:
+        d = res['scaling'][k]
+        ax.loglog(d['n'], d['us'], 'o-', label=f"{k} (n^{d['exponent']:.2f})")
+    ax.set_xlabel('bodies in a random chain')
+    ax.set_ylabel('µs per call')
+    ax.legend(fontsize=8)
+    ax.grid(True, which='both', alpha=0.3)
+    fig.tight_layout()
+    p = os.path.join(out_dir, 'scaling.png')
+    fig.savefig(p, dpi=90)
+    plt.close(fig)
+    paths.append(p)
+    return paths
+
+
+def _versions():
+    import numba
+    pin = _peers.import_pin()
+    mr = _peers.import_mr()
+    return {'python': platform.python_version(), 'numpy': np.__version__,
+            'numba': numba.__version__, 'pinocchio': pin.__version__,
+            'modern_robotics': None if mr is None else getattr(mr, '__version__', 'installed'),
+            'liemb_ros': lm.__version__}
+
+
+def main(argv=None):
+    """Run every suite, print the tables, write the charts and optionally the JSON."""
+    ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    ap.add_argument('--smoke', action='store_true', help='a few hundred calls, two robots')
+    ap.add_argument('--json', metavar='PATH', help="write every number as JSON ('-': stdout)")
+    ap.add_argument('--out', default=os.path.join(ROOT, 'out', 'bench'), help='chart folder')
+    ap.add_argument('--robots', nargs='+', choices=list(_peers.ROBOTS))
+    ap.add_argument('--calls', type=int)
+    ap.add_argument('--batch', type=int)
+    ap.add_argument('--tol', type=float, default=1e-8, help='agreement tolerance')
+    ap.add_argument('--no-cold', action='store_true', help='skip the cold-cache start-up')
+    ap.add_argument('--seed', type=int, default=6)
+    args = ap.parse_args(argv)
+    cfg = dict(SMOKE if args.smoke else FULL)
+    for key in ('robots', 'calls', 'batch'):
+        if getattr(args, key) is not None:
+            cfg[key] = getattr(args, key)
+    cfg['cold'] = cfg['cold'] and not args.no_cold
+    quiet = args.json == '-'
+
+    def log(msg):
+        print(msg, file=sys.stderr if quiet else sys.stdout, flush=True)
+
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(args.seed)
+    algos = _peers.algorithms()
+    res = {'meta': {'date': datetime.datetime.now().isoformat(timespec='seconds'),
+                    'machine': f'{platform.machine()}, {os.cpu_count()} cores',
+                    'versions': _versions(), 'smoke': args.smoke, 'calls': cfg['calls'],
+                    'chunk': cfg['chunk'], 'batch': cfg['batch'], 'tol': args.tol,
+                    'robots': cfg['robots'],
+                    'note': 'shared machine: other processes run beside this one, so times '
+                            'are noisy; ours and pin are interleaved chunk by chunk so that '
+                            'their ratio is steadier than either time'},
+           'single': [], 'batch': []}
+    log('single call and batch')
+    for name in cfg['robots']:
+        s, b = bench_robot(name, algos, cfg, args.tol, rng, log)
+        res['single'] += s
+        res['batch'] += b
+    log('scaling')
+    res['scaling'] = bench_scaling(cfg, rng, log)
+    log('start-up')
+    res['start'] = bench_start(cfg, log)
+    res['all_agree'] = all(r['agree'] for r in res['single'])
+    res['targets'] = targets(res)
+    res['charts'] = plot(res, args.out)
+    res['meta']['loop_overhead_us'] = time_interleaved([[_noop]], cfg['calls'], cfg['chunk'])[0]
+    res['meta']['wall_s'] = time.perf_counter() - t0
+    if quiet:
+        json.dump(res, sys.stdout, indent=1)
+    else:
+        print_report(res)
+        print(f"\ncharts: {', '.join(res['charts'])}; {res['meta']['wall_s']:.0f} s")
+        if args.json:
+            with open(args.json, 'w') as fh:
+                json.dump(res, fh, indent=1)
+    return 0 if res['all_agree'] else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
