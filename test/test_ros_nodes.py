@@ -12,6 +12,7 @@ import os
 import random
 import signal
 import subprocess
+import sys
 import time
 
 import numpy as np
@@ -308,3 +309,40 @@ def test_soak_dynamics_node_ten_minutes_at_1khz(graph, rng):
     settled = rss[len(rss) // 5:]  # after caches and DDS buffers have filled
     growth = settled[-1] - settled[0]
     assert growth < 10 * 1024, f'RSS grew by {growth} KiB over the soak: {rss[::60]}'
+
+
+def test_simulation_node_absolute_coordinates_and_bad_commands(graph):
+    """Absolute coordinates publish the same kind of state; bad commands are dropped."""
+    from std_msgs.msg import Float64MultiArray
+    graph.start('sim', ['liemb_simulation'], _sim_params() + [
+        'liemb_simulation:coordinates:=absolute', 'liemb_simulation:diagnostics_period:=0.2'])
+    states = Latest(graph, JointState, '/joint_states')
+    diags = Latest(graph, DiagnosticArray, '/diagnostics')
+    pub = graph.node.create_publisher(Float64MultiArray, '/liemb_simulation/effort_command',
+                                      RELIABLE)
+    graph.spin_until(lambda: len(states.msgs) > 3 and pub.get_subscription_count() > 0)
+    pub.publish(Float64MultiArray(data=[1.0, 2.0]))              # wrong length
+    pub.publish(Float64MultiArray(data=[float('nan')] * 7))      # NaN
+
+    def values():
+        return {kv.key: kv.value for m in diags.msgs for s in m.status
+                if s.name == 'liemb_simulation' for kv in s.values}
+    graph.spin_until(lambda: int(values().get('dropped', 0)) >= 2)
+    v = values()
+    assert v['coordinates'] == 'absolute'
+    assert float(v['max_constraint_violation']) < 1e-6
+    assert len(states.msgs[-1].position) == 7
+    assert 'dropped ~/effort_command' in graph.output()
+
+
+def test_demo_runs_and_writes_its_plots(tmp_path, monkeypatch):
+    """The README's main job, shortened: nodes start, status lines print, files appear."""
+    monkeypatch.setenv('ROS_DOMAIN_ID', str(random.randint(1, 101)))
+    out = tmp_path / 'demo'
+    proc = subprocess.run([sys.executable, '-m', 'liemb_ros.cli', 'demo', '--duration', '3',
+                           '--out', str(out)],
+                          capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert 'sim t' in proc.stdout and 'dynamics node' in proc.stdout
+    assert (out / 'simulation.png').stat().st_size > 10_000
+    assert (out / 'liemb_arm7.png').stat().st_size > 10_000
