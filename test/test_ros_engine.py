@@ -53,7 +53,7 @@ def test_twists_and_jacobians_equal_the_library(engine, rng):
         engine.set_representation(rep)
         V = engine.twists()
         for k, link in enumerate(engine.twist_links):
-            np.testing.assert_array_equal(V[k], lm.link_twist(m, q, qd, link, rep))
+            np.testing.assert_allclose(V[k], lm.link_twist(m, q, qd, link, rep), atol=1e-12)
         J, cols = engine.jacobian('panda_hand', rep)
         np.testing.assert_array_equal(J, lm.jacobian(m, q, 'panda_hand', rep))
         assert cols == m.joint_names
@@ -85,3 +85,20 @@ def test_bad_configuration_and_requests_name_the_culprit(engine):
 def test_command_order(engine):
     tau = np.arange(engine.model.nq, dtype=float)
     np.testing.assert_array_equal(engine.command(tau), tau[::-1])
+
+
+def test_twists_of_every_link_with_a_floating_base(rng):
+    """All links at once (base link included) equal link_twist one by one, per representation."""
+    from liemb_ros.lie import se3
+    m = lm.load_urdf(erd_path('solo12'), floating_base=True)
+    C = se3.exp(rng.normal(size=6))
+    e = DynamicsEngine(m, twist_links=list(m.link_names), base_pose=C)
+    q, qd = m.random_configuration(rng), rng.standard_normal(m.nv)
+    e.update_state(m.joint_names, q, qd[6:])
+    e.qd[:6] = qd[:6]
+    for rep in lm.REPRESENTATIONS:
+        e.set_representation(rep)
+        V = e.twists()
+        for k, link in enumerate(m.link_names):
+            np.testing.assert_allclose(V[k], lm.link_twist(m, q, qd, link, rep, base_pose=C),
+                                       atol=1e-12, err_msg=f'{link} {rep}')

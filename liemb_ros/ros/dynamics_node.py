@@ -29,7 +29,7 @@ import time
 import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from geometry_msgs.msg import Point, Vector3, WrenchStamped
+from geometry_msgs.msg import Point, WrenchStamped
 from liemb_interfaces.msg import TwistRepresented, TwistRepresentedArray
 from liemb_interfaces.srv import GetJacobian
 from rcl_interfaces.msg import ParameterType, SetParametersResult
@@ -96,6 +96,8 @@ class DynamicsNode(Node):
         self._rejected = 0
         self._last_cycle = None
         self._last_markers = -1e9
+        self._twist_key = self._twist_msg = None
+        self._wrench_msgs = {}
         self._rate_window = []
         self.pub_torque = self.create_publisher(JointState, '~/joint_torques', RELIABLE)
         self.pub_command = self.create_publisher(Float64MultiArray, '~/effort_command',
@@ -245,34 +247,47 @@ class DynamicsNode(Node):
         cmd.data = out['command'].tolist()
         self.pub_command.publish(cmd)
         world = self.get_parameter('world_frame').value
-        arr = TwistRepresentedArray()
+        arr = self._twist_message(world)
         arr.header.stamp = stamp
-        arr.header.frame_id = world
-        arr.links = list(e.twist_links)
-        ang_frame, lin_frame, point = FRAMES[e.representation]
-        for link, V in zip(e.twist_links, out['twists']):
-            t = TwistRepresented()
-            t.header = arr.header
-            t.representation = e.representation
-            t.angular_frame = link if ang_frame == 'link' else world
-            t.linear_frame = link if lin_frame == 'link' else world
-            t.reference_point = (f'origin of {link}' if point == 'link origin'
-                                 else f'origin of {world}')
-            t.angular = Vector3(x=float(V[0]), y=float(V[1]), z=float(V[2]))
-            t.linear = Vector3(x=float(V[3]), y=float(V[4]), z=float(V[5]))
-            arr.twists.append(t)
+        for t, V in zip(arr.twists, out['twists']):
+            t.header.stamp = stamp
+            a, v = t.angular, t.linear
+            a.x, a.y, a.z, v.x, v.y, v.z = V.tolist()
         self.pub_twists.publish(arr)
         for joint, W in zip(e.wrench_joints, out['wrenches']):
-            msg = WrenchStamped()
+            msg = self._wrench_msgs.get(joint)
+            if msg is None:
+                msg = self._wrench_msgs[joint] = WrenchStamped()
+                msg.header.frame_id = e.model.body_names[self._body_of(joint)]
             msg.header.stamp = stamp
-            msg.header.frame_id = e.model.body_names[self._body_of(joint)]
-            msg.wrench.torque = Vector3(x=float(W[0]), y=float(W[1]), z=float(W[2]))
-            msg.wrench.force = Vector3(x=float(W[3]), y=float(W[4]), z=float(W[5]))
+            m, f = msg.wrench.torque, msg.wrench.force
+            m.x, m.y, m.z, f.x, f.y, f.z = W.tolist()
             self.pub_wrench[joint].publish(msg)
         if (self.get_parameter('markers').value
                 and now - self._last_markers >= 1.0 / self.get_parameter('marker_rate').value):
             self._last_markers = now
             self.pub_markers.publish(self._markers(out, stamp, world))
+
+    def _twist_message(self, world):
+        """The twist message for the current links/representation, built once and reused."""
+        e = self.engine
+        key = (tuple(e.twist_links), e.representation, world)
+        if self._twist_key != key:
+            arr = TwistRepresentedArray()
+            arr.header.frame_id = world
+            arr.links = list(e.twist_links)
+            ang_frame, lin_frame, point = FRAMES[e.representation]
+            for link in e.twist_links:
+                t = TwistRepresented()
+                t.header.frame_id = world
+                t.representation = e.representation
+                t.angular_frame = link if ang_frame == 'link' else world
+                t.linear_frame = link if lin_frame == 'link' else world
+                t.reference_point = (f'origin of {link}' if point == 'link origin'
+                                     else f'origin of {world}')
+                arr.twists.append(t)
+            self._twist_key, self._twist_msg = key, arr
+        return self._twist_msg
 
     def _body_of(self, joint):
         j = self.engine.model.joint_index(joint)
