@@ -346,3 +346,33 @@ def test_demo_runs_and_writes_its_plots(tmp_path, monkeypatch):
     assert 'sim t' in proc.stdout and 'dynamics node' in proc.stdout
     assert (out / 'simulation.png').stat().st_size > 10_000
     assert (out / 'liemb_arm7.png').stat().st_size > 10_000
+
+
+def test_representation_changes_at_run_time(graph, rng):
+    """set_parameters: a valid representation is taken at once, an invalid one refused."""
+    from liemb_interfaces.msg import TwistRepresentedArray
+    from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+    from rcl_interfaces.srv import SetParameters
+    model = lm.load_urdf(resources.robot_path('liemb_arm7'))
+    graph.start('dynamics', ['liemb_dynamics'], ['liemb_dynamics:twist_links:=[tool0]'])
+    twists = Latest(graph, TwistRepresentedArray, '/liemb_dynamics/twists')
+    pub = graph.node.create_publisher(JointState, '/joint_states', RELIABLE)
+    q, qd = model.random_configuration(rng), rng.normal(size=model.nv)
+
+    def set_rep(value):
+        p = Parameter(name='representation', value=ParameterValue(
+            type=ParameterType.PARAMETER_STRING, string_value=value))
+        return graph.call(SetParameters, '/liemb_dynamics/set_parameters',
+                          SetParameters.Request(parameters=[p])).results[0]
+    for rep in ('body', 'mixed'):
+        assert set_rep(rep).successful
+        n = len(twists.msgs)
+        graph.spin_until(lambda: pub.get_subscription_count() > 0)
+        pub.publish(_joint_state(model, q, qd))
+        graph.spin_until(lambda: len(twists.msgs) > n)
+        t = twists.msgs[-1].twists[0]
+        assert t.representation == rep
+        V = [t.angular.x, t.angular.y, t.angular.z, t.linear.x, t.linear.y, t.linear.z]
+        np.testing.assert_allclose(V, lm.link_twist(model, q, qd, 'tool0', rep), atol=1e-12)
+    refused = set_rep('world')
+    assert not refused.successful and 'world' in refused.reason
