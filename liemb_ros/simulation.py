@@ -370,13 +370,7 @@ class _AbsoluteCoordinates:
         from .mbs import from_model
         self.sim = sim
         m = self.model = sim.model
-        nsys = m.nb + (1 if m.floating else 0)
-        if sim.update == 'tailored':
-            grounded = ([False] if m.floating else []) + [
-                (not m.floating) and m.parent[b] < 0 for b in range(m.nb)]
-            self.updates = ['se3' if g else 'so3r3' for g in grounded]
-        else:
-            self.updates = [sim.update] * nsys
+        self.updates = sim.update          # from_model resolves 'tailored' per body
         self._from_model = from_model
         q0 = sim._q0
         self.sysm, self.y = from_model(m, q0, sim._qd0, base_pose=sim._base0,
@@ -435,4 +429,4 @@ class _AbsoluteCoordinates:
     def extra_diagnostics(self):
         return {'constraint_violation': self._joints()[2][:, 0],
                 'orientation_violation': self._joints()[2][:, 1],
-                'constraint_names': [n for n, _, _ in self.sysm.joint_violations(self.y)]}
+                'constraint_names': list(self.model.joint_names)}

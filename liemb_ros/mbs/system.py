@@ -115,11 +115,11 @@ class System:
         i, j = self._idx(i), self._idx(j)
         return self._joint(name, 'spherical', [self._prim(K.POINT, i, j, a_i, a_j)])
 
-    def universal(self, i, a_i, u_i, j, a_j, u_j, name=None):
-        """Spherical joint plus ``(R_i u_i).(R_j u_j) = const`` (its initial value, 4)."""
+    def universal(self, i, a_i, u_i, j, a_j, u_j, name=None, value=0.0):
+        """Spherical joint plus ``(R_i u_i).(R_j u_j) = value`` (the axes' cosine, 4)."""
         i, j = self._idx(i), self._idx(j)
         parts = [self._prim(K.POINT, i, j, a_i, a_j),
-                 self._prim(K.DOT, i, j, _unit(u_i, 'u_i'), _unit(u_j, 'u_j'))]
+                 self._prim(K.DOT, i, j, _unit(u_i, 'u_i'), _unit(u_j, 'u_j'), val=value)]
         return self._joint(name, 'universal', parts)
 
     def _parallel(self, i, e_i, j, e_j):
@@ -175,6 +175,19 @@ class System:
         self.tau = np.zeros(len(self._acts))
         self._compiled = None
         return len(self._acts) - 1
+
+    def set_actuator_screws(self, index, screws):
+        """
+        Replace the screws (k, 6) of actuators ``index`` (k,) without recompiling.
+
+        For joint axes that move with the state (merged joint chains of :mod:`.from_model`).
+        """
+        d = self._compiled or self._compile()
+        screws = np.asarray(screws, dtype=float).reshape(len(index), 6)
+        for k, s in zip(index, screws):
+            c, p, _ = self._acts[k]
+            self._acts[k] = (c, p, s.copy())
+        d[14][index] = screws
 
     def fix_dot_values(self, y):
         """Set the constants of DOT constraints (universal joints) from the state ``y``."""
