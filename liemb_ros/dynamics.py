@@ -54,7 +54,7 @@ import weakref
 import numpy as np
 from numba import njit
 
-from .kinematics import _as_batch, _base, _finite
+from .kinematics import _as_batch, _base, _canonical, _fast, _finite
 from .lie._core import (Ad_apply_into, Ad_inv_apply_into, Ad_invT_apply_into, ad_apply_into,
                         ad_matrix_into, AdT_apply_into, adT_apply_into, exp_se3_scalars)
 
@@ -512,19 +512,15 @@ def _id_one(dyn, q, qd, qdd, base, fext, lk, form, grav, tau, fb, G, V, A, W):
 
 
 @njit(cache=True)
-def _id_entry(dyn, q, qd, qdd, base, fext, lk, form, grav):
-    """Single configuration inverse dynamics; raises on non-finite input."""
+def _id_into(dyn, q, qd, qdd, base, fext, lk, form, grav, tau):
+    """Single configuration inverse dynamics into ``tau``; returns a status."""
     nb = dyn[0].shape[0]
-    tau = np.empty(q.shape[0] + dyn[6])
     fb = np.empty((nb + 1, 6))
     G = np.empty((nb, 4, 4))
     V = np.empty((nb + 1, 6))
     A = np.empty((nb + 1, 6))
     W = np.empty((nb + 1, 6))
-    st = _id_one(dyn, q, qd, qdd, base, fext, lk, form, grav, tau, fb, G, V, A, W)
-    if st != OK:
-        _raise(st)
-    return tau
+    return _id_one(dyn, q, qd, qdd, base, fext, lk, form, grav, tau, fb, G, V, A, W)
 
 
 @njit(cache=True)
@@ -694,13 +690,8 @@ def _crba_work(dyn):
 
 
 @njit(cache=True)
-def _crba_entry(dyn, q, qd, base, dot):
-    n = q.shape[0] + dyn[6]
-    out = np.empty((n, n))
-    st = _crba(dyn, q, qd, base, out, dot, _crba_work(dyn))
-    if st != OK:
-        _raise(st)
-    return out
+def _crba_into(dyn, q, qd, base, dot, out):
+    return _crba(dyn, q, qd, base, out, dot, _crba_work(dyn))
 
 
 @njit(cache=True)
@@ -995,12 +986,8 @@ def _aba_work(nb):
 
 
 @njit(cache=True)
-def _aba_entry(dyn, q, qd, tau, base, fext, lk):
-    qdd = np.empty(tau.shape[0])
-    st = _aba(dyn, q, qd, tau, base, fext, lk, qdd, _aba_work(dyn[0].shape[0]))
-    if st < SINGULAR:
-        _raise(st)
-    return qdd, st
+def _aba_into(dyn, q, qd, tau, base, fext, lk, qdd):
+    return _aba(dyn, q, qd, tau, base, fext, lk, qdd, _aba_work(dyn[0].shape[0]))
 
 
 @njit(cache=True)
@@ -1019,7 +1006,15 @@ def _aba_batch(dyn, Q, QD, TAU, base, fext, lk):
 # --------------------------------------------------------------------------- wrappers
 def _dyn(model):
     """Return the kernel tuple: ``model.kin`` + inertias and gravity."""
-    return model.kin + (model.inertia, model.base_inertia, model.gravity)
+    return model.dyn
+
+
+def _check(model, st):
+    """Raise the ValueError of a kernel status (non-finite input, singular inertia)."""
+    if st >= SINGULAR:
+        raise _singular(model, st)
+    if st != OK:
+        raise ValueError(f'{_STATUS[st]} contains NaN or inf')
 
 
 def _form(form):
@@ -1043,7 +1038,7 @@ def _fext(model, f_ext, B):
                                  f'got {w.shape}')
             arr[model.link_index(link)] += w
     else:
-        arr = np.ascontiguousarray(f_ext, dtype=float)
+        arr = _canonical(f_ext)
     if B is None:
         if arr.shape != (nl, 6):
             raise ValueError(f'f_ext must have shape ({nl}, 6) (one wrench per link of '
@@ -1058,7 +1053,7 @@ def _fext(model, f_ext, B):
 
 
 def _lk(model):
-    return (model.link_body, model.link_offset)
+    return model.lk
 
 
 def _states(model, q, vectors):
@@ -1087,10 +1082,19 @@ def inverse_dynamics(model, q, qd, qdd, form='body', f_ext=None, base_pose=None)
         fm = _form(form)
     (q, qd, qdd), B = _states(model, q, (('qd', qd), ('qdd', qdd)))
     if B is None:
-        return _id_entry(_dyn(model), q, qd, qdd,
-                         _EYE4 if base_pose is None else _base(model, base_pose, None),
-                         _NO_FEXT if f_ext is None else _fext(model, f_ext, None),
-                         _lk(model), fm, 1.0)
+        tau = np.empty(model.nv)
+        if base_pose is None and f_ext is None:
+            st = _fast(model, 'id', _id_into,
+                       (model.dyn, q, qd, qdd, _EYE4, _NO_FEXT, model.lk, fm, 1.0, tau))
+        else:
+            st = _fast(model, ('id', base_pose is None, f_ext is None), _id_into,
+                       (model.dyn, q, qd, qdd,
+                        _EYE4 if base_pose is None else _base(model, base_pose, None),
+                        _NO_FEXT if f_ext is None else _fext(model, f_ext, None),
+                        model.lk, fm, 1.0, tau))
+        if st:
+            _check(model, st)
+        return tau
     return _id_batch(_dyn(model), q, qd, qdd, _base(model, base_pose, B), _fext(model, f_ext, B),
                      _lk(model), fm, 1.0)
 
@@ -1105,9 +1109,17 @@ def gravity_torques(model, q, base_pose=None):
     q, batched = _as_batch(model, q, model.nq, 'q')
     if not batched:
         z = np.zeros(model.nv)
-        return _id_entry(_dyn(model), q, z, z,
-                         _EYE4 if base_pose is None else _base(model, base_pose, None),
-                         _NO_FEXT, _lk(model), 0, 1.0)
+        tau = np.empty(model.nv)
+        if base_pose is None:
+            st = _fast(model, 'id', _id_into,
+                       (model.dyn, q, z, z, _EYE4, _NO_FEXT, model.lk, 0, 1.0, tau))
+        else:
+            st = _fast(model, ('id', False, True), _id_into,
+                       (model.dyn, q, z, z, _base(model, base_pose, None), _NO_FEXT, model.lk,
+                        0, 1.0, tau))
+        if st:
+            _check(model, st)
+        return tau
     z = np.zeros((q.shape[0], model.nv))
     return _id_batch(_dyn(model), q, z, z, _base(model, base_pose, q.shape[0]),
                      _fext(model, None, q.shape[0]), _lk(model), 0, 1.0)
@@ -1168,8 +1180,17 @@ def mass_matrix(model, q, base_pose=None):
     """
     q, batched = _as_batch(model, q, model.nq, 'q')
     if not batched:
-        return _crba_entry(_dyn(model), q, np.zeros(model.nv),
-                           _EYE4 if base_pose is None else _base(model, base_pose, None), False)
+        out = np.empty((model.nv, model.nv))
+        if base_pose is None:
+            st = _fast(model, 'crba', _crba_into,
+                       (model.dyn, q, np.zeros(model.nv), _EYE4, False, out))
+        else:
+            st = _fast(model, 'crba base', _crba_into,
+                       (model.dyn, q, np.zeros(model.nv), _base(model, base_pose, None), False,
+                        out))
+        if st:
+            _check(model, st)
+        return out
     B = q.shape[0]
     return _crba_batch(_dyn(model), q, np.zeros((B, model.nv)), _base(model, base_pose, B),
                        False)
@@ -1185,8 +1206,15 @@ def mass_matrix_derivative(model, q, qd, base_pose=None):
     """
     (q, qd), B = _states(model, q, (('qd', qd),))
     if B is None:
-        return _crba_entry(_dyn(model), q, qd,
-                           _EYE4 if base_pose is None else _base(model, base_pose, None), True)
+        out = np.empty((model.nv, model.nv))
+        if base_pose is None:
+            st = _fast(model, 'crba', _crba_into, (model.dyn, q, qd, _EYE4, True, out))
+        else:
+            st = _fast(model, 'crba base', _crba_into,
+                       (model.dyn, q, qd, _base(model, base_pose, None), True, out))
+        if st:
+            _check(model, st)
+        return out
     return _crba_batch(_dyn(model), q, qd, _base(model, base_pose, B), True)
 
 
@@ -1212,10 +1240,6 @@ def _singular(model, st):
                       'its joint); the mass matrix is not invertible')
 
 
-def _shared_coordinates(model):
-    return len(set(model.q_index.tolist())) != model.nb
-
-
 def forward_dynamics(model, q, qd, tau, f_ext=None, base_pose=None, method='aba'):
     """
     Joint accelerations ``q̈ = M^-1 (τ - C q̇ - g + Σ J_lᵀ f_l)``, shape (nv,) or (B, nv).
@@ -1230,18 +1254,19 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, base_pose=None, method='aba'
     if method not in ('aba', 'cholesky'):
         raise ValueError(f"unknown method {method!r}; expected 'aba' or 'cholesky'")
     (q, qd, tau), B = _states(model, q, (('qd', qd), ('tau', tau)))
-    if method == 'cholesky' or _shared_coordinates(model):
+    if method == 'cholesky' or model.shared_coordinates:
         return _fd_cholesky(model, q, qd, tau, f_ext, base_pose, B)
     if B is None:
-        qdd, st = _aba_entry(_dyn(model), q, qd, tau,
-                             _EYE4 if base_pose is None else _base(model, base_pose, None),
-                             _NO_FEXT if f_ext is None else _fext(model, f_ext, None),
-                             _lk(model))
+        qdd = np.empty(model.nv)
+        st = _fast(model, ('aba', base_pose is None, f_ext is None), _aba_into,
+                   (model.dyn, q, qd, tau,
+                    _EYE4 if base_pose is None else _base(model, base_pose, None),
+                    _NO_FEXT if f_ext is None else _fext(model, f_ext, None), model.lk, qdd))
     else:
         qdd, st = _aba_batch(_dyn(model), q, qd, tau, _base(model, base_pose, B),
                              _fext(model, f_ext, B), _lk(model))
-    if st != OK:
-        raise _singular(model, st)
+    if st:
+        _check(model, st)
     return qdd
 
 
@@ -1256,16 +1281,17 @@ def forward_dynamics_function(model):
     articulated inertia still raise ValueError (checked inside the kernel).  Models whose
     bodies share coordinates (coupled mimic joints) get :func:`forward_dynamics` itself.
     """
-    if _shared_coordinates(model):
+    if model.shared_coordinates:
         return lambda q, qd, tau, base_pose=None: forward_dynamics(model, q, qd, tau,
                                                                    base_pose=base_pose)
-    dyn, lk = _dyn(model), _lk(model)
+    dyn, lk, nv = model.dyn, model.lk, model.nv
 
     def fd(q, qd, tau, base_pose=None):
-        qdd, st = _aba_entry(dyn, q, qd, tau, _EYE4 if base_pose is None else base_pose,
-                             _NO_FEXT, lk)
-        if st != OK:
-            raise _singular(model, st)
+        qdd = np.empty(nv)
+        st = _aba_into(dyn, q, qd, tau, _EYE4 if base_pose is None else base_pose, _NO_FEXT,
+                       lk, qdd)
+        if st:
+            _check(model, st)
         return qdd
     return fd
 

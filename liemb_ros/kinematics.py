@@ -424,15 +424,10 @@ def _raise_status(st):
 
 
 @njit(cache=True)
-def _jacobian_entry(kin, q, qd, base, body, T, rep, deriv):
-    """Single configuration: return ``out[0] = J`` (and ``out[1] = J̇`` if ``deriv``)."""
-    nv = q.shape[0] + kin[6]
-    out = np.empty((2 if deriv else 1, 6, nv))
-    CL = np.empty((4, 4))
-    st = _jacobian(kin, q, qd, base, body, T, rep, deriv, out[0], out[1 if deriv else 0], CL)
-    if st != OK:
-        _raise_status(st)
-    return out
+def _jacobian_into(kin, q, qd, base, body, T, rep, deriv, out):
+    """Single configuration: ``out[0] = J`` (and ``out[1] = J̇`` if ``deriv``); a status."""
+    return _jacobian(kin, q, qd, base, body, T, rep, deriv, out[0], out[1 if deriv else 0],
+                     np.empty((4, 4)))
 
 
 @njit(cache=True)
@@ -451,21 +446,64 @@ def _jacobian_batch(kin, Q, QD, base, body, T, rep, deriv):
 
 
 @njit(cache=True)
-def _link_pose_entry(kin, q, base, body, T):
-    out = np.empty((4, 4))
-    st = _link_pose(kin, q, base, body, T, out)
-    if st != OK:
-        _raise_status(st)
-    return out
+def _link_twist_into(kin, q, qd, base, body, T, rep, V):
+    """Single configuration: the twist ``V = J qd`` (6,) of the link frame in ``rep``."""
+    if not _finite(qd):
+        return BAD_QD
+    J = np.empty((6, qd.shape[0]))
+    st = _jacobian(kin, q, qd, base, body, T, rep, False, J, J, np.empty((4, 4)))
+    for r in range(6):
+        acc = 0.0
+        for c in range(J.shape[1]):
+            acc += J[r, c] * qd[c]
+        V[r] = acc
+    return st
 
 
 # --------------------------------------------------------------------------- wrappers
+def _entry_point(kernel, args):
+    """Return the compiled entry point of ``kernel`` for the types of ``args``, else ``kernel``."""
+    try:
+        return kernel.overloads[tuple(kernel.typeof_pyval(a) for a in args)].entry_point
+    except (AttributeError, KeyError):  # NUMBA_DISABLE_JIT=1: a plain Python function
+        return kernel
+
+
+def _fast(model, key, kernel, args):
+    """
+    Return ``kernel(*args)``, after the first call through the entry point cached under ``key``.
+
+    numba's dispatcher resolves the type of every argument (each element of ``model.kin``
+    included) on every call; the entry point of the overload the first call compiled or
+    loaded from the cache skips that (design.md, "Performance design").  The entry point
+    does not check types, so ``key`` and ``model`` must fix the numba type of every
+    argument: arrays are the model's own, module constants, or canonical (float64, C
+    contiguous, aligned, writeable: :func:`_as_batch`, :func:`_base`), and ``key`` says
+    which of the alternatives each argument is.
+    """
+    entry = model.entry_points.get(key)
+    if entry is None:
+        out = kernel(*args)
+        model.entry_points[key] = _entry_point(kernel, args)
+        return out
+    return entry(*args)
+
+
+def _canonical(x):
+    """``x`` as a float64, C-contiguous, aligned, writeable ndarray (a copy unless it is one)."""
+    if x.__class__ is np.ndarray and x.dtype is _F64 and x.flags.carray:
+        return x
+    return np.array(x, dtype=_F64, order='C')
+
+
 def _as_batch(model, x, n, name):
-    """``(array, batched)`` with x of shape (n,) or (B, n) as float64."""
-    a = x if (x.__class__ is np.ndarray and x.dtype is _F64) else np.asarray(x, dtype=_F64)
-    if a.ndim == 1 and a.shape[0] == n:
-        return a, False
-    if a.ndim == 2 and a.shape[1] == n:
+    """``(array, batched)`` with x of shape (n,) or (B, n) as a canonical float64 array."""
+    a = x if (x.__class__ is np.ndarray and x.dtype is _F64 and x.flags.carray) else (
+        np.array(x, dtype=_F64, order='C'))
+    if a.ndim == 1:
+        if a.shape[0] == n:
+            return a, False
+    elif a.ndim == 2 and a.shape[1] == n:
         return a, True
     raise ValueError(f"{name} must have shape ({n},) or (B, {n}) for model '{model.name}', "
                      f'got {a.shape}')
@@ -474,7 +512,7 @@ def _as_batch(model, x, n, name):
 def _base(model, base_pose, B):
     if base_pose is None:
         return _EYE4 if B is None else np.broadcast_to(_EYE4, (B, 4, 4))
-    b = np.ascontiguousarray(base_pose, dtype=np.float64)
+    b = _canonical(base_pose)
     if B is None:
         if b.shape != (4, 4):
             raise ValueError(f'base_pose must be a 4x4 pose, got shape {b.shape}')
@@ -519,8 +557,15 @@ def link_pose(model, q, link, base_pose=None):
     body, T = _link(model, link)
     q, batched = _as_batch(model, q, model.nq, 'q')
     if not batched:
-        return _link_pose_entry(model.kin, q, _EYE4 if base_pose is None else
-                                _base(model, base_pose, None), body, T)
+        out = np.empty((4, 4))
+        if base_pose is None:
+            st = _fast(model, 'link_pose', _link_pose, (model.kin, q, _EYE4, body, T, out))
+        else:
+            st = _fast(model, 'link_pose base', _link_pose,
+                       (model.kin, q, _base(model, base_pose, None), body, T, out))
+        if st:
+            _check(st)
+        return out
     out = np.empty((q.shape[0], 4, 4))
     _check(_link_pose_batch(model.kin, q, _base(model, base_pose, q.shape[0]), body, T, out))
     return out
@@ -532,8 +577,12 @@ def forward_kinematics(model, q, base_pose=None):
     nl = len(model.link_names)
     if not batched:
         out = np.empty((nl, 4, 4))
-        _check(_forward_kinematics(model.kin, q, _base(model, base_pose, None),
-                                   model.link_body, model.link_offset, out))
+        if base_pose is None:
+            key, base = 'forward_kinematics', _EYE4
+        else:
+            key, base = 'forward_kinematics base', _base(model, base_pose, None)
+        _check(_fast(model, key, _forward_kinematics,
+                     (model.kin, q, base, model.link_body, model.link_offset, out)))
         return out
     out = np.empty((q.shape[0], nl, 4, 4))
     _check(_forward_kinematics_batch(model.kin, q, _base(model, base_pose, q.shape[0]),
@@ -541,12 +590,15 @@ def forward_kinematics(model, q, base_pose=None):
     return out
 
 
-def _jacobians(model, q, qd, link, representation, deriv, base_pose):
-    """Return ``(out, qd)``: ``out[..., 0, :, :] = J`` and ``out[..., 1, :, :] = J̇``."""
+def _jacobians(model, q, qd, link, representation, deriv, base_pose, twist=False):
+    """
+    Return ``(out, qd)``: ``out[..., 0, :, :] = J`` and ``out[..., 1, :, :] = J̇``.
+
+    With ``twist`` a single configuration gives ``out = J qd`` (6,) instead.
+    """
     body, T = _link(model, link)
-    try:
-        rep = _REP[representation]
-    except (KeyError, TypeError):
+    rep = _REP.get(representation, -1) if representation.__class__ is str else -1
+    if rep < 0:
         rep = _rep(representation)
     q, batched = _as_batch(model, q, model.nq, 'q')
     if not batched:
@@ -556,8 +608,21 @@ def _jacobians(model, q, qd, link, representation, deriv, base_pose):
             qd, qb = _as_batch(model, qd, model.nv, 'qd')
             if qb:
                 raise ValueError(f'q and qd batch shapes differ: {q.shape} vs {qd.shape}')
-        base = _EYE4 if base_pose is None else _base(model, base_pose, None)
-        return _jacobian_entry(model.kin, q, qd, base, body, T, rep, deriv), qd
+        if base_pose is None:
+            key, base = 'jacobian', _EYE4
+        else:
+            key, base = 'jacobian base', _base(model, base_pose, None)
+        if twist:
+            out = np.empty(6)
+            st = _fast(model, key + ' twist', _link_twist_into,
+                       (model.kin, q, qd, base, body, T, rep, out))
+        else:
+            out = np.empty((2 if deriv else 1, 6, model.nv))
+            st = _fast(model, key, _jacobian_into,
+                       (model.kin, q, qd, base, body, T, rep, deriv, out))
+        if st:
+            _check(st)
+        return out, qd
     if qd is None:
         qd = q
     else:
@@ -577,7 +642,8 @@ def jacobian(model, q, link, representation='body', base_pose=None):
     Rows are angular first.  For a floating base the first six columns belong to
     the base's body-fixed twist.
     """
-    return _jacobians(model, q, None, link, representation, False, base_pose)[0][..., 0, :, :]
+    out = _jacobians(model, q, None, link, representation, False, base_pose)[0]
+    return out[0] if out.ndim == 3 else out[:, 0]
 
 
 def jacobian_derivative(model, q, qd, link, representation='body', base_pose=None):
@@ -587,14 +653,17 @@ def jacobian_derivative(model, q, qd, link, representation='body', base_pose=Non
     With it the acceleration of the link in that representation is
     ``V̇ = J q̈ + J̇ q̇`` (the plain time derivative of the represented twist).
     """
-    return _jacobians(model, q, qd, link, representation, True, base_pose)[0][..., 1, :, :]
+    out = _jacobians(model, q, qd, link, representation, True, base_pose)[0]
+    return out[1] if out.ndim == 3 else out[:, 1]
 
 
 def link_twist(model, q, qd, link, representation='body', base_pose=None):
     """Twist of ``link`` in the given representation, shape (6,) or (B, 6)."""
     if qd is None:
         raise ValueError('qd is required')
-    out, qd = _jacobians(model, q, qd, link, representation, False, base_pose)
+    out, qd = _jacobians(model, q, qd, link, representation, False, base_pose, True)
+    if out.ndim == 1:
+        return out
     return np.einsum('...ij,...j->...i', out[..., 0, :, :], qd)
 
 

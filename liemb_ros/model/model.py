@@ -178,6 +178,12 @@ class Model:
                             for i, n in enumerate(self.link_names)}
         self.kin = (self.parent, self.X, self.A_rel, self.q_index, self.q_mult,
                     self.q_offset, np.int64(6 if self.floating else 0))
+        # the dynamics kernels' tuple, the links' tuple, and the compiled entry points the
+        # algorithms cache per kernel and argument types (liemb_ros.kinematics._fast)
+        self.dyn = self.kin + (self.inertia, self.base_inertia, self.gravity)
+        self.lk = (self.link_body, self.link_offset)
+        self.entry_points = {}
+        self.shared_coordinates = len(set(self.q_index.tolist())) != nb  # coupled mimic joints
         for arr in (self.parent, self.kind, self.S_parent, self.S_child, self.JX,
                     self.inertia, self.base_inertia, self.q_index, self.q_mult, self.q_offset,
                     self.link_body, self.link_offset, self.A_rel, self.X, self.A, self.Y,

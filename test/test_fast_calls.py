@@ -1,0 +1,98 @@
+"""
+Single calls through cached compiled entry points (kinematics._fast) see only canonical input.
+
+After the first call of each algorithm has cached its entry point, the same algorithm called
+with the same numbers in other layouts and dtypes (a strided view, read-only, float32,
+big-endian, a list, Fortran-order base pose, read-only wrenches) must give the same result
+bit for bit, and bad shapes must still raise.
+"""
+import numpy as np
+import pytest
+
+import liemb_ros as lm
+from liemb_ros.model import random_model
+from liemb_ros.model.synthetic import random_pose
+
+
+def _variants(x):
+    """The same numbers as ``x`` in other array layouts and dtypes."""
+    strided = np.empty((x.shape[0], 2) + x.shape[1:])
+    strided[:, 0] = x
+    ro = x.copy()
+    ro.setflags(write=False)
+    out = [strided[:, 0], ro, x.astype('>f8'), x.tolist()]
+    if x.ndim == 2:
+        out.append(np.asfortranarray(x))
+    if np.all(x == x.astype(np.float32)):
+        out.append(x.astype(np.float32))
+    return out
+
+
+def _calls(model, link):
+    return {
+        'link_pose': lambda q, qd, qdd, b, f: lm.link_pose(model, q, link, b),
+        'forward_kinematics': lambda q, qd, qdd, b, f: lm.forward_kinematics(model, q, b),
+        'jacobian': lambda q, qd, qdd, b, f: lm.jacobian(model, q, link, 'mixed', b),
+        'jacobian_derivative':
+            lambda q, qd, qdd, b, f: lm.jacobian_derivative(model, q, qd, link, 'body', b),
+        'link_twist': lambda q, qd, qdd, b, f: lm.link_twist(model, q, qd, link, 'hybrid', b),
+        'inverse_dynamics':
+            lambda q, qd, qdd, b, f: lm.inverse_dynamics(model, q, qd, qdd, f_ext=f,
+                                                         base_pose=b),
+        'gravity_torques': lambda q, qd, qdd, b, f: lm.gravity_torques(model, q, b),
+        'mass_matrix': lambda q, qd, qdd, b, f: lm.mass_matrix(model, q, b),
+        'forward_dynamics':
+            lambda q, qd, qdd, b, f: lm.forward_dynamics(model, q, qd, qdd, f_ext=f,
+                                                         base_pose=b),
+    }
+
+
+@pytest.mark.parametrize('floating', [False, True])
+def test_layouts_and_dtypes_after_cached_entry(floating):
+    rng = np.random.default_rng(7)
+    model = random_model(6, rng, floating=floating)
+    link = model.link_names[-1]
+    # values exactly representable in float32, so the float32 variant is the same input
+    q = np.round(rng.standard_normal(model.nq), 3)
+    qd = np.round(rng.standard_normal(model.nv), 3)
+    qdd = np.round(rng.standard_normal(model.nv), 3)
+    base = random_pose(rng)
+    fext = rng.standard_normal((len(model.link_names), 6))
+    for name, call in _calls(model, link).items():
+        for b in (None, base):
+            for f in (None, fext):
+                ref = call(q, qd, qdd, b, f)  # canonical: caches the entry point
+                assert np.all(np.isfinite(ref)), name
+                for qv in _variants(q):
+                    np.testing.assert_array_equal(call(qv, qd, qdd, b, f), ref, err_msg=name)
+                for qdv in _variants(qd):
+                    np.testing.assert_array_equal(call(q, qdv, qdd, b, f), ref, err_msg=name)
+                for qddv in _variants(qdd):
+                    np.testing.assert_array_equal(call(q, qd, qddv, b, f), ref, err_msg=name)
+                if b is not None:
+                    for bv in _variants(b):
+                        np.testing.assert_array_equal(call(q, qd, qdd, bv, f), ref,
+                                                      err_msg=name)
+                if f is not None:
+                    for fv in _variants(f):
+                        np.testing.assert_array_equal(call(q, qd, qdd, b, fv), ref,
+                                                      err_msg=name)
+                with pytest.raises(ValueError, match='must have shape'):
+                    call(q[:-1], qd, qdd, b, f)
+                with pytest.raises(ValueError, match='must have shape'):
+                    call(q[None, None], qd, qdd, b, f)
+                nan = q.copy()
+                nan[0] = np.nan
+                with pytest.raises(ValueError, match='q contains NaN'):
+                    call(nan, qd, qdd, b, f)
+
+
+def test_forward_dynamics_function_any_layout():
+    rng = np.random.default_rng(8)
+    model = random_model(5, rng)
+    fd = lm.dynamics.forward_dynamics_function(model)
+    q, qd, tau = (np.round(rng.standard_normal(model.nv), 3) for _ in range(3))
+    ref = lm.forward_dynamics(model, q, qd, tau)
+    np.testing.assert_array_equal(fd(q, qd, tau), ref)
+    for qv in _variants(q)[:2]:
+        np.testing.assert_array_equal(fd(qv, qd, tau), ref)
