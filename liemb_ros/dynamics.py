@@ -54,7 +54,8 @@ import weakref
 import numpy as np
 from numba import njit
 
-from .kinematics import _as_batch, _base, _canonical, _fast, _finite
+from .kinematics import (_as_batch, _base, _canonical, _fast, _finite, _unpack_kin,
+                         _unpack_links)
 from .lie._core import (Ad_apply_into, Ad_inv_apply_into, Ad_invT_apply_into, ad_apply_into,
                         ad_matrix_into, AdT_apply_into, adT_apply_into, exp_se3_scalars)
 
@@ -79,6 +80,17 @@ _STATUS = {BAD_Q: 'q', BAD_QD: 'qd', BAD_BASE: 'base_pose', BAD_QDD: 'qdd', BAD_
 
 
 # --------------------------------------------------------------------------- small kernels
+@njit(cache=True, inline='always')
+def _unpack_dyn(ki, kf):
+    """``(model.dyn, model.lk)`` as views of ``model.packed_int`` and ``model.packed_float``."""
+    nb = ki[0]
+    o = 24 * nb
+    return (_unpack_kin(ki, kf) + (kf[o:o + 36 * nb].reshape((nb, 6, 6)),
+                                   kf[o + 36 * nb:o + 36 * nb + 36].reshape((6, 6)),
+                                   kf[o + 36 * nb + 36:o + 36 * nb + 39]),
+            _unpack_links(ki, kf))
+
+
 @njit(cache=True, inline='always')
 def _rel_pose(dyn, q, i, G):
     """``G = C_{λ(i),i} = A_{λ(i),i} exp(^i X_i θ_i)`` (seed 004 eq. (8)); G is 4x4."""
@@ -512,8 +524,9 @@ def _id_one(dyn, q, qd, qdd, base, fext, lk, form, grav, tau, fb, G, V, A, W):
 
 
 @njit(cache=True)
-def _id_into(dyn, q, qd, qdd, base, fext, lk, form, grav, tau):
+def _id_into(ki, kf, q, qd, qdd, base, fext, form, grav, tau):
     """Single configuration inverse dynamics into ``tau``; returns a status."""
+    dyn, lk = _unpack_dyn(ki, kf)
     nb = dyn[0].shape[0]
     fb = np.empty((nb + 1, 6))
     G = np.empty((nb, 4, 4))
@@ -690,7 +703,8 @@ def _crba_work(dyn):
 
 
 @njit(cache=True)
-def _crba_into(dyn, q, qd, base, dot, out):
+def _crba_into(ki, kf, q, qd, base, dot, out):
+    dyn = _unpack_dyn(ki, kf)[0]
     return _crba(dyn, q, qd, base, out, dot, _crba_work(dyn))
 
 
@@ -986,8 +1000,9 @@ def _aba_work(nb):
 
 
 @njit(cache=True)
-def _aba_into(dyn, q, qd, tau, base, fext, lk, qdd):
-    return _aba(dyn, q, qd, tau, base, fext, lk, qdd, _aba_work(dyn[0].shape[0]))
+def _aba_into(ki, kf, q, qd, tau, base, fext, qdd):
+    dyn, lk = _unpack_dyn(ki, kf)
+    return _aba(dyn, q, qd, tau, base, fext, lk, qdd, _aba_work(ki[0]))
 
 
 @njit(cache=True)
@@ -1084,14 +1099,14 @@ def inverse_dynamics(model, q, qd, qdd, form='body', f_ext=None, base_pose=None)
     if B is None:
         tau = np.empty(model.nv)
         if base_pose is None and f_ext is None:
-            st = _fast(model, 'id', _id_into,
-                       (model.dyn, q, qd, qdd, _EYE4, _NO_FEXT, model.lk, fm, 1.0, tau))
+            st = _fast(model, 'id', _id_into, (model.packed_int, model.packed_float, q, qd, qdd,
+                                               _EYE4, _NO_FEXT, fm, 1.0, tau))
         else:
             st = _fast(model, ('id', base_pose is None, f_ext is None), _id_into,
-                       (model.dyn, q, qd, qdd,
+                       (model.packed_int, model.packed_float, q, qd, qdd,
                         _EYE4 if base_pose is None else _base(model, base_pose, None),
                         _NO_FEXT if f_ext is None else _fext(model, f_ext, None),
-                        model.lk, fm, 1.0, tau))
+                        fm, 1.0, tau))
         if st:
             _check(model, st)
         return tau
@@ -1111,12 +1126,12 @@ def gravity_torques(model, q, base_pose=None):
         z = np.zeros(model.nv)
         tau = np.empty(model.nv)
         if base_pose is None:
-            st = _fast(model, 'id', _id_into,
-                       (model.dyn, q, z, z, _EYE4, _NO_FEXT, model.lk, 0, 1.0, tau))
+            st = _fast(model, 'id', _id_into, (model.packed_int, model.packed_float, q, z, z,
+                                               _EYE4, _NO_FEXT, 0, 1.0, tau))
         else:
             st = _fast(model, ('id', False, True), _id_into,
-                       (model.dyn, q, z, z, _base(model, base_pose, None), _NO_FEXT, model.lk,
-                        0, 1.0, tau))
+                       (model.packed_int, model.packed_float, q, z, z,
+                        _base(model, base_pose, None), _NO_FEXT, 0, 1.0, tau))
         if st:
             _check(model, st)
         return tau
@@ -1183,11 +1198,12 @@ def mass_matrix(model, q, base_pose=None):
         out = np.empty((model.nv, model.nv))
         if base_pose is None:
             st = _fast(model, 'crba', _crba_into,
-                       (model.dyn, q, np.zeros(model.nv), _EYE4, False, out))
+                       (model.packed_int, model.packed_float, q, np.zeros(model.nv), _EYE4,
+                        False, out))
         else:
             st = _fast(model, 'crba base', _crba_into,
-                       (model.dyn, q, np.zeros(model.nv), _base(model, base_pose, None), False,
-                        out))
+                       (model.packed_int, model.packed_float, q, np.zeros(model.nv),
+                        _base(model, base_pose, None), False, out))
         if st:
             _check(model, st)
         return out
@@ -1208,10 +1224,12 @@ def mass_matrix_derivative(model, q, qd, base_pose=None):
     if B is None:
         out = np.empty((model.nv, model.nv))
         if base_pose is None:
-            st = _fast(model, 'crba', _crba_into, (model.dyn, q, qd, _EYE4, True, out))
+            st = _fast(model, 'crba', _crba_into,
+                       (model.packed_int, model.packed_float, q, qd, _EYE4, True, out))
         else:
             st = _fast(model, 'crba base', _crba_into,
-                       (model.dyn, q, qd, _base(model, base_pose, None), True, out))
+                       (model.packed_int, model.packed_float, q, qd,
+                        _base(model, base_pose, None), True, out))
         if st:
             _check(model, st)
         return out
@@ -1259,9 +1277,9 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, base_pose=None, method='aba'
     if B is None:
         qdd = np.empty(model.nv)
         st = _fast(model, ('aba', base_pose is None, f_ext is None), _aba_into,
-                   (model.dyn, q, qd, tau,
+                   (model.packed_int, model.packed_float, q, qd, tau,
                     _EYE4 if base_pose is None else _base(model, base_pose, None),
-                    _NO_FEXT if f_ext is None else _fext(model, f_ext, None), model.lk, qdd))
+                    _NO_FEXT if f_ext is None else _fext(model, f_ext, None), qdd))
     else:
         qdd, st = _aba_batch(_dyn(model), q, qd, tau, _base(model, base_pose, B),
                              _fext(model, f_ext, B), _lk(model))
@@ -1284,12 +1302,12 @@ def forward_dynamics_function(model):
     if model.shared_coordinates:
         return lambda q, qd, tau, base_pose=None: forward_dynamics(model, q, qd, tau,
                                                                    base_pose=base_pose)
-    dyn, lk, nv = model.dyn, model.lk, model.nv
+    ki, kf, nv = model.packed_int, model.packed_float, model.nv
 
     def fd(q, qd, tau, base_pose=None):
         qdd = np.empty(nv)
-        st = _aba_into(dyn, q, qd, tau, _EYE4 if base_pose is None else base_pose, _NO_FEXT,
-                       lk, qdd)
+        st = _aba_into(ki, kf, q, qd, tau, _EYE4 if base_pose is None else base_pose, _NO_FEXT,
+                       qdd)
         if st:
             _check(model, st)
         return qdd

@@ -62,6 +62,24 @@ def _finite(a):
     return True
 
 
+@njit(cache=True, inline='always')
+def _unpack_kin(ki, kf):
+    """``model.kin`` as views of the packed ``model.packed_int`` and ``model.packed_float``."""
+    nb = ki[0]
+    return (ki[3:3 + nb], kf[:6 * nb].reshape((nb, 6)),
+            kf[6 * nb:22 * nb].reshape((nb, 4, 4)), ki[3 + nb:3 + 2 * nb],
+            kf[22 * nb:23 * nb], kf[23 * nb:24 * nb], ki[1])
+
+
+@njit(cache=True, inline='always')
+def _unpack_links(ki, kf):
+    """``(link_body, link_offset)`` as views of the packed model arrays."""
+    nb = ki[0]
+    nl = ki[2]
+    o = 60 * nb + 39
+    return ki[3 + 2 * nb:3 + 2 * nb + nl], kf[o:o + 16 * nl].reshape((nl, 4, 4))
+
+
 @njit(cache=True)
 def _support_path(parent, body, path):
     """Fill ``path[:n]`` with the bodies root -> ``body``; return ``n``."""
@@ -138,6 +156,12 @@ def _forward_kinematics(kin, q, base, link_body, link_offset, out):
 
 
 @njit(cache=True)
+def _forward_kinematics_into(ki, kf, q, base, out):
+    link_body, link_offset = _unpack_links(ki, kf)
+    return _forward_kinematics(_unpack_kin(ki, kf), q, base, link_body, link_offset, out)
+
+
+@njit(cache=True)
 def _forward_kinematics_batch(kin, Q, base, link_body, link_offset, out):
     for k in range(Q.shape[0]):
         st = _forward_kinematics(kin, Q[k], base[k], link_body, link_offset, out[k])
@@ -163,6 +187,11 @@ def _link_pose(kin, q, base, body, T, out):
         _pose_step(kin, q, path[k], C, M)
     compose_into(C[body + 1], T, out)
     return OK
+
+
+@njit(cache=True)
+def _link_pose_into(ki, kf, q, base, body, T, out):
+    return _link_pose(_unpack_kin(ki, kf), q, base, body, T, out)
 
 
 @njit(cache=True)
@@ -424,9 +453,9 @@ def _raise_status(st):
 
 
 @njit(cache=True)
-def _jacobian_into(kin, q, qd, base, body, T, rep, deriv, out):
-    """Single configuration: ``out[0] = J`` (and ``out[1] = J̇`` if ``deriv``); a status."""
-    return _jacobian(kin, q, qd, base, body, T, rep, deriv, out[0], out[1 if deriv else 0],
+def _jacobian_into(ki, kf, q, qd, base, body, T, rep, deriv, J, Jd):
+    """Single configuration: ``J`` (and ``Jd = J̇`` if ``deriv``); returns a status."""
+    return _jacobian(_unpack_kin(ki, kf), q, qd, base, body, T, rep, deriv, J, Jd,
                      np.empty((4, 4)))
 
 
@@ -446,12 +475,12 @@ def _jacobian_batch(kin, Q, QD, base, body, T, rep, deriv):
 
 
 @njit(cache=True)
-def _link_twist_into(kin, q, qd, base, body, T, rep, V):
+def _link_twist_into(ki, kf, q, qd, base, body, T, rep, V):
     """Single configuration: the twist ``V = J qd`` (6,) of the link frame in ``rep``."""
     if not _finite(qd):
         return BAD_QD
     J = np.empty((6, qd.shape[0]))
-    st = _jacobian(kin, q, qd, base, body, T, rep, False, J, J, np.empty((4, 4)))
+    st = _jacobian(_unpack_kin(ki, kf), q, qd, base, body, T, rep, False, J, J, np.empty((4, 4)))
     for r in range(6):
         acc = 0.0
         for c in range(J.shape[1]):
@@ -559,10 +588,12 @@ def link_pose(model, q, link, base_pose=None):
     if not batched:
         out = np.empty((4, 4))
         if base_pose is None:
-            st = _fast(model, 'link_pose', _link_pose, (model.kin, q, _EYE4, body, T, out))
+            st = _fast(model, 'link_pose', _link_pose_into,
+                       (model.packed_int, model.packed_float, q, _EYE4, body, T, out))
         else:
-            st = _fast(model, 'link_pose base', _link_pose,
-                       (model.kin, q, _base(model, base_pose, None), body, T, out))
+            st = _fast(model, 'link_pose base', _link_pose_into,
+                       (model.packed_int, model.packed_float, q, _base(model, base_pose, None),
+                        body, T, out))
         if st:
             _check(st)
         return out
@@ -578,11 +609,14 @@ def forward_kinematics(model, q, base_pose=None):
     if not batched:
         out = np.empty((nl, 4, 4))
         if base_pose is None:
-            key, base = 'forward_kinematics', _EYE4
+            st = _fast(model, 'forward_kinematics', _forward_kinematics_into,
+                       (model.packed_int, model.packed_float, q, _EYE4, out))
         else:
-            key, base = 'forward_kinematics base', _base(model, base_pose, None)
-        _check(_fast(model, key, _forward_kinematics,
-                     (model.kin, q, base, model.link_body, model.link_offset, out)))
+            st = _fast(model, 'forward_kinematics base', _forward_kinematics_into,
+                       (model.packed_int, model.packed_float, q, _base(model, base_pose, None),
+                        out))
+        if st:
+            _check(st)
         return out
     out = np.empty((q.shape[0], nl, 4, 4))
     _check(_forward_kinematics_batch(model.kin, q, _base(model, base_pose, q.shape[0]),
@@ -594,7 +628,8 @@ def _jacobians(model, q, qd, link, representation, deriv, base_pose, twist=False
     """
     Return ``(out, qd)``: ``out[..., 0, :, :] = J`` and ``out[..., 1, :, :] = J̇``.
 
-    With ``twist`` a single configuration gives ``out = J qd`` (6,) instead.
+    A single configuration with ``twist`` gives the twist ``out = J qd`` (6,) instead.
+    :func:`jacobian` calls the kernel itself.
     """
     body, T = _link(model, link)
     rep = _REP.get(representation, -1) if representation.__class__ is str else -1
@@ -615,11 +650,11 @@ def _jacobians(model, q, qd, link, representation, deriv, base_pose, twist=False
         if twist:
             out = np.empty(6)
             st = _fast(model, key + ' twist', _link_twist_into,
-                       (model.kin, q, qd, base, body, T, rep, out))
+                       (model.packed_int, model.packed_float, q, qd, base, body, T, rep, out))
         else:
-            out = np.empty((2 if deriv else 1, 6, model.nv))
-            st = _fast(model, key, _jacobian_into,
-                       (model.kin, q, qd, base, body, T, rep, deriv, out))
+            out = np.empty((2, 6, model.nv))
+            st = _fast(model, key, _jacobian_into, (model.packed_int, model.packed_float, q, qd,
+                                                    base, body, T, rep, deriv, out[0], out[1]))
         if st:
             _check(st)
         return out, qd
@@ -642,8 +677,24 @@ def jacobian(model, q, link, representation='body', base_pose=None):
     Rows are angular first.  For a floating base the first six columns belong to
     the base's body-fixed twist.
     """
-    out = _jacobians(model, q, None, link, representation, False, base_pose)[0]
-    return out[0] if out.ndim == 3 else out[:, 0]
+    q, batched = _as_batch(model, q, model.nq, 'q')
+    if batched:
+        return _jacobians(model, q, None, link, representation, False, base_pose)[0][:, 0]
+    body, T = _link(model, link)
+    rep = _REP.get(representation, -1) if representation.__class__ is str else -1
+    if rep < 0:
+        rep = _rep(representation)
+    J = np.empty((6, model.nv))
+    if base_pose is None:
+        st = _fast(model, 'jacobian', _jacobian_into, (model.packed_int, model.packed_float, q,
+                                                       q, _EYE4, body, T, rep, False, J, J))
+    else:
+        st = _fast(model, 'jacobian base', _jacobian_into,
+                   (model.packed_int, model.packed_float, q, q, _base(model, base_pose, None),
+                    body, T, rep, False, J, J))
+    if st:
+        _check(st)
+    return J
 
 
 def jacobian_derivative(model, q, qd, link, representation='body', base_pose=None):

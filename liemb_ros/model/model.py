@@ -183,6 +183,18 @@ class Model:
         self.dyn = self.kin + (self.inertia, self.base_inertia, self.gravity)
         self.lk = (self.link_body, self.link_offset)
         self.entry_points = {}
+        # the same kernel data packed into one int64 and one float64 array, so that a single
+        # call unboxes two arrays instead of a dozen (kinematics._unpack_kin / _unpack_dyn):
+        # ints: nb, nbase, number of links, parent, q_index, link_body; floats: X, A_rel,
+        # q_mult, q_offset, inertia, base_inertia, gravity, link_offset
+        self.packed_int = np.concatenate(
+            ([nb, 6 if self.floating else 0, len(self.link_names)], self.parent, self.q_index,
+             self.link_body)).astype(np.int64)
+        self.packed_float = np.concatenate(
+            [np.ravel(a) for a in (self.X, self.A_rel, self.q_mult, self.q_offset, self.inertia,
+                                   self.base_inertia, self.gravity, self.link_offset)])
+        self.packed_int.setflags(write=False)
+        self.packed_float.setflags(write=False)
         self.shared_coordinates = len(set(self.q_index.tolist())) != nb  # coupled mimic joints
         for arr in (self.parent, self.kind, self.S_parent, self.S_child, self.JX,
                     self.inertia, self.base_inertia, self.q_index, self.q_mult, self.q_offset,
