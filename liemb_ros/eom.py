@@ -178,9 +178,7 @@ def _derivatives_entry(dyn, q, qd, qdd, base, fext, lk):
 
 
 @njit(cache=True)
-def _derivatives_batch(dyn, Q, QD, QDD, base, fext, lk):
-    nv = QD.shape[1]
-    out = np.empty((Q.shape[0], 2, nv, nv))
+def _derivatives_batch(dyn, Q, QD, QDD, base, fext, lk, out):
     for k in range(Q.shape[0]):
         st = _derivatives(dyn, Q[k], QD[k], QDD[k], base[k], fext[k], lk, out[k, 0],
                           out[k, 1])
@@ -207,7 +205,8 @@ def inverse_dynamics_derivatives(model, q, qd, qdd, f_ext=None, base_pose=None):
                                  _lk(model))
         return out[0], out[1]
     out = _derivatives_batch(_dyn(model), q, qd, qdd, _base(model, base_pose, B),
-                             _fext(model, f_ext, B), _lk(model))
+                             _fext(model, f_ext, B), _lk(model),
+                             np.empty((B, 2, model.nv, model.nv)))
     return out[:, 0], out[:, 1]
 
 

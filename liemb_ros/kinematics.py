@@ -460,13 +460,10 @@ def _jacobian_into(ki, kf, q, qd, base, body, T, rep, deriv, J, Jd):
 
 
 @njit(cache=True)
-def _jacobian_batch(kin, Q, QD, base, body, T, rep, deriv):
+def _jacobian_batch(kin, Q, QD, base, body, T, rep, deriv, out):
     """Batch of configurations: ``out[k, 0] = J_k`` (and ``out[k, 1] = J̇_k``)."""
-    B = Q.shape[0]
-    nv = Q.shape[1] + kin[6]
-    out = np.empty((B, 2 if deriv else 1, 6, nv))
     CL = np.empty((4, 4))
-    for k in range(B):
+    for k in range(Q.shape[0]):
         st = _jacobian(kin, Q[k], QD[k], base[k], body, T, rep, deriv, out[k, 0],
                        out[k, 1 if deriv else 0], CL)
         if st != OK:
@@ -665,7 +662,7 @@ def _jacobians(model, q, qd, link, representation, deriv, base_pose, twist=False
         if not qb or qd.shape[0] != q.shape[0]:
             raise ValueError(f'q and qd batch shapes differ: {q.shape} vs {qd.shape}')
     out = _jacobian_batch(model.kin, q, qd, _base(model, base_pose, q.shape[0]), body, T, rep,
-                          deriv)
+                          deriv, np.empty((q.shape[0], 2 if deriv else 1, 6, model.nv)))
     return out, qd
 
 
