@@ -239,11 +239,13 @@ def _jacobian(kin, q, qd, base, body, T, rep, deriv, J, Jd, CL):
     nv = J.shape[1]
     path = np.empty(nb, dtype=np.int64)
     n = _support_path(parent, body, path)
-    C = np.empty((nb + 1, 4, 4))
+    work = np.empty(16 * nb + 40)  # one allocation: C, M, tmp, Vs
+    C = work[:16 * nb + 16].reshape((nb + 1, 4, 4))
     C[0] = base
-    M = np.empty((3, 4))
-    tmp = np.empty(6)
-    Vs = np.zeros(6)
+    M = work[16 * nb + 16:16 * nb + 28].reshape((3, 4))
+    tmp = work[16 * nb + 28:16 * nb + 34]
+    Vs = work[16 * nb + 34:]
+    Vs[:] = 0.0
     J[:, :] = 0.0
     if deriv:
         Jd[:, :] = 0.0
@@ -677,7 +679,10 @@ def jacobian(model, q, link, representation='body', base_pose=None):
     q, batched = _as_batch(model, q, model.nq, 'q')
     if batched:
         return _jacobians(model, q, None, link, representation, False, base_pose)[0][:, 0]
-    body, T = _link(model, link)
+    try:
+        body, T = model.link_frames[link]
+    except (KeyError, TypeError):
+        body, T = _link(model, link)
     rep = _REP.get(representation, -1) if representation.__class__ is str else -1
     if rep < 0:
         rep = _rep(representation)
