@@ -6,6 +6,9 @@ with the same numbers in other layouts and dtypes (a strided view, read-only, fl
 big-endian, a list, Fortran-order base pose, read-only wrenches) must give the same result
 bit for bit, and bad shapes must still raise.
 """
+import copy
+import pickle
+
 import numpy as np
 import pytest
 
@@ -96,3 +99,14 @@ def test_forward_dynamics_function_any_layout():
     np.testing.assert_array_equal(fd(q, qd, tau), ref)
     for qv in _variants(q)[:2]:
         np.testing.assert_array_equal(fd(qv, qd, tau), ref)
+
+
+def test_model_pickles_and_copies_after_calls():
+    rng = np.random.default_rng(9)
+    model = random_model(5, rng)
+    q, qd, qdd = (rng.standard_normal(model.nv) for _ in range(3))
+    ref = lm.inverse_dynamics(model, q, qd, qdd)
+    for other in (pickle.loads(pickle.dumps(model)), copy.deepcopy(model), copy.copy(model)):
+        np.testing.assert_array_equal(lm.inverse_dynamics(other, q, qd, qdd), ref)
+        np.testing.assert_array_equal(lm.jacobian(other, q, other.link_names[-1]),
+                                      lm.jacobian(model, q, model.link_names[-1]))

@@ -202,6 +202,12 @@ class Model:
                     self.lower, self.upper, self.support):
             arr.setflags(write=False)
 
+    def __getstate__(self):
+        """Pickle and copy without the compiled entry points (process-local, rebuilt on use)."""
+        state = self.__dict__.copy()
+        state['entry_points'] = {}
+        return state
+
     # -- look-ups ------------------------------------------------------------------------
     def link_index(self, link):
         """Return the index of a link in :attr:`link_names` (given by name or index)."""
