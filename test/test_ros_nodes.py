@@ -38,7 +38,7 @@ from tf2_msgs.msg import TFMessage  # noqa: E402
 from trajectory_msgs.msg import JointTrajectoryPoint  # noqa: E402
 
 RELIABLE = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
-TIMEOUT = 30.0
+TIMEOUT = 90.0  # generous: a node may compile numba kernels on a cold cache first
 
 
 class Graph:
@@ -155,9 +155,15 @@ def test_dynamics_node_torques_jacobians_and_bad_input(graph, rng):
                                           RELIABLE)
     q = model.random_configuration(rng)
     qd, qdd = rng.normal(size=model.nv), rng.normal(size=model.nv)
-    # The desired accelerations must arrive before the state they go with.
+    # The desired accelerations must arrive before the state they go with. Subscriptions
+    # match before the node's executor spins (it loads the robot first), and queued messages
+    # are taken in subscription order, not arrival order: so first wait until the node
+    # answers a service call (it is spinning), then publish.
     graph.spin_until(lambda: pub.get_subscription_count() > 0
                      and pub_des.get_subscription_count() > 0)
+    resp = graph.call(GetJacobian, '/liemb_dynamics/get_jacobian',
+                      GetJacobian.Request(link='panda_hand', representation='body'))
+    assert not resp.success and 'state' in resp.message, resp.message
     pub_des.publish(JointTrajectoryPoint(accelerations=qdd.tolist()))
     graph.spin_for(0.3)
     pub.publish(_joint_state(model, q, qd))

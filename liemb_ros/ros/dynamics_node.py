@@ -93,6 +93,7 @@ class DynamicsNode(Node):
         self.declare_parameter('diagnostics_period', 1.0, descriptor(
             'seconds between /diagnostics messages', D, 0.05, 60.0))
         self.engine = None
+        self._pending_desired = None
         self._rejected = 0
         self._last_cycle = None
         self._last_markers = -1e9
@@ -148,6 +149,9 @@ class DynamicsNode(Node):
             self.get_logger().error(f'cannot use the robot from the {where}: {exc}')
             return
         self.engine = engine
+        if self._pending_desired is not None:
+            self._apply_desired(self._pending_desired)
+            self._pending_desired = None
         self._make_wrench_publishers()
         self._set_rate(self.get_parameter('publish_rate').value)
         self.get_logger().info(f"robot '{model.name}' ({model.nq} joints) from the {where}; "
@@ -214,9 +218,14 @@ class DynamicsNode(Node):
 
     def _on_desired(self, msg):
         if self.engine is None:
+            # Kept until the robot is known (robot_description may come later).
+            self._pending_desired = list(msg.accelerations)
             return
+        self._apply_desired(msg.accelerations)
+
+    def _apply_desired(self, accelerations):
         try:
-            self.engine.set_desired_acceleration(msg.accelerations)
+            self.engine.set_desired_acceleration(accelerations)
         except StateError as exc:
             self._reject(f'~/desired point: {exc}')
 
@@ -269,7 +278,7 @@ class DynamicsNode(Node):
             self.pub_markers.publish(self._markers(out, stamp, world))
 
     def _twist_message(self, world):
-        """The twist message for the current links/representation, built once and reused."""
+        """Return the twist message for the current links/representation (built once, reused)."""
         e = self.engine
         key = (tuple(e.twist_links), e.representation, world)
         if self._twist_key != key:
