@@ -41,7 +41,14 @@ case "$cmd" in
     "$VENV/bin/liemb" demo "$@" ;;
   test)
     setup; setup_ros
-    export NUMBA_CACHE_DIR=${NUMBA_CACHE_DIR:-$VENV/numba-cache}
+    # numba checks a cached kernel against its own file only, not the files of the kernels it
+    # calls: one cache folder per state of the sources keeps an edit from running stale code.
+    src_hash=$(cat $(find liemb_ros -name '*.py' | sort) | sha1sum | cut -c1-12)
+    if [ -z "${NUMBA_CACHE_DIR:-}" ]; then
+      mkdir -p "$VENV/numba-cache"
+      find "$VENV/numba-cache" -mindepth 1 -maxdepth 1 ! -name "$src_hash" -exec rm -rf {} +
+      export NUMBA_CACHE_DIR=$VENV/numba-cache/$src_hash
+    fi
     if [ $# -eq 0 ]; then
       # The package must also build in a colcon workspace (both packages found and importable).
       tools/ros/colcon_check.sh "$VENV"

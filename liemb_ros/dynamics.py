@@ -300,8 +300,8 @@ def _rnea_body(dyn, q, qd, qdd, base, fb, grav, tau, G, V, A, W):
     """
     parent, X, _, q_index, q_mult, _, nbase, inertia, base_inertia, gravity = dyn
     nb = parent.shape[0]
-    h = np.empty(6)
-    t = np.empty(6)
+    h = fb[nb + 1]  # two scratch rows past the bodies (see _id_work)
+    t = fb[nb + 2]
     g0 = grav * gravity[0]
     g1 = grav * gravity[1]
     g2 = grav * gravity[2]
@@ -331,8 +331,17 @@ def _rnea_body(dyn, q, qd, qdd, base, fb, grav, tau, G, V, A, W):
         ad_apply_into(V[s], h, A[s])
         for r in range(6):
             A[s, r] += t[r] + X[i, r] * acc
-    for s in range(nb + 1):
-        M = base_inertia if s == 0 else inertia[s - 1]
+    if nbase > 0:
+        _mat6_vec(base_inertia, V[0], h)
+        adT_apply_into(V[0], h, t)
+        _mat6_vec(base_inertia, A[0], h)
+        for r in range(6):
+            W[0, r] = h[r] - t[r] - fb[0, r]
+    else:  # a fixed base's wrench is never used
+        for r in range(6):
+            W[0, r] = 0.0
+    for s in range(1, nb + 1):
+        M = inertia[s - 1]
         _mat6_vec(M, V[s], h)
         adT_apply_into(V[s], h, t)
         _mat6_vec(M, A[s], h)
@@ -523,27 +532,48 @@ def _id_one(dyn, q, qd, qdd, base, fext, lk, form, grav, tau, fb, G, V, A, W):
     return OK
 
 
+@njit(cache=True, inline='always')
+def _id_work(nb):
+    """
+    One allocation for the RNEA work arrays ``(fb, G, V, A, W, eye, no_fext)``.
+
+    ``fb`` has two scratch rows past the ``nb + 1`` bodies; ``eye`` is the 4x4 identity
+    (no base pose) and ``no_fext`` a (0, 6) array (no applied wrenches).
+    """
+    n6 = 6 * (nb + 1)
+    work = np.empty(4 * n6 + 12 + 16 * nb + 16)
+    fb = work[:n6 + 12].reshape((nb + 3, 6))
+    V = work[n6 + 12:2 * n6 + 12].reshape((nb + 1, 6))
+    A = work[2 * n6 + 12:3 * n6 + 12].reshape((nb + 1, 6))
+    W = work[3 * n6 + 12:4 * n6 + 12].reshape((nb + 1, 6))
+    o = 4 * n6 + 12
+    G = work[o:o + 16 * nb].reshape((nb, 4, 4))
+    eye = work[o + 16 * nb:o + 16 * nb + 16].reshape((4, 4))
+    for i in range(4):
+        for k in range(4):
+            eye[i, k] = 1.0 if i == k else 0.0
+    return fb, G, V, A, W, eye, work[:0].reshape((0, 6))
+
+
 @njit(cache=True)
 def _id_into(ki, kf, q, qd, qdd, base, fext, form, grav, tau):
     """Single configuration inverse dynamics into ``tau``; returns a status."""
     dyn, lk = _unpack_dyn(ki, kf)
-    nb = dyn[0].shape[0]
-    fb = np.empty((nb + 1, 6))
-    G = np.empty((nb, 4, 4))
-    V = np.empty((nb + 1, 6))
-    A = np.empty((nb + 1, 6))
-    W = np.empty((nb + 1, 6))
+    fb, G, V, A, W, _, _ = _id_work(dyn[0].shape[0])
     return _id_one(dyn, q, qd, qdd, base, fext, lk, form, grav, tau, fb, G, V, A, W)
 
 
 @njit(cache=True)
+def _id_plain(ki, kf, q, qd, qdd, form, grav, tau):
+    """:func:`_id_into` without base pose or applied wrenches (fewer arguments to unbox)."""
+    dyn, lk = _unpack_dyn(ki, kf)
+    fb, G, V, A, W, eye, no_fext = _id_work(dyn[0].shape[0])
+    return _id_one(dyn, q, qd, qdd, eye, no_fext, lk, form, grav, tau, fb, G, V, A, W)
+
+
+@njit(cache=True)
 def _id_batch(dyn, Q, QD, QDD, base, fext, lk, form, grav, out):
-    nb = dyn[0].shape[0]
-    fb = np.empty((nb + 1, 6))
-    G = np.empty((nb, 4, 4))
-    V = np.empty((nb + 1, 6))
-    A = np.empty((nb + 1, 6))
-    W = np.empty((nb + 1, 6))
+    fb, G, V, A, W, _, _ = _id_work(dyn[0].shape[0])
     for k in range(Q.shape[0]):
         st = _id_one(dyn, Q[k], QD[k], QDD[k], base[k], fext[k], lk, form, grav, out[k], fb,
                      G, V, A, W)
@@ -555,13 +585,8 @@ def _id_batch(dyn, Q, QD, QDD, base, fext, lk, form, grav, out):
 @njit(cache=True)
 def _wrench_entry(dyn, q, qd, qdd, base, fext, lk, grav):
     """Body-fixed RNEA; return the transmitted wrenches of all bodies (nb, 6)."""
-    nb = dyn[0].shape[0]
     tau = np.empty(q.shape[0] + dyn[6])
-    fb = np.empty((nb + 1, 6))
-    G = np.empty((nb, 4, 4))
-    V = np.empty((nb + 1, 6))
-    A = np.empty((nb + 1, 6))
-    W = np.empty((nb + 1, 6))
+    fb, G, V, A, W, _, _ = _id_work(dyn[0].shape[0])
     st = _id_one(dyn, q, qd, qdd, base, fext, lk, 0, grav, tau, fb, G, V, A, W)
     if st != OK:
         _raise(st)
@@ -1095,8 +1120,8 @@ def inverse_dynamics(model, q, qd, qdd, form='body', f_ext=None, base_pose=None)
     if B is None:
         tau = np.empty(model.nv)
         if base_pose is None and f_ext is None:
-            st = _fast(model, 'id', _id_into, (model.packed_int, model.packed_float, q, qd, qdd,
-                                               _EYE4, _NO_FEXT, fm, 1.0, tau))
+            st = _fast(model, 'id plain', _id_plain, (model.packed_int, model.packed_float, q,
+                                                      qd, qdd, fm, 1.0, tau))
         else:
             st = _fast(model, ('id', base_pose is None, f_ext is None), _id_into,
                        (model.packed_int, model.packed_float, q, qd, qdd,
@@ -1122,8 +1147,8 @@ def gravity_torques(model, q, base_pose=None):
         z = np.zeros(model.nv)
         tau = np.empty(model.nv)
         if base_pose is None:
-            st = _fast(model, 'id', _id_into, (model.packed_int, model.packed_float, q, z, z,
-                                               _EYE4, _NO_FEXT, 0, 1.0, tau))
+            st = _fast(model, 'id plain', _id_plain, (model.packed_int, model.packed_float, q,
+                                                      z, z, 0, 1.0, tau))
         else:
             st = _fast(model, ('id', False, True), _id_into,
                        (model.packed_int, model.packed_float, q, z, z,

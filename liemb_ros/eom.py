@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 from . import dynamics as dyn_
-from .dynamics import (_EYE4, _NO_FEXT, OK, _base, _dyn, _fext, _id_one, _lk, _raise,
+from .dynamics import (_EYE4, _NO_FEXT, OK, _base, _dyn, _fext, _id_one, _id_work, _lk, _raise,
                        _states)
 from .kinematics import body_poses, jacobian_factors
 from .lie._core import (Ad_inv_apply_into, Ad_invT_apply_into, ad_apply_into, Ad_matrix_into,
@@ -137,11 +137,7 @@ def _derivatives(dyn, q, qd, qdd, base, fext, lk, dq, dqd):
     parent = dyn[0]
     nb = parent.shape[0]
     nv = qd.shape[0]
-    fb = np.empty((nb + 1, 6))
-    G = np.empty((nb, 4, 4))
-    V = np.empty((nb + 1, 6))
-    A = np.empty((nb + 1, 6))
-    W = np.empty((nb + 1, 6))
+    fb, G, V, A, W, _, _ = _id_work(nb)
     tau = np.empty(nv)
     st = _id_one(dyn, q, qd, qdd, base, fext, lk, 0, 1.0, tau, fb, G, V, A, W)
     if st != OK:

