@@ -16,7 +16,7 @@ mixed      V^m = (ω^b, ṙ)         ω in the link frame, ṙ in the world fram
 Pinocchio names: LOCAL = body, WORLD = spatial, LOCAL_WORLD_ALIGNED = hybrid (its
 vectors are linear first).
 
-Algorithm (one compiled kernel, O(path length)): the poses ``C_j`` of the bodies on the
+Algorithm (compiled kernels, O(path length)): the poses ``C_j`` of the bodies on the
 link's support path come from the body-fixed POE recursion ``C_j = C_λ(j) A_{λ(j),j}
 exp(^j X_j q_j)`` (seed 004 eq. (8)); the spatial Jacobian columns are the current joint
 screws ``J^s_j = Ad_{C_j} ^j X_j`` (eq. (29)), the spatial twist accumulates as
@@ -27,6 +27,13 @@ maps of seed 004 Table 3 and their time derivatives:
 * body:   ``J^b = Ad_C^-1 J^s``,                 ``J̇^b = Ad_C^-1 (J̇^s - ad_{V^s} J^s)``
 * hybrid: ``J^h = Ad_{-r} J^s``,                 ``J̇^h = Ad_{-r} J̇^s - (0, ṙ × ω_J)``
 * mixed:  ``J^m = diag(Rᵀ, I) J^h``,             ``J̇^m = diag(Rᵀ, I) J̇^h - (Rᵀ(ω^s × ω_J), 0)``
+
+:func:`jacobian` alone (no ``J̇``) takes a second, independent route that is cheaper: one
+sweep from the link to the root builds the link's pose in each body frame on the way,
+``P_λ(j) = A_{λ(j),j} exp(^j X_j q_j) P_j``, and the body-fixed columns are
+``J^b_j = Ad_{P_j}^-1 ^j X_j`` (seed 004 eqs. (17), (20)); no support path is stored
+and no world poses of the intermediate bodies are formed.  Tests compare both routes
+with Pinocchio.
 
 Floating base: the first six columns belong to the base body-fixed twist; their spatial
 columns are ``Ad_{C_base}`` and their derivatives ``ad_{V^s_base} Ad_{C_base}``.
@@ -196,6 +203,13 @@ def _link_pose_into(ki, kf, q, base, body, T, out):
 
 
 @njit(cache=True)
+def _link_pose_link(ki, kf, q, li, out):
+    """:func:`_link_pose_into` for link index ``li``, no base pose (fewer arguments to unbox)."""
+    link_body, link_offset = _unpack_links(ki, kf)
+    return _link_pose(_unpack_kin(ki, kf), q, _EYE4, link_body[li], link_offset[li], out)
+
+
+@njit(cache=True)
 def _link_pose_batch(kin, Q, base, body, T, out):
     for k in range(Q.shape[0]):
         st = _link_pose(kin, Q[k], base[k], body, T, out[k])
@@ -222,11 +236,11 @@ def _bracket_col(V, J, c, out):
 
 
 @njit(cache=True)
-def _jacobian(kin, q, qd, base, body, T, rep, deriv, J, Jd, CL):
+def _jacobian(kin, q, qd, base, body, T, rep, deriv, J, Jd):
     """
     Jacobian (and with ``deriv`` its time derivative) of the link frame ``C_body T``.
 
-    Writes ``J``, ``Jd`` (6, nv) in representation ``rep`` and the link pose into ``CL``.
+    Writes ``J``, ``Jd`` (6, nv) in representation ``rep``.
     Returns a status code (non-finite input).
     """
     parent, X, A_rel, q_index, q_mult, q_offset, nbase = kin
@@ -240,12 +254,13 @@ def _jacobian(kin, q, qd, base, body, T, rep, deriv, J, Jd, CL):
     nv = J.shape[1]
     path = np.empty(nb, dtype=np.int64)
     n = _support_path(parent, body, path)
-    work = np.empty(16 * nb + 40)  # one allocation: C, M, tmp, Vs
+    work = np.empty(16 * nb + 56)  # one allocation: C, M, tmp, Vs, CL (the link pose)
     C = work[:16 * nb + 16].reshape((nb + 1, 4, 4))
     C[0] = base
     M = work[16 * nb + 16:16 * nb + 28].reshape((3, 4))
     tmp = work[16 * nb + 28:16 * nb + 34]
-    Vs = work[16 * nb + 34:]
+    Vs = work[16 * nb + 34:16 * nb + 40]
+    CL = work[16 * nb + 40:].reshape((4, 4))
     Vs[:] = 0.0
     J[:, :] = 0.0
     if deriv:
@@ -363,6 +378,151 @@ def _jacobian(kin, q, qd, base, body, T, rep, deriv, J, Jd, CL):
     return OK
 
 
+@njit(cache=True)
+def _jacobian_tip(kin, q, base, body, T, rep, J):
+    """
+    Jacobian of the link frame ``C_body T`` by one sweep from the link to the root.
+
+    The body-fixed columns ``J^b_j = Ad^{-1}_{P_j} X_j`` (seed 004 eqs. (17), (20)), ``P_j`` the
+    pose of the link frame in the frame of body ``j``, built on the way down as
+    ``P_{λ(j)} = A_{λ(j),j} exp(X_j θ_j) P_j``: no support path and no world poses of
+    the intermediate bodies.  Other representations by one map per column at the end:
+    hybrid ``(R ω^b, R v^b)``, mixed ``(ω^b, R v^b)``, spatial ``Ad_C J^b``.  The
+    independent route :func:`_jacobian` (world poses, spatial columns) also gives ``J̇``.
+    Returns a status code (non-finite input).
+    """
+    parent, X, A_rel, q_index, q_mult, q_offset, nbase = kin
+    if not _finite(q):
+        return BAD_Q
+    if not _finite(base):
+        return BAD_BASE
+    nv = J.shape[1]
+    for r in range(6):
+        for c in range(nv):
+            J[r, c] = 0.0
+    # P = T (rows 0..2), as scalars
+    p00 = T[0, 0]
+    p01 = T[0, 1]
+    p02 = T[0, 2]
+    p03 = T[0, 3]
+    p10 = T[1, 0]
+    p11 = T[1, 1]
+    p12 = T[1, 2]
+    p13 = T[1, 3]
+    p20 = T[2, 0]
+    p21 = T[2, 1]
+    p22 = T[2, 2]
+    p23 = T[2, 3]
+    b = body
+    while b >= 0:
+        # column: Ad_P^-1 X = (Rᵀ ω, Rᵀ (v - p × ω))
+        w0 = X[b, 0]
+        w1 = X[b, 1]
+        w2 = X[b, 2]
+        e0 = X[b, 3] - (p13 * w2 - p23 * w1)
+        e1 = X[b, 4] - (p23 * w0 - p03 * w2)
+        e2 = X[b, 5] - (p03 * w1 - p13 * w0)
+        c = nbase + q_index[b]
+        m = q_mult[b]
+        J[0, c] += m * (p00 * w0 + p10 * w1 + p20 * w2)
+        J[1, c] += m * (p01 * w0 + p11 * w1 + p21 * w2)
+        J[2, c] += m * (p02 * w0 + p12 * w1 + p22 * w2)
+        J[3, c] += m * (p00 * e0 + p10 * e1 + p20 * e2)
+        J[4, c] += m * (p01 * e0 + p11 * e1 + p21 * e2)
+        J[5, c] += m * (p02 * e0 + p12 * e1 + p22 * e2)
+        # P <- A_rel exp(X θ) P
+        e = exp_se3_scalars(w0, w1, w2, X[b, 3], X[b, 4], X[b, 5],
+                            m * q[q_index[b]] + q_offset[b])
+        n00 = e[0] * p00 + e[1] * p10 + e[2] * p20
+        n01 = e[0] * p01 + e[1] * p11 + e[2] * p21
+        n02 = e[0] * p02 + e[1] * p12 + e[2] * p22
+        n03 = e[0] * p03 + e[1] * p13 + e[2] * p23 + e[9]
+        n10 = e[3] * p00 + e[4] * p10 + e[5] * p20
+        n11 = e[3] * p01 + e[4] * p11 + e[5] * p21
+        n12 = e[3] * p02 + e[4] * p12 + e[5] * p22
+        n13 = e[3] * p03 + e[4] * p13 + e[5] * p23 + e[10]
+        n20 = e[6] * p00 + e[7] * p10 + e[8] * p20
+        n21 = e[6] * p01 + e[7] * p11 + e[8] * p21
+        n22 = e[6] * p02 + e[7] * p12 + e[8] * p22
+        n23 = e[6] * p03 + e[7] * p13 + e[8] * p23 + e[11]
+        p00 = A_rel[b, 0, 0] * n00 + A_rel[b, 0, 1] * n10 + A_rel[b, 0, 2] * n20
+        p01 = A_rel[b, 0, 0] * n01 + A_rel[b, 0, 1] * n11 + A_rel[b, 0, 2] * n21
+        p02 = A_rel[b, 0, 0] * n02 + A_rel[b, 0, 1] * n12 + A_rel[b, 0, 2] * n22
+        p03 = A_rel[b, 0, 0] * n03 + A_rel[b, 0, 1] * n13 + A_rel[b, 0, 2] * n23 + A_rel[b, 0, 3]
+        p10 = A_rel[b, 1, 0] * n00 + A_rel[b, 1, 1] * n10 + A_rel[b, 1, 2] * n20
+        p11 = A_rel[b, 1, 0] * n01 + A_rel[b, 1, 1] * n11 + A_rel[b, 1, 2] * n21
+        p12 = A_rel[b, 1, 0] * n02 + A_rel[b, 1, 1] * n12 + A_rel[b, 1, 2] * n22
+        p13 = A_rel[b, 1, 0] * n03 + A_rel[b, 1, 1] * n13 + A_rel[b, 1, 2] * n23 + A_rel[b, 1, 3]
+        p20 = A_rel[b, 2, 0] * n00 + A_rel[b, 2, 1] * n10 + A_rel[b, 2, 2] * n20
+        p21 = A_rel[b, 2, 0] * n01 + A_rel[b, 2, 1] * n11 + A_rel[b, 2, 2] * n21
+        p22 = A_rel[b, 2, 0] * n02 + A_rel[b, 2, 1] * n12 + A_rel[b, 2, 2] * n22
+        p23 = A_rel[b, 2, 0] * n03 + A_rel[b, 2, 1] * n13 + A_rel[b, 2, 2] * n23 + A_rel[b, 2, 3]
+        b = parent[b]
+    if nbase > 0:
+        # the base's body-fixed twist: columns Ad_P^-1 (P: link frame in the base frame)
+        for k in range(3):
+            # e_k angular: (Rᵀ e_k, Rᵀ (-p × e_k)); e_k linear: (0, Rᵀ e_k)
+            x0 = 1.0 if k == 0 else 0.0
+            x1 = 1.0 if k == 1 else 0.0
+            x2 = 1.0 if k == 2 else 0.0
+            e0 = -(p13 * x2 - p23 * x1)
+            e1 = -(p23 * x0 - p03 * x2)
+            e2 = -(p03 * x1 - p13 * x0)
+            J[0, k] = p00 * x0 + p10 * x1 + p20 * x2
+            J[1, k] = p01 * x0 + p11 * x1 + p21 * x2
+            J[2, k] = p02 * x0 + p12 * x1 + p22 * x2
+            J[3, k] = p00 * e0 + p10 * e1 + p20 * e2
+            J[4, k] = p01 * e0 + p11 * e1 + p21 * e2
+            J[5, k] = p02 * e0 + p12 * e1 + p22 * e2
+            J[0, k + 3] = 0.0
+            J[1, k + 3] = 0.0
+            J[2, k + 3] = 0.0
+            J[3, k + 3] = p00 * x0 + p10 * x1 + p20 * x2
+            J[4, k + 3] = p01 * x0 + p11 * x1 + p21 * x2
+            J[5, k + 3] = p02 * x0 + p12 * x1 + p22 * x2
+    if rep == 0:
+        return OK
+    # the link pose C = base P: rotation R, position r
+    R00 = base[0, 0] * p00 + base[0, 1] * p10 + base[0, 2] * p20
+    R01 = base[0, 0] * p01 + base[0, 1] * p11 + base[0, 2] * p21
+    R02 = base[0, 0] * p02 + base[0, 1] * p12 + base[0, 2] * p22
+    R10 = base[1, 0] * p00 + base[1, 1] * p10 + base[1, 2] * p20
+    R11 = base[1, 0] * p01 + base[1, 1] * p11 + base[1, 2] * p21
+    R12 = base[1, 0] * p02 + base[1, 1] * p12 + base[1, 2] * p22
+    R20 = base[2, 0] * p00 + base[2, 1] * p10 + base[2, 2] * p20
+    R21 = base[2, 0] * p01 + base[2, 1] * p11 + base[2, 2] * p21
+    R22 = base[2, 0] * p02 + base[2, 1] * p12 + base[2, 2] * p22
+    r0 = base[0, 0] * p03 + base[0, 1] * p13 + base[0, 2] * p23 + base[0, 3]
+    r1 = base[1, 0] * p03 + base[1, 1] * p13 + base[1, 2] * p23 + base[1, 3]
+    r2 = base[2, 0] * p03 + base[2, 1] * p13 + base[2, 2] * p23 + base[2, 3]
+    for c in range(nv):
+        x0 = J[0, c]
+        x1 = J[1, c]
+        x2 = J[2, c]
+        y0 = J[3, c]
+        y1 = J[4, c]
+        y2 = J[5, c]
+        v0 = R00 * y0 + R01 * y1 + R02 * y2
+        v1 = R10 * y0 + R11 * y1 + R12 * y2
+        v2 = R20 * y0 + R21 * y1 + R22 * y2
+        J[3, c] = v0
+        J[4, c] = v1
+        J[5, c] = v2
+        if rep == 3:  # mixed: (ω^b, R v^b)
+            continue
+        w0 = R00 * x0 + R01 * x1 + R02 * x2
+        w1 = R10 * x0 + R11 * x1 + R12 * x2
+        w2 = R20 * x0 + R21 * x1 + R22 * x2
+        J[0, c] = w0
+        J[1, c] = w1
+        J[2, c] = w2
+        if rep == 1:  # spatial: v^s = R v^b + r × (R ω^b)
+            J[3, c] = v0 + r1 * w2 - r2 * w1
+            J[4, c] = v1 + r2 * w0 - r0 * w2
+            J[5, c] = v2 + r0 * w1 - r1 * w0
+    return OK
+
+
 @njit(cache=True, inline='always')
 def _ad_inv_col(C, x, out, c):
     """``out[:, c] = Ad_C^-1 x = (Rᵀ ω, Rᵀ (v - r × ω))`` (seed 004 eq. (90))."""
@@ -458,17 +618,30 @@ def _raise_status(st):
 @njit(cache=True)
 def _jacobian_into(ki, kf, q, qd, base, body, T, rep, deriv, J, Jd):
     """Single configuration: ``J`` (and ``Jd = J̇`` if ``deriv``); returns a status."""
-    return _jacobian(_unpack_kin(ki, kf), q, qd, base, body, T, rep, deriv, J, Jd,
-                     np.empty((4, 4)))
+    return _jacobian(_unpack_kin(ki, kf), q, qd, base, body, T, rep, deriv, J, Jd)
+
+
+@njit(cache=True)
+def _jacobian_link(ki, kf, q, li, rep, J):
+    """:func:`_jacobian_into` for link index ``li``, no base pose, no ``J̇``."""
+    link_body, link_offset = _unpack_links(ki, kf)
+    return _jacobian_tip(_unpack_kin(ki, kf), q, _EYE4, link_body[li], link_offset[li], rep, J)
+
+
+@njit(cache=True)
+def _jacobian_tip_into(ki, kf, q, base, body, T, rep, J):
+    """Single configuration: ``J`` of the link frame ``C_body T`` by :func:`_jacobian_tip`."""
+    return _jacobian_tip(_unpack_kin(ki, kf), q, base, body, T, rep, J)
 
 
 @njit(cache=True)
 def _jacobian_batch(kin, Q, QD, base, body, T, rep, deriv, out):
     """Batch of configurations: ``out[k, 0] = J_k`` (and ``out[k, 1] = J̇_k``)."""
-    CL = np.empty((4, 4))
     for k in range(Q.shape[0]):
-        st = _jacobian(kin, Q[k], QD[k], base[k], body, T, rep, deriv, out[k, 0],
-                       out[k, 1 if deriv else 0], CL)
+        if deriv:
+            st = _jacobian(kin, Q[k], QD[k], base[k], body, T, rep, deriv, out[k, 0], out[k, 1])
+        else:
+            st = _jacobian_tip(kin, Q[k], base[k], body, T, rep, out[k, 0])
         if st != OK:
             _raise_status(st)
     return out
@@ -480,7 +653,7 @@ def _link_twist_into(ki, kf, q, qd, base, body, T, rep, V):
     if not _finite(qd):
         return BAD_QD
     J = np.empty((6, qd.shape[0]))
-    st = _jacobian(_unpack_kin(ki, kf), q, qd, base, body, T, rep, False, J, J, np.empty((4, 4)))
+    st = _jacobian(_unpack_kin(ki, kf), q, qd, base, body, T, rep, False, J, J)
     for r in range(6):
         acc = 0.0
         for c in range(J.shape[1]):
@@ -583,8 +756,16 @@ def link_pose(model, q, link, base_pose=None):
     POE (10)); ``base_pose`` is the pose of the base (floating base, or where a fixed
     robot is mounted).
     """
-    body, T = _link(model, link)
     q, batched = _as_batch(model, q, model.nq, 'q')
+    li = model.link_ids.get(link) if link.__class__ is str else None
+    if li is not None and base_pose is None and not batched:
+        out = np.empty((4, 4))
+        st = _fast(model, 'link_pose link', _link_pose_link,
+                   (model.packed_int, model.packed_float, q, li, out))
+        if st:
+            _check(st)
+        return out
+    body, T = _link(model, link)
     if not batched:
         out = np.empty((4, 4))
         if base_pose is None:
@@ -680,6 +861,17 @@ def jacobian(model, q, link, representation='body', base_pose=None):
     q, batched = _as_batch(model, q, model.nq, 'q')
     if batched:
         return _jacobians(model, q, None, link, representation, False, base_pose)[0][:, 0]
+    li = model.link_ids.get(link) if link.__class__ is str else None
+    if li is not None and base_pose is None:
+        rep = _REP.get(representation, -1) if representation.__class__ is str else -1
+        if rep < 0:
+            rep = _rep(representation)
+        J = np.empty((6, model.nv))
+        st = _fast(model, 'jacobian link', _jacobian_link,
+                   (model.packed_int, model.packed_float, q, li, rep, J))
+        if st:
+            _check(st)
+        return J
     try:
         body, T = model.link_frames[link]
     except (KeyError, TypeError):
@@ -689,12 +881,12 @@ def jacobian(model, q, link, representation='body', base_pose=None):
         rep = _rep(representation)
     J = np.empty((6, model.nv))
     if base_pose is None:
-        st = _fast(model, 'jacobian', _jacobian_into, (model.packed_int, model.packed_float, q,
-                                                       q, _EYE4, body, T, rep, False, J, J))
+        st = _fast(model, 'jacobian tip', _jacobian_tip_into,
+                   (model.packed_int, model.packed_float, q, _EYE4, body, T, rep, J))
     else:
-        st = _fast(model, 'jacobian base', _jacobian_into,
-                   (model.packed_int, model.packed_float, q, q, _base(model, base_pose, None),
-                    body, T, rep, False, J, J))
+        st = _fast(model, 'jacobian tip base', _jacobian_tip_into,
+                   (model.packed_int, model.packed_float, q, _base(model, base_pose, None),
+                    body, T, rep, J))
     if st:
         _check(st)
     return J

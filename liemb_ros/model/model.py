@@ -176,6 +176,7 @@ class Model:
                 j = self.parent[j]
         self.link_frames = {n: (int(self.link_body[i]), self.link_offset[i])
                             for i, n in enumerate(self.link_names)}
+        self.link_ids = {n: i for i, n in enumerate(self.link_names)}
         self.kin = (self.parent, self.X, self.A_rel, self.q_index, self.q_mult,
                     self.q_offset, np.int64(6 if self.floating else 0))
         # the dynamics kernels' tuple, the links' tuple, and the compiled entry points the
