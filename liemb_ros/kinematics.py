@@ -180,20 +180,71 @@ def _forward_kinematics_batch(kin, Q, base, link_body, link_offset, out):
 
 @njit(cache=True)
 def _link_pose(kin, q, base, body, T, out):
+    """
+    Pose of the link frame ``C_body T`` into ``out``; returns a status code.
+
+    One sweep from the link to the root, ``P <- A_{λ(j),j} exp(^j X_j q_j) P`` from
+    ``P = T`` (the same body-fixed POE, seed 004 eq. (8), multiplied from the tip), the
+    3x4 pose in registers; then ``C = base P``.
+    """
+    parent, X, A_rel, q_index, q_mult, q_offset, _ = kin
     if not _finite(q):
         return BAD_Q
     if not _finite(base):
         return BAD_BASE
-    parent = kin[0]
-    nb = parent.shape[0]
-    path = np.empty(nb, dtype=np.int64)
-    n = _support_path(parent, body, path)
-    C = np.empty((nb + 1, 4, 4))
-    C[0] = base
-    M = np.empty((3, 4))
-    for k in range(n):
-        _pose_step(kin, q, path[k], C, M)
-    compose_into(C[body + 1], T, out)
+    p00 = T[0, 0]
+    p01 = T[0, 1]
+    p02 = T[0, 2]
+    p03 = T[0, 3]
+    p10 = T[1, 0]
+    p11 = T[1, 1]
+    p12 = T[1, 2]
+    p13 = T[1, 3]
+    p20 = T[2, 0]
+    p21 = T[2, 1]
+    p22 = T[2, 2]
+    p23 = T[2, 3]
+    b = body
+    while b >= 0:
+        e = exp_se3_scalars(X[b, 0], X[b, 1], X[b, 2], X[b, 3], X[b, 4], X[b, 5],
+                            q_mult[b] * q[q_index[b]] + q_offset[b])
+        n00 = e[0] * p00 + e[1] * p10 + e[2] * p20
+        n01 = e[0] * p01 + e[1] * p11 + e[2] * p21
+        n02 = e[0] * p02 + e[1] * p12 + e[2] * p22
+        n03 = e[0] * p03 + e[1] * p13 + e[2] * p23 + e[9]
+        n10 = e[3] * p00 + e[4] * p10 + e[5] * p20
+        n11 = e[3] * p01 + e[4] * p11 + e[5] * p21
+        n12 = e[3] * p02 + e[4] * p12 + e[5] * p22
+        n13 = e[3] * p03 + e[4] * p13 + e[5] * p23 + e[10]
+        n20 = e[6] * p00 + e[7] * p10 + e[8] * p20
+        n21 = e[6] * p01 + e[7] * p11 + e[8] * p21
+        n22 = e[6] * p02 + e[7] * p12 + e[8] * p22
+        n23 = e[6] * p03 + e[7] * p13 + e[8] * p23 + e[11]
+        p00 = A_rel[b, 0, 0] * n00 + A_rel[b, 0, 1] * n10 + A_rel[b, 0, 2] * n20
+        p01 = A_rel[b, 0, 0] * n01 + A_rel[b, 0, 1] * n11 + A_rel[b, 0, 2] * n21
+        p02 = A_rel[b, 0, 0] * n02 + A_rel[b, 0, 1] * n12 + A_rel[b, 0, 2] * n22
+        p03 = A_rel[b, 0, 0] * n03 + A_rel[b, 0, 1] * n13 + A_rel[b, 0, 2] * n23 + A_rel[b, 0, 3]
+        p10 = A_rel[b, 1, 0] * n00 + A_rel[b, 1, 1] * n10 + A_rel[b, 1, 2] * n20
+        p11 = A_rel[b, 1, 0] * n01 + A_rel[b, 1, 1] * n11 + A_rel[b, 1, 2] * n21
+        p12 = A_rel[b, 1, 0] * n02 + A_rel[b, 1, 1] * n12 + A_rel[b, 1, 2] * n22
+        p13 = A_rel[b, 1, 0] * n03 + A_rel[b, 1, 1] * n13 + A_rel[b, 1, 2] * n23 + A_rel[b, 1, 3]
+        p20 = A_rel[b, 2, 0] * n00 + A_rel[b, 2, 1] * n10 + A_rel[b, 2, 2] * n20
+        p21 = A_rel[b, 2, 0] * n01 + A_rel[b, 2, 1] * n11 + A_rel[b, 2, 2] * n21
+        p22 = A_rel[b, 2, 0] * n02 + A_rel[b, 2, 1] * n12 + A_rel[b, 2, 2] * n22
+        p23 = A_rel[b, 2, 0] * n03 + A_rel[b, 2, 1] * n13 + A_rel[b, 2, 2] * n23 + A_rel[b, 2, 3]
+        b = parent[b]
+    for i in range(3):
+        c0 = base[i, 0]
+        c1 = base[i, 1]
+        c2 = base[i, 2]
+        out[i, 0] = c0 * p00 + c1 * p10 + c2 * p20
+        out[i, 1] = c0 * p01 + c1 * p11 + c2 * p21
+        out[i, 2] = c0 * p02 + c1 * p12 + c2 * p22
+        out[i, 3] = c0 * p03 + c1 * p13 + c2 * p23 + base[i, 3]
+    out[3, 0] = 0.0
+    out[3, 1] = 0.0
+    out[3, 2] = 0.0
+    out[3, 3] = 1.0
     return OK
 
 

@@ -243,7 +243,12 @@ def test_batch_equals_single(rng):
     Cs = lm.forward_kinematics(model, Q, base_pose=bases)
     Cl = lm.link_pose(model, Q, link, base_pose=bases)
     assert Cs.shape == (4, len(model.link_names), 4, 4)
-    np.testing.assert_array_equal(Cs[:, 3], Cl)
+    for k in range(4):
+        np.testing.assert_array_equal(Cs[k], lm.forward_kinematics(model, Q[k], bases[k]))
+        np.testing.assert_array_equal(Cl[k], lm.link_pose(model, Q[k], link, bases[k]))
+    # link_pose multiplies the same POE from the tip, forward_kinematics from the root:
+    # equal up to the association of the products
+    np.testing.assert_allclose(Cs[:, 3], Cl, rtol=0, atol=1e-14)
 
 
 def test_bad_input_messages(rng):
