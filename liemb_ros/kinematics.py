@@ -105,33 +105,48 @@ def _support_path(parent, body, path):
 
 
 @njit(cache=True, inline='always')
-def _pose_step(kin, q, j, C, M):
+def _pose_step(kin, q, j, C):
     """
     ``C[j+1] = C[λ(j)+1] A_{λ(j),j} exp(^j X_j θ_j)`` (seed 004 eq. (8)).
 
-    ``C`` holds the base pose in slot 0 and body ``j`` in slot ``j + 1``; ``M`` is a
-    (3, 4) work array.  ``θ_j = q_mult[j] q[q_index[j]] + q_offset[j]``.
+    ``C`` holds the base pose in slot 0 and body ``j`` in slot ``j + 1``; the relative
+    pose stays in registers.
+    ``θ_j = q_mult[j] q[q_index[j]] + q_offset[j]``.
     """
     parent, X, A_rel, q_index, q_mult, q_offset, _ = kin
     e = exp_se3_scalars(X[j, 0], X[j, 1], X[j, 2], X[j, 3], X[j, 4], X[j, 5],
                         q_mult[j] * q[q_index[j]] + q_offset[j])
-    for i in range(3):
-        a0 = A_rel[j, i, 0]
-        a1 = A_rel[j, i, 1]
-        a2 = A_rel[j, i, 2]
-        M[i, 0] = a0 * e[0] + a1 * e[3] + a2 * e[6]
-        M[i, 1] = a0 * e[1] + a1 * e[4] + a2 * e[7]
-        M[i, 2] = a0 * e[2] + a1 * e[5] + a2 * e[8]
-        M[i, 3] = a0 * e[9] + a1 * e[10] + a2 * e[11] + A_rel[j, i, 3]
+    a00 = A_rel[j, 0, 0]
+    a01 = A_rel[j, 0, 1]
+    a02 = A_rel[j, 0, 2]
+    a10 = A_rel[j, 1, 0]
+    a11 = A_rel[j, 1, 1]
+    a12 = A_rel[j, 1, 2]
+    a20 = A_rel[j, 2, 0]
+    a21 = A_rel[j, 2, 1]
+    a22 = A_rel[j, 2, 2]
+    g00 = a00 * e[0] + a01 * e[3] + a02 * e[6]
+    g01 = a00 * e[1] + a01 * e[4] + a02 * e[7]
+    g02 = a00 * e[2] + a01 * e[5] + a02 * e[8]
+    g03 = a00 * e[9] + a01 * e[10] + a02 * e[11] + A_rel[j, 0, 3]
+    g10 = a10 * e[0] + a11 * e[3] + a12 * e[6]
+    g11 = a10 * e[1] + a11 * e[4] + a12 * e[7]
+    g12 = a10 * e[2] + a11 * e[5] + a12 * e[8]
+    g13 = a10 * e[9] + a11 * e[10] + a12 * e[11] + A_rel[j, 1, 3]
+    g20 = a20 * e[0] + a21 * e[3] + a22 * e[6]
+    g21 = a20 * e[1] + a21 * e[4] + a22 * e[7]
+    g22 = a20 * e[2] + a21 * e[5] + a22 * e[8]
+    g23 = a20 * e[9] + a21 * e[10] + a22 * e[11] + A_rel[j, 2, 3]
     p = parent[j] + 1
     s = j + 1
     for i in range(3):
         c0 = C[p, i, 0]
         c1 = C[p, i, 1]
         c2 = C[p, i, 2]
-        for k in range(4):
-            C[s, i, k] = c0 * M[0, k] + c1 * M[1, k] + c2 * M[2, k]
-        C[s, i, 3] += C[p, i, 3]
+        C[s, i, 0] = c0 * g00 + c1 * g10 + c2 * g20
+        C[s, i, 1] = c0 * g01 + c1 * g11 + c2 * g21
+        C[s, i, 2] = c0 * g02 + c1 * g12 + c2 * g22
+        C[s, i, 3] = c0 * g03 + c1 * g13 + c2 * g23 + C[p, i, 3]
     C[s, 3, 0] = 0.0
     C[s, 3, 1] = 0.0
     C[s, 3, 2] = 0.0
@@ -144,20 +159,25 @@ def _poses_with_base(kin, q, base):
     nb = kin[0].shape[0]
     C = np.empty((nb + 1, 4, 4))
     C[0] = base
-    M = np.empty((3, 4))
     for j in range(nb):
-        _pose_step(kin, q, j, C, M)
+        _pose_step(kin, q, j, C)
     return C
 
 
 @njit(cache=True)
-def _forward_kinematics(kin, q, base, link_body, link_offset, out):
-    """All link poses (world frame) into ``out[l]``; returns a status code."""
+def _forward_kinematics(kin, q, base, link_body, link_offset, out, C):
+    """
+    All link poses (world frame) into ``out[l]``; returns a status code.
+
+    ``C`` (nb + 1, 4, 4) is work space: the base pose, then the body poses.
+    """
     if not _finite(q):
         return BAD_Q
     if not _finite(base):
         return BAD_BASE
-    C = _poses_with_base(kin, q, base)
+    C[0] = base
+    for j in range(C.shape[0] - 1):
+        _pose_step(kin, q, j, C)
     for li in range(link_body.shape[0]):
         compose_into(C[link_body[li] + 1], link_offset[li], out[li])
     return OK
@@ -166,13 +186,28 @@ def _forward_kinematics(kin, q, base, link_body, link_offset, out):
 @njit(cache=True)
 def _forward_kinematics_into(ki, kf, q, base, out):
     link_body, link_offset = _unpack_links(ki, kf)
-    return _forward_kinematics(_unpack_kin(ki, kf), q, base, link_body, link_offset, out)
+    return _forward_kinematics(_unpack_kin(ki, kf), q, base, link_body, link_offset, out,
+                               np.empty((ki[0] + 1, 4, 4)))
+
+
+@njit(cache=True)
+def _forward_kinematics_plain(ki, kf, q, out):
+    """
+    Single call without base pose into ``out`` of shape (nl + nb + 1, 4, 4).
+
+    The link poses first, then the body poses as work space (one allocation, the caller's).
+    """
+    link_body, link_offset = _unpack_links(ki, kf)
+    nl = link_body.shape[0]
+    return _forward_kinematics(_unpack_kin(ki, kf), q, _EYE4, link_body, link_offset,
+                               out[:nl], out[nl:])
 
 
 @njit(cache=True)
 def _forward_kinematics_batch(kin, Q, base, link_body, link_offset, out):
+    C = np.empty((kin[0].shape[0] + 1, 4, 4))
     for k in range(Q.shape[0]):
-        st = _forward_kinematics(kin, Q[k], base[k], link_body, link_offset, out[k])
+        st = _forward_kinematics(kin, Q[k], base[k], link_body, link_offset, out[k], C)
         if st != OK:
             return st
     return OK
@@ -305,13 +340,12 @@ def _jacobian(kin, q, qd, base, body, T, rep, deriv, J, Jd):
     nv = J.shape[1]
     path = np.empty(nb, dtype=np.int64)
     n = _support_path(parent, body, path)
-    work = np.empty(16 * nb + 56)  # one allocation: C, M, tmp, Vs, CL (the link pose)
+    work = np.empty(16 * nb + 44)  # one allocation: C, tmp, Vs, CL (the link pose)
     C = work[:16 * nb + 16].reshape((nb + 1, 4, 4))
     C[0] = base
-    M = work[16 * nb + 16:16 * nb + 28].reshape((3, 4))
-    tmp = work[16 * nb + 28:16 * nb + 34]
-    Vs = work[16 * nb + 34:16 * nb + 40]
-    CL = work[16 * nb + 40:].reshape((4, 4))
+    tmp = work[16 * nb + 16:16 * nb + 22]
+    Vs = work[16 * nb + 22:16 * nb + 28]
+    CL = work[16 * nb + 28:].reshape((4, 4))
     Vs[:] = 0.0
     J[:, :] = 0.0
     if deriv:
@@ -337,7 +371,7 @@ def _jacobian(kin, q, qd, base, body, T, rep, deriv, J, Jd):
                     Jd[r, k] = tmp[r]
     for k in range(n):
         j = path[k]
-        _pose_step(kin, q, j, C, M)
+        _pose_step(kin, q, j, C)
         s = j + 1
         # J^s_j = Ad_{C_j} ^j X_j (seed 004 eq. (29)): (R e, r x (R e) + R eta)
         a0 = C[s, 0, 0] * X[j, 0] + C[s, 0, 1] * X[j, 1] + C[s, 0, 2] * X[j, 2]
@@ -610,7 +644,6 @@ def _body_twists(kin, q, qd, base, rep, C, V):
         return BAD_BASE
     nb = parent.shape[0]
     C[0] = base
-    M = np.empty((3, 4))
     Vb = np.zeros(6)
     if nbase > 0:
         Vb[:] = qd[:6]
@@ -627,7 +660,7 @@ def _body_twists(kin, q, qd, base, rep, C, V):
         V[0, :3] = Vb[:3]
         V[0, 3:] = R @ Vb[3:]
     for j in range(nb):
-        _pose_step(kin, q, j, C, M)
+        _pose_step(kin, q, j, C)
         s = j + 1
         p = parent[j] + 1
         rate = q_mult[j] * qd[nbase + q_index[j]]
@@ -839,14 +872,17 @@ def forward_kinematics(model, q, base_pose=None):
     q, batched = _as_batch(model, q, model.nq, 'q')
     nl = len(model.link_names)
     if not batched:
-        out = np.empty((nl, 4, 4))
         if base_pose is None:
-            st = _fast(model, 'forward_kinematics', _forward_kinematics_into,
-                       (model.packed_int, model.packed_float, q, _EYE4, out))
-        else:
-            st = _fast(model, 'forward_kinematics base', _forward_kinematics_into,
-                       (model.packed_int, model.packed_float, q, _base(model, base_pose, None),
-                        out))
+            # one allocation for the result and the body poses the kernel works in
+            out = np.empty((nl + len(model.parent) + 1, 4, 4))
+            st = _fast(model, 'forward_kinematics', _forward_kinematics_plain,
+                       (model.packed_int, model.packed_float, q, out))
+            if st:
+                _check(st)
+            return out[:nl]
+        out = np.empty((nl, 4, 4))
+        st = _fast(model, 'forward_kinematics base', _forward_kinematics_into,
+                   (model.packed_int, model.packed_float, q, _base(model, base_pose, None), out))
         if st:
             _check(st)
         return out
