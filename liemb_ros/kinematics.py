@@ -192,15 +192,10 @@ def _forward_kinematics_into(ki, kf, q, base, out):
 
 @njit(cache=True)
 def _forward_kinematics_plain(ki, kf, q, out):
-    """
-    Single call without base pose into ``out`` of shape (nl + nb + 1, 4, 4).
-
-    The link poses first, then the body poses as work space (one allocation, the caller's).
-    """
+    """Single call without base pose (fewer arguments to unbox)."""
     link_body, link_offset = _unpack_links(ki, kf)
-    nl = link_body.shape[0]
-    return _forward_kinematics(_unpack_kin(ki, kf), q, _EYE4, link_body, link_offset,
-                               out[:nl], out[nl:])
+    return _forward_kinematics(_unpack_kin(ki, kf), q, _EYE4, link_body, link_offset, out,
+                               np.empty((ki[0] + 1, 4, 4)))
 
 
 @njit(cache=True)
@@ -872,15 +867,13 @@ def forward_kinematics(model, q, base_pose=None):
     q, batched = _as_batch(model, q, model.nq, 'q')
     nl = len(model.link_names)
     if not batched:
+        out = np.empty((nl, 4, 4))
         if base_pose is None:
-            # one allocation for the result and the body poses the kernel works in
-            out = np.empty((nl + len(model.parent) + 1, 4, 4))
             st = _fast(model, 'forward_kinematics', _forward_kinematics_plain,
                        (model.packed_int, model.packed_float, q, out))
             if st:
                 _check(st)
-            return out[:nl]
-        out = np.empty((nl, 4, 4))
+            return out
         st = _fast(model, 'forward_kinematics base', _forward_kinematics_into,
                    (model.packed_int, model.packed_float, q, _base(model, base_pose, None), out))
         if st:
