@@ -13,7 +13,8 @@ Equations of motion in closed form, their derivatives and the linearised model (
 * ``Ṁ`` is :func:`liemb_ros.dynamics.mass_matrix_derivative` (recursive, compiled).
 * :func:`inverse_dynamics_derivatives`: ``∂τ/∂q`` and ``∂τ/∂q̇`` of the inverse dynamics by
   the body-fixed recursions of digest §7.2 (one forward and one backward sweep per
-  column, O(n·nv), compiled); :func:`inverse_dynamics_time_derivative` gives
+  column over the bodies that coordinate moves and their ancestors, O(n·nv) at most,
+  compiled); :func:`inverse_dynamics_time_derivative` gives
   ``τ̇ = ∂τ/∂q q̇ + ∂τ/∂q̇ q̈ + M q⃛``.
 * :func:`linearize`: ``A, B`` of ``δẋ = A δx + B δτ`` about a state and torque.
 
@@ -36,16 +37,21 @@ from .lie._core import (Ad_inv_apply_into, Ad_invT_apply_into, ad_apply_into, Ad
 
 # --------------------------------------------------------------------------- kernels
 @njit(cache=True)
-def _sweep(dyn, qd, base, G, V, A, W, AV, AA, k, wrt_q, dtau, dV, dA, dW):
-    """One column ``k`` of ``∂τ/∂q`` (``wrt_q``) or ``∂τ/∂q̇`` (digest §7.2, trees)."""
+def _sweep(dyn, qd, base, G, V, A, W, AV, AA, k, wrt_q, dtau, dV, dA, dW, live, t, h,
+           y):
+    """
+    One column ``k`` of ``∂τ/∂q`` (``wrt_q``) or ``∂τ/∂q̇`` (digest §7.2, trees).
+
+    Only the bodies coordinate ``k`` moves (the subtrees of the bodies it drives, ``live``)
+    have non-zero ``δV``, ``δA`` and own ``δW``; the backward pass visits them and their
+    ancestors.  ``t``, ``h``, ``y``: 6-vectors of work space.
+    """
     parent, X, _, q_index, q_mult, _, nbase, inertia, base_inertia, gravity = dyn
     nb = parent.shape[0]
-    t = np.empty(6)
-    h = np.empty(6)
-    y = np.empty(6)
     for r in range(6):
         dV[0, r] = 0.0
         dA[0, r] = 0.0
+    live[0] = k < nbase
     if nbase > 0:
         if wrt_q:
             if k < 3:   # V̇_0 ∋ -Rᵀ g, R -> R exp(δω~): ∂ = e_k x (Rᵀ g)
@@ -63,10 +69,19 @@ def _sweep(dyn, qd, base, G, V, A, W, AV, AA, k, wrt_q, dtau, dV, dA, dW):
     for i in range(nb):
         s = i + 1
         p = parent[i] + 1
-        rate = q_mult[i] * qd[nbase + q_index[i]]
         dl = q_mult[i] if nbase + q_index[i] == k else 0.0
-        Ad_inv_apply_into(G[i], dV[p], dV[s])
-        Ad_inv_apply_into(G[i], dA[p], dA[s])
+        if not live[p] and dl == 0.0:
+            live[s] = False
+            continue
+        live[s] = True
+        rate = q_mult[i] * qd[nbase + q_index[i]]
+        if live[p]:
+            Ad_inv_apply_into(G[i], dV[p], dV[s])
+            Ad_inv_apply_into(G[i], dA[p], dA[s])
+        else:
+            for r in range(6):
+                dV[s, r] = 0.0
+                dA[s, r] = 0.0
         if wrt_q:
             if dl != 0.0:
                 ad_apply_into(X[i], AV[s], t)
@@ -91,6 +106,10 @@ def _sweep(dyn, qd, base, G, V, A, W, AV, AA, k, wrt_q, dtau, dV, dA, dW):
                 for r in range(6):
                     dA[s, r] += dl * t[r]
     for s in range(nb + 1):
+        if not live[s]:
+            for r in range(6):
+                dW[s, r] = 0.0
+            continue
         M = base_inertia if s == 0 else inertia[s - 1]
         # dF = M dA - ad_{dV}ᵀ M V - ad_Vᵀ M dV
         for r in range(6):
@@ -112,7 +131,10 @@ def _sweep(dyn, qd, base, G, V, A, W, AV, AA, k, wrt_q, dtau, dV, dA, dW):
             dW[s, r] -= t[r]
     for i in range(nb - 1, -1, -1):
         s = i + 1
+        if not live[s]:  # nothing moved in this subtree: δW = 0
+            continue
         p = parent[i] + 1
+        live[p] = True   # from here on: "δW may be non-zero"
         m = q_mult[i]
         dtau[nbase + q_index[i]] += m * (X[i, 0] * dW[s, 0] + X[i, 1] * dW[s, 1]
                                          + X[i, 2] * dW[s, 2] + X[i, 3] * dW[s, 3]
@@ -152,10 +174,13 @@ def _derivatives(dyn, q, qd, qdd, base, fext, lk, dq, dqd):
     dA = np.empty((nb + 1, 6))
     dW = np.empty((nb + 1, 6))
     col = np.empty(nv)
+    live = np.empty(nb + 1, dtype=np.bool_)
+    tmp = np.empty((3, 6))
     for k in range(nv):
         for w in range(2):
             col[:] = 0.0
-            _sweep(dyn, qd, base, G, V, A, W, AV, AA, k, w == 0, col, dV, dA, dW)
+            _sweep(dyn, qd, base, G, V, A, W, AV, AA, k, w == 0, col, dV, dA, dW, live,
+                   tmp[0], tmp[1], tmp[2])
             if w == 0:
                 dq[:, k] = col
             else:
