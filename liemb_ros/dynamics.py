@@ -717,13 +717,22 @@ def _crba(dyn, q, qd, base, out, dot, work):
     return OK
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _crba_work(dyn):
+    """Work arrays of :func:`_crba` ``(C, Js, Jd, Vs, Ic, Dc, adV, F, H)``, one allocation."""
     nb = dyn[0].shape[0]
     ncol = dyn[6] + nb
-    return (np.empty((nb + 1, 4, 4)), np.empty((ncol, 6)), np.empty((ncol, 6)),
-            np.empty((nb + 1, 6)), np.empty((nb + 1, 6, 6)), np.empty((nb + 1, 6, 6)),
-            np.empty((6, 6)), np.empty(6), np.empty(6))
+    n1 = nb + 1
+    w = np.empty(16 * n1 + 12 * ncol + 6 * n1 + 72 * n1 + 48)
+    o1 = 16 * n1
+    o2 = o1 + 6 * ncol
+    o3 = o2 + 6 * ncol
+    o4 = o3 + 6 * n1
+    o5 = o4 + 36 * n1
+    o6 = o5 + 36 * n1
+    return (w[:o1].reshape((n1, 4, 4)), w[o1:o2].reshape((ncol, 6)), w[o2:o3].reshape((ncol, 6)),
+            w[o3:o4].reshape((n1, 6)), w[o4:o5].reshape((n1, 6, 6)), w[o5:o6].reshape((n1, 6, 6)),
+            w[o6:o6 + 36].reshape((6, 6)), w[o6 + 36:o6 + 42], w[o6 + 42:o6 + 48])
 
 
 @njit(cache=True)
