@@ -6,10 +6,13 @@ wrenches of two joints) on a private localhost ROS domain, publishes ``joint_sta
 ``--rate`` Hz from a thread for ``--duration`` seconds while the main thread receives the
 torques and calls ``~/get_jacobian`` at ``--jacobian-rate`` Hz, then prints:
 
-* achieved output rate (torque messages per second) and dropped inputs;
+* achieved output rate: the node's own cycles per second over the measured window (from
+  the ``cycles`` count in ``/diagnostics``) and the torque messages this process received
+  per second (a lower bound: this one Python subscriber shares the 2 cores with the node
+  and the publisher, and falls behind first), and dropped inputs;
 * the node's own compute time per cycle, p50/p99/max (from ``/diagnostics``);
 * end-to-end latency joint_states -> joint_torques (the torque message carries the state's
-  stamp), p50/p99;
+  stamp), p50/p99, as seen by this process: it includes this subscriber's own queue;
 * Jacobian service round trips, p50/p99.
 
 Usage: ``python bench/bench_dynamics_node.py [--rate 1000] [--duration 10] [--json]``.
@@ -106,16 +109,18 @@ def main(argv=None):
     executor = SingleThreadedExecutor()
     executor.add_node(node)
     reliable = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
-    latency, diag = [], {}
+    latency, diag, cycles = [], {}, []
 
     def on_torque(msg):
         sent = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-        latency.append(time.time() - sent)
+        latency.append((sent, time.time() - sent))
 
     def on_diag(msg):
         for st in msg.status:
             if st.name.startswith('liemb_dynamics'):
                 diag.update({kv.key: kv.value for kv in st.values})
+                if 'cycles' in diag:
+                    cycles.append((time.monotonic(), int(diag['cycles'])))
     node.create_subscription(JointState, '/liemb_dynamics/joint_torques', on_torque, reliable)
     node.create_subscription(DiagnosticArray, '/diagnostics', on_diag, reliable)
     client = node.create_client(GetJacobian, '/liemb_dynamics/get_jacobian')
@@ -134,6 +139,8 @@ def main(argv=None):
     latency.clear()
     jac_rtt = []
     t0 = time.monotonic()
+    t0_wall = time.time()
+    n_cycles0 = len(cycles)
     t_jac = t0
     while time.monotonic() - t0 < args.duration:
         if time.monotonic() >= t_jac:
@@ -147,6 +154,12 @@ def main(argv=None):
         executor.spin_once(timeout_sec=0.001)
     elapsed = time.monotonic() - t0
     received = len(latency)
+    # states sent during the warm-up may still be queued when it ends: they are counted as
+    # received but left out of the latency, which is that of states sent while measuring
+    measured = [lat for sent, lat in latency[:received] if sent >= t0_wall]
+    window = cycles[n_cycles0:]
+    node_rate = ((window[-1][1] - window[0][1]) / (window[-1][0] - window[0][0])
+                 if len(window) > 1 and window[-1][0] > window[0][0] else float('nan'))
     pub_proc.wait(timeout=30)
     t_d = time.monotonic() + 1.5
     while time.monotonic() < t_d:
@@ -155,10 +168,11 @@ def main(argv=None):
     proc.wait(timeout=10)
     node.destroy_node()
     rclpy.shutdown()
-    lat = np.array(latency) * 1e6
+    lat = np.array(measured) * 1e6
     rtt = np.array(jac_rtt) * 1e6
     out = {
-        'input_rate_hz': args.rate, 'output_rate_hz': received / elapsed,
+        'input_rate_hz': args.rate, 'node_rate_hz': node_rate,
+        'received_rate_hz': received / elapsed,
         'compute_p50_us': float(diag.get('compute_p50_us', 'nan')),
         'compute_p99_us': float(diag.get('compute_p99_us', 'nan')),
         'compute_max_us': float(diag.get('compute_max_us', 'nan')),
