@@ -864,6 +864,15 @@ def link_pose(model, q, link, base_pose=None):
 
 def forward_kinematics(model, q, base_pose=None):
     """Poses of all links, shape (len(link_names), 4, 4) (or with a leading batch axis)."""
+    if base_pose is None and q.__class__ is np.ndarray and q.dtype is _F64 and q.ndim == 1:
+        # the most common call, once its entry point is cached: no further wrapper layers
+        entry = model.entry_points.get('forward_kinematics')
+        if entry is not None and q.shape[0] == model.nq and q.flags.carray:
+            out = np.empty((len(model.link_names), 4, 4))
+            st = entry(model.packed_int, model.packed_float, q, out)
+            if st:
+                _check(st)
+            return out
     q, batched = _as_batch(model, q, model.nq, 'q')
     nl = len(model.link_names)
     if not batched:
