@@ -54,8 +54,8 @@ import weakref
 import numpy as np
 from numba import njit
 
-from .kinematics import (_as_batch, _base, _canonical, _fast, _finite, _unpack_kin,
-                         _unpack_links)
+from .kinematics import (_as_batch, _base, _canonical, _fast, _finite, _pose_step,
+                         _unpack_kin, _unpack_links)
 from .lie._core import (Ad_apply_into, Ad_inv_apply_into, Ad_invT_apply_into, ad_apply_into,
                         ad_matrix_into, AdT_apply_into, adT_apply_into, exp_se3_scalars)
 
@@ -614,29 +614,39 @@ def _spatial_columns(dyn, q, qd, base, C, Js, Vs, Ms):
     """
     parent, X, _, q_index, q_mult, _, nbase, inertia, base_inertia, _ = dyn
     nb = parent.shape[0]
-    G = np.empty((4, 4))
-    e = np.zeros(6)
+    kin = dyn[:7]
     C[0] = base
     for r in range(6):
         Vs[0, r] = 0.0
     for k in range(nbase):
-        e[k] = 1.0
-        Ad_apply_into(base, e, Js[k])
-        e[k] = 0.0
+        # Ad_{C_base} e_k: (R e_k, r x R e_k) for k < 3, (0, R e_{k-3}) otherwise
+        for r in range(3):
+            a = base[r, k % 3]
+            Js[k, r] = a if k < 3 else 0.0
+            Js[k, 3 + r] = 0.0 if k < 3 else a
+        if k < 3:
+            Js[k, 3] = base[1, 3] * base[2, k] - base[2, 3] * base[1, k]
+            Js[k, 4] = base[2, 3] * base[0, k] - base[0, 3] * base[2, k]
+            Js[k, 5] = base[0, 3] * base[1, k] - base[1, 3] * base[0, k]
         for r in range(6):
             Vs[0, r] += Js[k, r] * qd[k]
     for i in range(nb):
         s = i + 1
         p = parent[i] + 1
-        _rel_pose(dyn, q, i, G)
-        _compose(C[p], G, C[s])
+        _pose_step(kin, q, i, C)
         col = nbase + i
         Ad_apply_into(C[s], X[i], Js[col])
         rate = q_mult[i] * qd[nbase + q_index[i]]
         for r in range(6):
             Vs[s, r] = Vs[p, r] + Js[col, r] * rate
-    for s in range(nb + 1):
-        _rigid_inertia_to(C[s], base_inertia if s == 0 else inertia[s - 1], False, Ms[s])
+    if nbase > 0:
+        _rigid_inertia_to(C[0], base_inertia, False, Ms[0])
+    else:  # a fixed base's inertia never enters M, Ṁ or C
+        for r in range(6):
+            for c in range(6):
+                Ms[0, r, c] = 0.0
+    for s in range(1, nb + 1):
+        _rigid_inertia_to(C[s], inertia[s - 1], False, Ms[s])
 
 
 @njit(cache=True)
