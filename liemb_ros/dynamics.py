@@ -708,22 +708,30 @@ def _crba(dyn, q, qd, base, out, dot, work):
                     H[r] = acc
             cb = b if n == 0 else nbase + q_index[n - 1]
             mb = 1.0 if n == 0 else q_mult[n - 1]
-            # ancestors (and self) of node n: bodies up the tree, then the base columns
+            # ancestors (and self) of node n: bodies up the tree (one column each) ...
             j = n - 1
-            while j >= -1:
-                a0 = 0 if j < 0 else nbase + j
-                a1 = b + 1 if (j < 0 and n == 0) else (nbase if j < 0 else nbase + j + 1)
-                for a in range(a0, a1):
-                    if dot:
-                        val = _dot6(Jd[a], F) + _dot6(Js[a], H)
-                    else:
-                        val = _dot6(Js[a], F)
-                    ca = a if j < 0 else nbase + q_index[j]
-                    val *= mb * (1.0 if j < 0 else q_mult[j])
-                    out[ca, cb] += val
-                    if a != b:
-                        out[cb, ca] += val
-                j = -2 if j < 0 else parent[j]
+            while j >= 0:
+                a = nbase + j
+                if dot:
+                    val = _dot6(Jd[a], F) + _dot6(Js[a], H)
+                else:
+                    val = _dot6(Js[a], F)
+                ca = nbase + q_index[j]
+                val *= mb * q_mult[j]
+                out[ca, cb] += val
+                if a != b:
+                    out[cb, ca] += val
+                j = parent[j]
+            # ... then the base columns (all six, or up to b itself at the base node)
+            for a in range(b + 1 if n == 0 else nbase):
+                if dot:
+                    val = _dot6(Jd[a], F) + _dot6(Js[a], H)
+                else:
+                    val = _dot6(Js[a], F)
+                val *= mb
+                out[a, cb] += val
+                if a != b:
+                    out[cb, a] += val
     return OK
 
 
