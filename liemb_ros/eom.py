@@ -37,14 +37,15 @@ from .lie._core import (Ad_inv_apply_into, Ad_invT_apply_into, ad_apply_into, Ad
 
 # --------------------------------------------------------------------------- kernels
 @njit(cache=True)
-def _sweep(dyn, qd, base, G, V, A, W, AV, AA, k, wrt_q, dtau, dV, dA, dW, live, t, h,
+def _sweep(dyn, qd, base, G, V, A, W, AV, AA, MV, k, wrt_q, dtau, dV, dA, dW, live, t, h,
            y):
     """
     One column ``k`` of ``∂τ/∂q`` (``wrt_q``) or ``∂τ/∂q̇`` (digest §7.2, trees).
 
     Only the bodies coordinate ``k`` moves (the subtrees of the bodies it drives, ``live``)
     have non-zero ``δV``, ``δA`` and own ``δW``; the backward pass visits them and their
-    ancestors.  ``t``, ``h``, ``y``: 6-vectors of work space.
+    ancestors.  ``MV``: the momenta ``M_i V_i`` (they do not depend on ``k``); ``t``,
+    ``h``, ``y``: 6-vectors of work space.
     """
     parent, X, _, q_index, q_mult, _, nbase, inertia, base_inertia, gravity = dyn
     nb = parent.shape[0]
@@ -114,16 +115,13 @@ def _sweep(dyn, qd, base, G, V, A, W, AV, AA, k, wrt_q, dtau, dV, dA, dW, live, 
         # dF = M dA - ad_{dV}ᵀ M V - ad_Vᵀ M dV
         for r in range(6):
             sa = 0.0
-            sv = 0.0
             sd = 0.0
             for c in range(6):
                 sa += M[r, c] * dA[s, c]
-                sv += M[r, c] * V[s, c]
                 sd += M[r, c] * dV[s, c]
             dW[s, r] = sa
-            h[r] = sv
             y[r] = sd
-        adT_apply_into(dV[s], h, t)
+        adT_apply_into(dV[s], MV[s], t)
         for r in range(6):
             dW[s, r] -= t[r]
         adT_apply_into(V[s], y, t)
@@ -170,6 +168,15 @@ def _derivatives(dyn, q, qd, qdd, base, fext, lk, dq, dqd):
         p = parent[i] + 1
         Ad_inv_apply_into(G[i], V[p], AV[i + 1])
         Ad_inv_apply_into(G[i], A[p], AA[i + 1])
+    MV = np.empty((nb + 1, 6))
+    inertia, base_inertia = dyn[7], dyn[8]
+    for s in range(nb + 1):
+        M = base_inertia if s == 0 else inertia[s - 1]
+        for r in range(6):
+            acc = 0.0
+            for c in range(6):
+                acc += M[r, c] * V[s, c]
+            MV[s, r] = acc
     dV = np.empty((nb + 1, 6))
     dA = np.empty((nb + 1, 6))
     dW = np.empty((nb + 1, 6))
@@ -179,7 +186,7 @@ def _derivatives(dyn, q, qd, qdd, base, fext, lk, dq, dqd):
     for k in range(nv):
         for w in range(2):
             col[:] = 0.0
-            _sweep(dyn, qd, base, G, V, A, W, AV, AA, k, w == 0, col, dV, dA, dW, live,
+            _sweep(dyn, qd, base, G, V, A, W, AV, AA, MV, k, w == 0, col, dV, dA, dW, live,
                    tmp[0], tmp[1], tmp[2])
             if w == 0:
                 dq[:, k] = col
