@@ -139,42 +139,77 @@ def _dot6(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
 
 
-@njit(cache=True)
-def _Ad_inv_matrix(C, K):
-    """``K = Ad_C^-1 = [[Rᵀ, 0], [-Rᵀ r~, Rᵀ]]`` (seed 004 eq. (90))."""
-    r0 = C[0, 3]
-    r1 = C[1, 3]
-    r2 = C[2, 3]
-    for i in range(3):
-        for j in range(3):
-            K[i, j] = C[j, i]
-            K[i + 3, j + 3] = C[j, i]
-            K[i, j + 3] = 0.0
-    # row i of -Rᵀ r~ is -(a x r) with a = R[:, i]
-    for i in range(3):
-        a0 = C[0, i]
-        a1 = C[1, i]
-        a2 = C[2, i]
-        K[i + 3, 0] = -(a1 * r2 - a2 * r1)
-        K[i + 3, 1] = -(a2 * r0 - a0 * r2)
-        K[i + 3, 2] = -(a0 * r1 - a1 * r0)
+@njit(cache=True, inline='always')
+def _add_inertia_to_parent(G, M, T, Tm, out):
+    """
+    ``out += Ad_{G^-1}ᵀ M Ad_{G^-1}`` for a symmetric 6x6 ``M`` (an articulated inertia).
 
-
-@njit(cache=True)
-def _congruence(K, M, T, out):
-    """``out = Kᵀ M K`` (6x6); ``T`` is a 6x6 work array."""
-    for r in range(6):
+    Block form instead of a 6x6 congruence (432 products): with ``G = (R, r)``,
+    ``M' = diag(R, R) M diag(Rᵀ, Rᵀ) = [[A, B], [Bᵀ, C]]`` and then the shift to the
+    parent origin ``[[A + S + Sᵀ - r~ C r~, B + r~ C], [(B + r~ C)ᵀ, C]]``, ``S = r~ Bᵀ``
+    (about 240 products).  ``T``, ``Tm``: 6x6 work arrays.
+    """
+    r0 = G[0, 3]
+    r1 = G[1, 3]
+    r2 = G[2, 3]
+    # T = diag(R, R) M
+    for i in range(6):
+        o = 0 if i < 3 else 3
+        a = i - o
         for c in range(6):
-            s = 0.0
-            for k in range(6):
-                s += M[r, k] * K[k, c]
-            T[r, c] = s
-    for r in range(6):
+            T[i, c] = G[a, 0] * M[o, c] + G[a, 1] * M[o + 1, c] + G[a, 2] * M[o + 2, c]
+    # Tm = T diag(Rᵀ, Rᵀ): blocks A (rows 0-2, cols 0-2), B (rows 0-2, cols 3-5), C
+    for i in range(6):
         for c in range(6):
-            s = 0.0
-            for k in range(6):
-                s += K[k, r] * T[k, c]
-            out[r, c] = s
+            if i >= 3 and c < 3:
+                continue
+            o = 0 if c < 3 else 3
+            b = c - o
+            Tm[i, c] = T[i, o] * G[b, 0] + T[i, o + 1] * G[b, 1] + T[i, o + 2] * G[b, 2]
+    # B'' = B + r~ C (column j: r x C[:, j]); C'' = C
+    for j in range(3):
+        c0 = Tm[3, 3 + j]
+        c1 = Tm[4, 3 + j]
+        c2 = Tm[5, 3 + j]
+        b0 = Tm[0, 3 + j] + r1 * c2 - r2 * c1
+        b1 = Tm[1, 3 + j] + r2 * c0 - r0 * c2
+        b2 = Tm[2, 3 + j] + r0 * c1 - r1 * c0
+        out[0, 3 + j] += b0
+        out[1, 3 + j] += b1
+        out[2, 3 + j] += b2
+        out[3 + j, 0] += b0
+        out[3 + j, 1] += b1
+        out[3 + j, 2] += b2
+        for i in range(3):
+            out[3 + i, 3 + j] += Tm[3 + i, 3 + j] if i <= j else Tm[3 + j, 3 + i]
+    # Y = C r~ (row i: -(r x C[i, :])), stored in T[3:6, 0:3]; S = r~ Bᵀ in T[0:3, 0:3]
+    for i in range(3):
+        # C is symmetric: read its upper triangle, so that the result stays symmetric
+        c0 = Tm[3, 3 + i]
+        c1 = Tm[3 + min(i, 1), 3 + max(i, 1)]
+        c2 = Tm[3 + i, 5]
+        T[3 + i, 0] = -(r1 * c2 - r2 * c1)
+        T[3 + i, 1] = -(r2 * c0 - r0 * c2)
+        T[3 + i, 2] = -(r0 * c1 - r1 * c0)
+        # column i of S: r x (row i of B)
+        y0 = Tm[i, 3]
+        y1 = Tm[i, 4]
+        y2 = Tm[i, 5]
+        T[0, i] = r1 * y2 - r2 * y1
+        T[1, i] = r2 * y0 - r0 * y2
+        T[2, i] = r0 * y1 - r1 * y0
+    # A'' = A + S + Sᵀ - r~ Y (column j of r~ Y: r x Y[:, j])
+    for j in range(3):
+        y0 = T[3, j]
+        y1 = T[4, j]
+        y2 = T[5, j]
+        z0 = r1 * y2 - r2 * y1
+        z1 = r2 * y0 - r0 * y2
+        z2 = r0 * y1 - r1 * y0
+        for i in range(3):
+            a = Tm[i, j] if i <= j else Tm[j, i]
+            z = z0 if i == 0 else (z1 if i == 1 else z2)
+            out[i, j] += a + T[i, j] + T[j, i] - z
 
 
 @njit(cache=True)
@@ -923,10 +958,10 @@ def _aba(dyn, q, qd, tau, base, fext, lk, qdd, work):
     st = _check_inputs(q, qd, tau, base, fext)
     if st != OK:
         return BAD_TAU if st == BAD_QDD else st
-    G, IA, pA, V, cb, U, Dinv, u, fb, K, T, Tm = work
+    G, IA, pA, V, cb, U, Dinv, u, fb, T, Tm, ht = work
     _body_fext(dyn, fext, lk, fb)
-    h = np.empty(6)
-    t = np.empty(6)
+    h = ht[0]
+    t = ht[1]
     scale = 0.0
     for r in range(6):
         V[0, r] = qd[r] if nbase > 0 else 0.0
@@ -976,11 +1011,7 @@ def _aba(dyn, q, qd, tau, base, fext, lk, qdd, work):
         for r in range(6):
             pA[p, r] += t[r]
         # I^A_λ += Ad_{G^-1}ᵀ I^a Ad_{G^-1}
-        _Ad_inv_matrix(G[i], K)
-        _congruence(K, Mi, T, Tm)
-        for r in range(6):
-            for c in range(6):
-                IA[p, r, c] += Tm[r, c]
+        _add_inertia_to_parent(G[i], Mi, T, Tm, IA[p])
     # root acceleration
     for r in range(6):
         h[r] = 0.0
@@ -1042,10 +1073,22 @@ def _aba(dyn, q, qd, tau, base, fext, lk, qdd, work):
 
 @njit(cache=True)
 def _aba_work(nb):
-    return (np.empty((nb, 4, 4)), np.empty((nb + 1, 6, 6)), np.empty((nb + 1, 6)),
-            np.empty((nb + 1, 6)), np.empty((nb + 1, 6)), np.empty((nb + 1, 6)),
-            np.empty(nb + 1), np.empty(nb + 1), np.empty((nb + 1, 6)), np.empty((6, 6)),
-            np.empty((6, 6)), np.empty((6, 6)))
+    """ABA work arrays ``(G, IA, pA, V, cb, U, Dinv, u, fb, T, Tm, ht)``, one allocation."""
+    n1 = nb + 1
+    w = np.empty(16 * nb + 36 * n1 + 5 * 6 * n1 + 2 * n1 + 72 + 12)
+    o = 16 * nb
+    G = w[:o].reshape((nb, 4, 4))
+    IA = w[o:o + 36 * n1].reshape((n1, 6, 6))
+    o += 36 * n1
+    vecs = w[o:o + 30 * n1].reshape((5, n1, 6))
+    o += 30 * n1
+    Dinv = w[o:o + n1]
+    u = w[o + n1:o + 2 * n1]
+    o += 2 * n1
+    T = w[o:o + 36].reshape((6, 6))
+    Tm = w[o + 36:o + 72].reshape((6, 6))
+    ht = w[o + 72:o + 84].reshape((2, 6))
+    return G, IA, vecs[0], vecs[1], vecs[2], vecs[3], Dinv, u, vecs[4], T, Tm, ht
 
 
 @njit(cache=True)

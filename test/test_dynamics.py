@@ -505,3 +505,17 @@ def test_bad_input(rng):
             D.forward_dynamics(leaf, q, qd, qdd, method=method)
     with pytest.raises(ValueError, match="body 'b3'"):
         D.forward_dynamics(leaf, q, qd, qdd)
+
+
+def test_articulated_inertia_moves_to_the_parent_by_the_congruence(rng):
+    """ABA's block-form transfer equals ``Ad_{G^-1}ᵀ M Ad_{G^-1}`` for any symmetric M."""
+    from liemb_ros.lie import se3
+    for _ in range(50):
+        G = random_pose(rng, scale=2.0)
+        A = rng.standard_normal((6, 6))
+        M = A @ A.T + rng.standard_normal() * np.eye(6)   # symmetric, not a rigid inertia
+        K = se3.Ad_inv(G)
+        out = rng.standard_normal((6, 6))
+        expected = out + K.T @ M @ K
+        D._add_inertia_to_parent.py_func(G, M, np.empty((6, 6)), np.empty((6, 6)), out)
+        np.testing.assert_allclose(out, expected, rtol=0, atol=1e-12 * np.abs(expected).max())
