@@ -570,31 +570,26 @@ def _id_one(dyn, q, qd, qdd, base, fext, lk, form, grav, tau, fb, G, V, A, W):
 @njit(cache=True, inline='always')
 def _id_work(nb):
     """
-    One allocation for the RNEA work arrays ``(fb, G, V, A, W, eye, no_fext)``.
+    One allocation for the RNEA work arrays ``(fb, G, V, A, W)``.
 
-    ``fb`` has two scratch rows past the ``nb + 1`` bodies; ``eye`` is the 4x4 identity
-    (no base pose) and ``no_fext`` a (0, 6) array (no applied wrenches).
+    ``fb`` has two scratch rows past the ``nb + 1`` bodies.
     """
     n6 = 6 * (nb + 1)
-    work = np.empty(4 * n6 + 12 + 16 * nb + 16)
+    work = np.empty(4 * n6 + 12 + 16 * nb)
     fb = work[:n6 + 12].reshape((nb + 3, 6))
     V = work[n6 + 12:2 * n6 + 12].reshape((nb + 1, 6))
     A = work[2 * n6 + 12:3 * n6 + 12].reshape((nb + 1, 6))
     W = work[3 * n6 + 12:4 * n6 + 12].reshape((nb + 1, 6))
     o = 4 * n6 + 12
     G = work[o:o + 16 * nb].reshape((nb, 4, 4))
-    eye = work[o + 16 * nb:o + 16 * nb + 16].reshape((4, 4))
-    for i in range(4):
-        for k in range(4):
-            eye[i, k] = 1.0 if i == k else 0.0
-    return fb, G, V, A, W, eye, work[:0].reshape((0, 6))
+    return fb, G, V, A, W
 
 
 @njit(cache=True)
 def _id_into(ki, kf, q, qd, qdd, base, fext, form, grav, tau):
     """Single configuration inverse dynamics into ``tau``; returns a status."""
     dyn, lk = _unpack_dyn(ki, kf)
-    fb, G, V, A, W, _, _ = _id_work(dyn[0].shape[0])
+    fb, G, V, A, W = _id_work(dyn[0].shape[0])
     return _id_one(dyn, q, qd, qdd, base, fext, lk, form, grav, tau, fb, G, V, A, W)
 
 
@@ -602,13 +597,13 @@ def _id_into(ki, kf, q, qd, qdd, base, fext, form, grav, tau):
 def _id_plain(ki, kf, q, qd, qdd, form, grav, tau):
     """:func:`_id_into` without base pose or applied wrenches (fewer arguments to unbox)."""
     dyn, lk = _unpack_dyn(ki, kf)
-    fb, G, V, A, W, eye, no_fext = _id_work(dyn[0].shape[0])
-    return _id_one(dyn, q, qd, qdd, eye, no_fext, lk, form, grav, tau, fb, G, V, A, W)
+    fb, G, V, A, W = _id_work(dyn[0].shape[0])
+    return _id_one(dyn, q, qd, qdd, _EYE4, _NO_FEXT, lk, form, grav, tau, fb, G, V, A, W)
 
 
 @njit(cache=True)
 def _id_batch(dyn, Q, QD, QDD, base, fext, lk, form, grav, out):
-    fb, G, V, A, W, _, _ = _id_work(dyn[0].shape[0])
+    fb, G, V, A, W = _id_work(dyn[0].shape[0])
     for k in range(Q.shape[0]):
         st = _id_one(dyn, Q[k], QD[k], QDD[k], base[k], fext[k], lk, form, grav, out[k], fb,
                      G, V, A, W)
@@ -621,7 +616,7 @@ def _id_batch(dyn, Q, QD, QDD, base, fext, lk, form, grav, out):
 def _wrench_entry(dyn, q, qd, qdd, base, fext, lk, grav):
     """Body-fixed RNEA; return the transmitted wrenches of all bodies (nb, 6)."""
     tau = np.empty(q.shape[0] + dyn[6])
-    fb, G, V, A, W, _, _ = _id_work(dyn[0].shape[0])
+    fb, G, V, A, W = _id_work(dyn[0].shape[0])
     st = _id_one(dyn, q, qd, qdd, base, fext, lk, 0, grav, tau, fb, G, V, A, W)
     if st != OK:
         _raise(st)

@@ -157,7 +157,7 @@ def _derivatives(dyn, q, qd, qdd, base, fext, lk, dq, dqd):
     parent = dyn[0]
     nb = parent.shape[0]
     nv = qd.shape[0]
-    fb, G, V, A, W, _, _ = _id_work(nb)
+    fb, G, V, A, W = _id_work(nb)
     tau = np.empty(nv)
     st = _id_one(dyn, q, qd, qdd, base, fext, lk, 0, 1.0, tau, fb, G, V, A, W)
     if st != OK:

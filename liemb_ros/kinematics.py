@@ -208,6 +208,44 @@ def _forward_kinematics_batch(kin, Q, base, link_body, link_offset, out):
     return OK
 
 
+@njit(cache=True, inline='always')
+def _to_parent(kin, q, b, p00, p01, p02, p03, p10, p11, p12, p13, p20, p21, p22, p23):
+    """
+    Move a pose from the frame of body ``b`` into its parent's: ``P <- A_{λ(b),b} exp(X θ) P``.
+
+    Seed 004 eq. (8) multiplied from the tip.  ``P`` is the top 3x4 of a pose as 12
+    scalars, row-major, in and out, so the tip-to-root sweeps keep it in registers.
+    """
+    parent, X, A_rel, q_index, q_mult, q_offset, _ = kin
+    e = exp_se3_scalars(X[b, 0], X[b, 1], X[b, 2], X[b, 3], X[b, 4], X[b, 5],
+                        q_mult[b] * q[q_index[b]] + q_offset[b])
+    n00 = e[0] * p00 + e[1] * p10 + e[2] * p20
+    n01 = e[0] * p01 + e[1] * p11 + e[2] * p21
+    n02 = e[0] * p02 + e[1] * p12 + e[2] * p22
+    n03 = e[0] * p03 + e[1] * p13 + e[2] * p23 + e[9]
+    n10 = e[3] * p00 + e[4] * p10 + e[5] * p20
+    n11 = e[3] * p01 + e[4] * p11 + e[5] * p21
+    n12 = e[3] * p02 + e[4] * p12 + e[5] * p22
+    n13 = e[3] * p03 + e[4] * p13 + e[5] * p23 + e[10]
+    n20 = e[6] * p00 + e[7] * p10 + e[8] * p20
+    n21 = e[6] * p01 + e[7] * p11 + e[8] * p21
+    n22 = e[6] * p02 + e[7] * p12 + e[8] * p22
+    n23 = e[6] * p03 + e[7] * p13 + e[8] * p23 + e[11]
+    p00 = A_rel[b, 0, 0] * n00 + A_rel[b, 0, 1] * n10 + A_rel[b, 0, 2] * n20
+    p01 = A_rel[b, 0, 0] * n01 + A_rel[b, 0, 1] * n11 + A_rel[b, 0, 2] * n21
+    p02 = A_rel[b, 0, 0] * n02 + A_rel[b, 0, 1] * n12 + A_rel[b, 0, 2] * n22
+    p03 = A_rel[b, 0, 0] * n03 + A_rel[b, 0, 1] * n13 + A_rel[b, 0, 2] * n23 + A_rel[b, 0, 3]
+    p10 = A_rel[b, 1, 0] * n00 + A_rel[b, 1, 1] * n10 + A_rel[b, 1, 2] * n20
+    p11 = A_rel[b, 1, 0] * n01 + A_rel[b, 1, 1] * n11 + A_rel[b, 1, 2] * n21
+    p12 = A_rel[b, 1, 0] * n02 + A_rel[b, 1, 1] * n12 + A_rel[b, 1, 2] * n22
+    p13 = A_rel[b, 1, 0] * n03 + A_rel[b, 1, 1] * n13 + A_rel[b, 1, 2] * n23 + A_rel[b, 1, 3]
+    p20 = A_rel[b, 2, 0] * n00 + A_rel[b, 2, 1] * n10 + A_rel[b, 2, 2] * n20
+    p21 = A_rel[b, 2, 0] * n01 + A_rel[b, 2, 1] * n11 + A_rel[b, 2, 2] * n21
+    p22 = A_rel[b, 2, 0] * n02 + A_rel[b, 2, 1] * n12 + A_rel[b, 2, 2] * n22
+    p23 = A_rel[b, 2, 0] * n03 + A_rel[b, 2, 1] * n13 + A_rel[b, 2, 2] * n23 + A_rel[b, 2, 3]
+    return p00, p01, p02, p03, p10, p11, p12, p13, p20, p21, p22, p23
+
+
 @njit(cache=True)
 def _link_pose(kin, q, base, body, T, out):
     """
@@ -217,51 +255,19 @@ def _link_pose(kin, q, base, body, T, out):
     ``P = T`` (the same body-fixed POE, seed 004 eq. (8), multiplied from the tip), the
     3x4 pose in registers; then ``C = base P``.
     """
-    parent, X, A_rel, q_index, q_mult, q_offset, _ = kin
+    parent = kin[0]
     if not _finite(q):
         return BAD_Q
     if not _finite(base):
         return BAD_BASE
-    p00 = T[0, 0]
-    p01 = T[0, 1]
-    p02 = T[0, 2]
-    p03 = T[0, 3]
-    p10 = T[1, 0]
-    p11 = T[1, 1]
-    p12 = T[1, 2]
-    p13 = T[1, 3]
-    p20 = T[2, 0]
-    p21 = T[2, 1]
-    p22 = T[2, 2]
-    p23 = T[2, 3]
+    (p00, p01, p02, p03, p10, p11, p12, p13,
+     p20, p21, p22, p23) = (T[0, 0], T[0, 1], T[0, 2], T[0, 3], T[1, 0], T[1, 1], T[1, 2],
+                            T[1, 3], T[2, 0], T[2, 1], T[2, 2], T[2, 3])
     b = body
     while b >= 0:
-        e = exp_se3_scalars(X[b, 0], X[b, 1], X[b, 2], X[b, 3], X[b, 4], X[b, 5],
-                            q_mult[b] * q[q_index[b]] + q_offset[b])
-        n00 = e[0] * p00 + e[1] * p10 + e[2] * p20
-        n01 = e[0] * p01 + e[1] * p11 + e[2] * p21
-        n02 = e[0] * p02 + e[1] * p12 + e[2] * p22
-        n03 = e[0] * p03 + e[1] * p13 + e[2] * p23 + e[9]
-        n10 = e[3] * p00 + e[4] * p10 + e[5] * p20
-        n11 = e[3] * p01 + e[4] * p11 + e[5] * p21
-        n12 = e[3] * p02 + e[4] * p12 + e[5] * p22
-        n13 = e[3] * p03 + e[4] * p13 + e[5] * p23 + e[10]
-        n20 = e[6] * p00 + e[7] * p10 + e[8] * p20
-        n21 = e[6] * p01 + e[7] * p11 + e[8] * p21
-        n22 = e[6] * p02 + e[7] * p12 + e[8] * p22
-        n23 = e[6] * p03 + e[7] * p13 + e[8] * p23 + e[11]
-        p00 = A_rel[b, 0, 0] * n00 + A_rel[b, 0, 1] * n10 + A_rel[b, 0, 2] * n20
-        p01 = A_rel[b, 0, 0] * n01 + A_rel[b, 0, 1] * n11 + A_rel[b, 0, 2] * n21
-        p02 = A_rel[b, 0, 0] * n02 + A_rel[b, 0, 1] * n12 + A_rel[b, 0, 2] * n22
-        p03 = A_rel[b, 0, 0] * n03 + A_rel[b, 0, 1] * n13 + A_rel[b, 0, 2] * n23 + A_rel[b, 0, 3]
-        p10 = A_rel[b, 1, 0] * n00 + A_rel[b, 1, 1] * n10 + A_rel[b, 1, 2] * n20
-        p11 = A_rel[b, 1, 0] * n01 + A_rel[b, 1, 1] * n11 + A_rel[b, 1, 2] * n21
-        p12 = A_rel[b, 1, 0] * n02 + A_rel[b, 1, 1] * n12 + A_rel[b, 1, 2] * n22
-        p13 = A_rel[b, 1, 0] * n03 + A_rel[b, 1, 1] * n13 + A_rel[b, 1, 2] * n23 + A_rel[b, 1, 3]
-        p20 = A_rel[b, 2, 0] * n00 + A_rel[b, 2, 1] * n10 + A_rel[b, 2, 2] * n20
-        p21 = A_rel[b, 2, 0] * n01 + A_rel[b, 2, 1] * n11 + A_rel[b, 2, 2] * n21
-        p22 = A_rel[b, 2, 0] * n02 + A_rel[b, 2, 1] * n12 + A_rel[b, 2, 2] * n22
-        p23 = A_rel[b, 2, 0] * n03 + A_rel[b, 2, 1] * n13 + A_rel[b, 2, 2] * n23 + A_rel[b, 2, 3]
+        (p00, p01, p02, p03, p10, p11, p12, p13,
+         p20, p21, p22, p23) = _to_parent(kin, q, b, p00, p01, p02, p03, p10, p11, p12, p13,
+                                          p20, p21, p22, p23)
         b = parent[b]
     for i in range(3):
         c0 = base[i, 0]
@@ -471,7 +477,7 @@ def _jacobian_tip(kin, q, base, body, T, rep, J):
     independent route :func:`_jacobian` (world poses, spatial columns) also gives ``J̇``.
     Returns a status code (non-finite input).
     """
-    parent, X, A_rel, q_index, q_mult, q_offset, nbase = kin
+    parent, X, _, q_index, q_mult, _, nbase = kin
     if not _finite(q):
         return BAD_Q
     if not _finite(base):
@@ -481,18 +487,9 @@ def _jacobian_tip(kin, q, base, body, T, rep, J):
         for c in range(nv):
             J[r, c] = 0.0
     # P = T (rows 0..2), as scalars
-    p00 = T[0, 0]
-    p01 = T[0, 1]
-    p02 = T[0, 2]
-    p03 = T[0, 3]
-    p10 = T[1, 0]
-    p11 = T[1, 1]
-    p12 = T[1, 2]
-    p13 = T[1, 3]
-    p20 = T[2, 0]
-    p21 = T[2, 1]
-    p22 = T[2, 2]
-    p23 = T[2, 3]
+    (p00, p01, p02, p03, p10, p11, p12, p13,
+     p20, p21, p22, p23) = (T[0, 0], T[0, 1], T[0, 2], T[0, 3], T[1, 0], T[1, 1], T[1, 2],
+                            T[1, 3], T[2, 0], T[2, 1], T[2, 2], T[2, 3])
     b = body
     while b >= 0:
         # column: Ad_P^-1 X = (Rᵀ ω, Rᵀ (v - p × ω))
@@ -510,33 +507,9 @@ def _jacobian_tip(kin, q, base, body, T, rep, J):
         J[3, c] += m * (p00 * e0 + p10 * e1 + p20 * e2)
         J[4, c] += m * (p01 * e0 + p11 * e1 + p21 * e2)
         J[5, c] += m * (p02 * e0 + p12 * e1 + p22 * e2)
-        # P <- A_rel exp(X θ) P
-        e = exp_se3_scalars(w0, w1, w2, X[b, 3], X[b, 4], X[b, 5],
-                            m * q[q_index[b]] + q_offset[b])
-        n00 = e[0] * p00 + e[1] * p10 + e[2] * p20
-        n01 = e[0] * p01 + e[1] * p11 + e[2] * p21
-        n02 = e[0] * p02 + e[1] * p12 + e[2] * p22
-        n03 = e[0] * p03 + e[1] * p13 + e[2] * p23 + e[9]
-        n10 = e[3] * p00 + e[4] * p10 + e[5] * p20
-        n11 = e[3] * p01 + e[4] * p11 + e[5] * p21
-        n12 = e[3] * p02 + e[4] * p12 + e[5] * p22
-        n13 = e[3] * p03 + e[4] * p13 + e[5] * p23 + e[10]
-        n20 = e[6] * p00 + e[7] * p10 + e[8] * p20
-        n21 = e[6] * p01 + e[7] * p11 + e[8] * p21
-        n22 = e[6] * p02 + e[7] * p12 + e[8] * p22
-        n23 = e[6] * p03 + e[7] * p13 + e[8] * p23 + e[11]
-        p00 = A_rel[b, 0, 0] * n00 + A_rel[b, 0, 1] * n10 + A_rel[b, 0, 2] * n20
-        p01 = A_rel[b, 0, 0] * n01 + A_rel[b, 0, 1] * n11 + A_rel[b, 0, 2] * n21
-        p02 = A_rel[b, 0, 0] * n02 + A_rel[b, 0, 1] * n12 + A_rel[b, 0, 2] * n22
-        p03 = A_rel[b, 0, 0] * n03 + A_rel[b, 0, 1] * n13 + A_rel[b, 0, 2] * n23 + A_rel[b, 0, 3]
-        p10 = A_rel[b, 1, 0] * n00 + A_rel[b, 1, 1] * n10 + A_rel[b, 1, 2] * n20
-        p11 = A_rel[b, 1, 0] * n01 + A_rel[b, 1, 1] * n11 + A_rel[b, 1, 2] * n21
-        p12 = A_rel[b, 1, 0] * n02 + A_rel[b, 1, 1] * n12 + A_rel[b, 1, 2] * n22
-        p13 = A_rel[b, 1, 0] * n03 + A_rel[b, 1, 1] * n13 + A_rel[b, 1, 2] * n23 + A_rel[b, 1, 3]
-        p20 = A_rel[b, 2, 0] * n00 + A_rel[b, 2, 1] * n10 + A_rel[b, 2, 2] * n20
-        p21 = A_rel[b, 2, 0] * n01 + A_rel[b, 2, 1] * n11 + A_rel[b, 2, 2] * n21
-        p22 = A_rel[b, 2, 0] * n02 + A_rel[b, 2, 1] * n12 + A_rel[b, 2, 2] * n22
-        p23 = A_rel[b, 2, 0] * n03 + A_rel[b, 2, 1] * n13 + A_rel[b, 2, 2] * n23 + A_rel[b, 2, 3]
+        (p00, p01, p02, p03, p10, p11, p12, p13,
+         p20, p21, p22, p23) = _to_parent(kin, q, b, p00, p01, p02, p03, p10, p11, p12, p13,
+                                          p20, p21, p22, p23)
         b = parent[b]
     if nbase > 0:
         # the base's body-fixed twist: columns Ad_P^-1 (P: link frame in the base frame)
@@ -702,7 +675,7 @@ def _jacobian_into(ki, kf, q, qd, base, body, T, rep, deriv, J, Jd):
 
 @njit(cache=True)
 def _jacobian_link(ki, kf, q, li, rep, J):
-    """:func:`_jacobian_into` for link index ``li``, no base pose, no ``J̇``."""
+    """:func:`_jacobian_tip_into` for link index ``li`` and no base pose (fewer arguments)."""
     link_body, link_offset = _unpack_links(ki, kf)
     return _jacobian_tip(_unpack_kin(ki, kf), q, _EYE4, link_body[li], link_offset[li], rep, J)
 
