@@ -40,6 +40,14 @@ columns are ``Ad_{C_base}`` and their derivatives ``ad_{V^s_base} Ad_{C_base}``.
 
 Every function accepts ``q`` of shape ``(nq,)`` or ``(B, nq)`` (and ``qd``/``qdd`` of
 shape ``(nv,)`` / ``(B, nv)``) and returns a leading batch axis for batched input.
+
+Compiled-call cost: a call between two numba functions passes each array argument as a
+reference-counted struct, about 25 ns per array (a kernel with the model's arrays and
+its work arrays takes 10 to 20).  The per-configuration kernels are therefore inlined
+(``inline='always'``) into their single-call entry points and batch loops, which halves
+a batched forward kinematics; kernels that are large or compiled at many call sites
+(the derivative sweep, ABA, the spatial/hybrid RNEA forms) stay calls, because inlining
+them tripled the compile time of a cold cache for a few percent.
 """
 import numpy as np
 from numba import njit
@@ -105,39 +113,49 @@ def _support_path(parent, body, path):
 
 
 @njit(cache=True, inline='always')
+def _joint_pose(kin, q, j):
+    """
+    ``C_{λ(j),j} = A_{λ(j),j} exp(^j X_j θ_j)`` (seed 004 eq. (8)) as 12 scalars.
+
+    Row-major top 3x4 of the relative pose, ``θ_j = q_mult[j] q[q_index[j]] + q_offset[j]``;
+    the short cuts for the usual joint screws are in :func:`exp_se3_scalars`.
+    """
+    _, X, A, q_index, q_mult, q_offset, _ = kin
+    e = exp_se3_scalars(X[j, 0], X[j, 1], X[j, 2], X[j, 3], X[j, 4], X[j, 5],
+                        q_mult[j] * q[q_index[j]] + q_offset[j])
+    a00 = A[j, 0, 0]
+    a01 = A[j, 0, 1]
+    a02 = A[j, 0, 2]
+    a10 = A[j, 1, 0]
+    a11 = A[j, 1, 1]
+    a12 = A[j, 1, 2]
+    a20 = A[j, 2, 0]
+    a21 = A[j, 2, 1]
+    a22 = A[j, 2, 2]
+    return (a00 * e[0] + a01 * e[3] + a02 * e[6],
+            a00 * e[1] + a01 * e[4] + a02 * e[7],
+            a00 * e[2] + a01 * e[5] + a02 * e[8],
+            a00 * e[9] + a01 * e[10] + a02 * e[11] + A[j, 0, 3],
+            a10 * e[0] + a11 * e[3] + a12 * e[6],
+            a10 * e[1] + a11 * e[4] + a12 * e[7],
+            a10 * e[2] + a11 * e[5] + a12 * e[8],
+            a10 * e[9] + a11 * e[10] + a12 * e[11] + A[j, 1, 3],
+            a20 * e[0] + a21 * e[3] + a22 * e[6],
+            a20 * e[1] + a21 * e[4] + a22 * e[7],
+            a20 * e[2] + a21 * e[5] + a22 * e[8],
+            a20 * e[9] + a21 * e[10] + a22 * e[11] + A[j, 2, 3])
+
+
+@njit(cache=True, inline='always')
 def _pose_step(kin, q, j, C):
     """
     ``C[j+1] = C[λ(j)+1] A_{λ(j),j} exp(^j X_j θ_j)`` (seed 004 eq. (8)).
 
     ``C`` holds the base pose in slot 0 and body ``j`` in slot ``j + 1``; the relative
-    pose stays in registers.
-    ``θ_j = q_mult[j] q[q_index[j]] + q_offset[j]``.
+    pose (:func:`_joint_pose`) stays in registers.
     """
-    parent, X, A_rel, q_index, q_mult, q_offset, _ = kin
-    e = exp_se3_scalars(X[j, 0], X[j, 1], X[j, 2], X[j, 3], X[j, 4], X[j, 5],
-                        q_mult[j] * q[q_index[j]] + q_offset[j])
-    a00 = A_rel[j, 0, 0]
-    a01 = A_rel[j, 0, 1]
-    a02 = A_rel[j, 0, 2]
-    a10 = A_rel[j, 1, 0]
-    a11 = A_rel[j, 1, 1]
-    a12 = A_rel[j, 1, 2]
-    a20 = A_rel[j, 2, 0]
-    a21 = A_rel[j, 2, 1]
-    a22 = A_rel[j, 2, 2]
-    g00 = a00 * e[0] + a01 * e[3] + a02 * e[6]
-    g01 = a00 * e[1] + a01 * e[4] + a02 * e[7]
-    g02 = a00 * e[2] + a01 * e[5] + a02 * e[8]
-    g03 = a00 * e[9] + a01 * e[10] + a02 * e[11] + A_rel[j, 0, 3]
-    g10 = a10 * e[0] + a11 * e[3] + a12 * e[6]
-    g11 = a10 * e[1] + a11 * e[4] + a12 * e[7]
-    g12 = a10 * e[2] + a11 * e[5] + a12 * e[8]
-    g13 = a10 * e[9] + a11 * e[10] + a12 * e[11] + A_rel[j, 1, 3]
-    g20 = a20 * e[0] + a21 * e[3] + a22 * e[6]
-    g21 = a20 * e[1] + a21 * e[4] + a22 * e[7]
-    g22 = a20 * e[2] + a21 * e[5] + a22 * e[8]
-    g23 = a20 * e[9] + a21 * e[10] + a22 * e[11] + A_rel[j, 2, 3]
-    p = parent[j] + 1
+    g00, g01, g02, g03, g10, g11, g12, g13, g20, g21, g22, g23 = _joint_pose(kin, q, j)
+    p = kin[0][j] + 1
     s = j + 1
     for i in range(3):
         c0 = C[p, i, 0]
@@ -164,7 +182,7 @@ def _poses_with_base(kin, q, base):
     return C
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _forward_kinematics(kin, q, base, link_body, link_offset, out, C):
     """
     All link poses (world frame) into ``out[l]``; returns a status code.
@@ -216,37 +234,23 @@ def _to_parent(kin, q, b, p00, p01, p02, p03, p10, p11, p12, p13, p20, p21, p22,
     Seed 004 eq. (8) multiplied from the tip.  ``P`` is the top 3x4 of a pose as 12
     scalars, row-major, in and out, so the tip-to-root sweeps keep it in registers.
     """
-    parent, X, A_rel, q_index, q_mult, q_offset, _ = kin
-    e = exp_se3_scalars(X[b, 0], X[b, 1], X[b, 2], X[b, 3], X[b, 4], X[b, 5],
-                        q_mult[b] * q[q_index[b]] + q_offset[b])
-    n00 = e[0] * p00 + e[1] * p10 + e[2] * p20
-    n01 = e[0] * p01 + e[1] * p11 + e[2] * p21
-    n02 = e[0] * p02 + e[1] * p12 + e[2] * p22
-    n03 = e[0] * p03 + e[1] * p13 + e[2] * p23 + e[9]
-    n10 = e[3] * p00 + e[4] * p10 + e[5] * p20
-    n11 = e[3] * p01 + e[4] * p11 + e[5] * p21
-    n12 = e[3] * p02 + e[4] * p12 + e[5] * p22
-    n13 = e[3] * p03 + e[4] * p13 + e[5] * p23 + e[10]
-    n20 = e[6] * p00 + e[7] * p10 + e[8] * p20
-    n21 = e[6] * p01 + e[7] * p11 + e[8] * p21
-    n22 = e[6] * p02 + e[7] * p12 + e[8] * p22
-    n23 = e[6] * p03 + e[7] * p13 + e[8] * p23 + e[11]
-    p00 = A_rel[b, 0, 0] * n00 + A_rel[b, 0, 1] * n10 + A_rel[b, 0, 2] * n20
-    p01 = A_rel[b, 0, 0] * n01 + A_rel[b, 0, 1] * n11 + A_rel[b, 0, 2] * n21
-    p02 = A_rel[b, 0, 0] * n02 + A_rel[b, 0, 1] * n12 + A_rel[b, 0, 2] * n22
-    p03 = A_rel[b, 0, 0] * n03 + A_rel[b, 0, 1] * n13 + A_rel[b, 0, 2] * n23 + A_rel[b, 0, 3]
-    p10 = A_rel[b, 1, 0] * n00 + A_rel[b, 1, 1] * n10 + A_rel[b, 1, 2] * n20
-    p11 = A_rel[b, 1, 0] * n01 + A_rel[b, 1, 1] * n11 + A_rel[b, 1, 2] * n21
-    p12 = A_rel[b, 1, 0] * n02 + A_rel[b, 1, 1] * n12 + A_rel[b, 1, 2] * n22
-    p13 = A_rel[b, 1, 0] * n03 + A_rel[b, 1, 1] * n13 + A_rel[b, 1, 2] * n23 + A_rel[b, 1, 3]
-    p20 = A_rel[b, 2, 0] * n00 + A_rel[b, 2, 1] * n10 + A_rel[b, 2, 2] * n20
-    p21 = A_rel[b, 2, 0] * n01 + A_rel[b, 2, 1] * n11 + A_rel[b, 2, 2] * n21
-    p22 = A_rel[b, 2, 0] * n02 + A_rel[b, 2, 1] * n12 + A_rel[b, 2, 2] * n22
-    p23 = A_rel[b, 2, 0] * n03 + A_rel[b, 2, 1] * n13 + A_rel[b, 2, 2] * n23 + A_rel[b, 2, 3]
-    return p00, p01, p02, p03, p10, p11, p12, p13, p20, p21, p22, p23
+    g00, g01, g02, g03, g10, g11, g12, g13, g20, g21, g22, g23 = _joint_pose(kin, q, b)
+    n00 = g00 * p00 + g01 * p10 + g02 * p20
+    n01 = g00 * p01 + g01 * p11 + g02 * p21
+    n02 = g00 * p02 + g01 * p12 + g02 * p22
+    n03 = g00 * p03 + g01 * p13 + g02 * p23 + g03
+    n10 = g10 * p00 + g11 * p10 + g12 * p20
+    n11 = g10 * p01 + g11 * p11 + g12 * p21
+    n12 = g10 * p02 + g11 * p12 + g12 * p22
+    n13 = g10 * p03 + g11 * p13 + g12 * p23 + g13
+    n20 = g20 * p00 + g21 * p10 + g22 * p20
+    n21 = g20 * p01 + g21 * p11 + g22 * p21
+    n22 = g20 * p02 + g21 * p12 + g22 * p22
+    n23 = g20 * p03 + g21 * p13 + g22 * p23 + g23
+    return n00, n01, n02, n03, n10, n11, n12, n13, n20, n21, n22, n23
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _link_pose(kin, q, base, body, T, out):
     """
     Pose of the link frame ``C_body T`` into ``out``; returns a status code.
@@ -322,7 +326,7 @@ def _bracket_col(V, J, c, out):
     out[5] = V[3] * x1 - V[4] * x0 + V[0] * y1 - V[1] * y0
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _jacobian(kin, q, qd, base, body, T, rep, deriv, J, Jd):
     """
     Jacobian (and with ``deriv`` its time derivative) of the link frame ``C_body T``.
@@ -464,7 +468,7 @@ def _jacobian(kin, q, qd, base, body, T, rep, deriv, J, Jd):
     return OK
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _jacobian_tip(kin, q, base, body, T, rep, J):
     """
     Jacobian of the link frame ``C_body T`` by one sweep from the link to the root.

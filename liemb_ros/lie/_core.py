@@ -96,7 +96,7 @@ def exp_se3_scalars(x0, x1, x2, x3, x4, x5, t):
             v2 + b * wxv2 + c * (ww02 * v0 + ww12 * v1 + ww22 * v2))
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def exp_se3_into(X, t, out):
     """Write ``exp((X t)^)`` (4x4) into ``out``; see :func:`exp_se3_scalars`."""
     e = exp_se3_scalars(X[0], X[1], X[2], X[3], X[4], X[5], t)
@@ -123,7 +123,7 @@ def compose_into(C1, C2, out):
     out[3, 3] = 1.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def inverse_into(C, out):
     """Write ``C^-1 = [[R^T, -R^T r], [0, 1]]`` (seed 004 eq. (78)) into ``out``."""
     for i in range(3):
@@ -255,7 +255,7 @@ def adT_apply_into(X, W, out):
     out[5] = f2
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def Ad_matrix_into(C, out):
     """Write the 6x6 matrix ``Ad_C = [[R, 0], [r~ R, R]]`` into ``out``."""
     r0 = C[0, 3]
@@ -272,7 +272,7 @@ def Ad_matrix_into(C, out):
         out[5, j] = r0 * C[1, j] - r1 * C[0, j]
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def ad_matrix_into(X, out):
     """Write the 6x6 matrix ``ad_X = [[xi~, 0], [eta~, xi~]]`` into ``out``."""
     out[:, :] = 0.0
