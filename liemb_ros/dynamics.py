@@ -54,10 +54,10 @@ import weakref
 import numpy as np
 from numba import njit
 
-from .kinematics import (_as_batch, _base, _canonical, _fast, _finite, _pose_step,
-                         _unpack_kin, _unpack_links)
+from .kinematics import (_as_batch, _base, _canonical, _fast, _finite, _joint_pose,
+                         _pose_step, _unpack_kin, _unpack_links)
 from .lie._core import (Ad_apply_into, Ad_inv_apply_into, Ad_invT_apply_into, ad_apply_into,
-                        ad_matrix_into, AdT_apply_into, adT_apply_into, exp_se3_scalars)
+                        ad_matrix_into, AdT_apply_into, adT_apply_into)
 
 FORMS = ('body', 'spatial', 'hybrid')
 _FORM = {name: i for i, name in enumerate(FORMS)}
@@ -94,18 +94,12 @@ def _unpack_dyn(ki, kf):
 @njit(cache=True, inline='always')
 def _rel_pose(dyn, q, i, G):
     """``G = C_{λ(i),i} = A_{λ(i),i} exp(^i X_i θ_i)`` (seed 004 eq. (8)); G is 4x4."""
-    X = dyn[1]
-    A = dyn[2]
-    e = exp_se3_scalars(X[i, 0], X[i, 1], X[i, 2], X[i, 3], X[i, 4], X[i, 5],
-                        dyn[4][i] * q[dyn[3][i]] + dyn[5][i])
+    e = _joint_pose(dyn[:7], q, i)
     for r in range(3):
-        a0 = A[i, r, 0]
-        a1 = A[i, r, 1]
-        a2 = A[i, r, 2]
-        G[r, 0] = a0 * e[0] + a1 * e[3] + a2 * e[6]
-        G[r, 1] = a0 * e[1] + a1 * e[4] + a2 * e[7]
-        G[r, 2] = a0 * e[2] + a1 * e[5] + a2 * e[8]
-        G[r, 3] = a0 * e[9] + a1 * e[10] + a2 * e[11] + A[i, r, 3]
+        G[r, 0] = e[4 * r]
+        G[r, 1] = e[4 * r + 1]
+        G[r, 2] = e[4 * r + 2]
+        G[r, 3] = e[4 * r + 3]
     G[3, 0] = 0.0
     G[3, 1] = 0.0
     G[3, 2] = 0.0
@@ -212,7 +206,7 @@ def _add_inertia_to_parent(G, M, T, Tm, out):
             out[i, j] += a + T[i, j] + T[j, i] - z
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _rigid_inertia_to(C, M, rotate_only, out):
     """
     Move a rigid-body inertia ``M = [[Θ, h~], [-h~, m I]]`` (body frame, ``h = m c``) by ``C``.
@@ -277,7 +271,7 @@ def _rigid_inertia_to(C, M, rotate_only, out):
     out[4, 2] = a0
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _check_inputs(q, qd, qdd, base, fext):
     if not _finite(q):
         return BAD_Q
@@ -292,7 +286,7 @@ def _check_inputs(q, qd, qdd, base, fext):
     return OK
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _body_fext(dyn, fext, lk, out):
     """Write the applied wrenches of every body (slot 0: base) in body frames, ``Ad_T^-T W``."""
     out[:, :] = 0.0
@@ -324,7 +318,7 @@ def _raise(st):
 
 
 # --------------------------------------------------------------------------- RNEA, body
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _rnea_body(dyn, q, qd, qdd, base, fb, grav, tau, G, V, A, W):
     """
     Body-fixed RNEA (seed 002 (66)-(67)); slot 0 of V, A, W is the base.
@@ -552,7 +546,7 @@ def _rnea_hybrid(dyn, q, qd, qdd, base, fb, grav, tau):
 
 
 # --------------------------------------------------------------------------- entries
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _id_one(dyn, q, qd, qdd, base, fext, lk, form, grav, tau, fb, G, V, A, W):
     st = _check_inputs(q, qd, qdd, base, fext)
     if st != OK:
@@ -633,16 +627,163 @@ def _wrench_batch(dyn, Q, QD, QDD, base, fext, lk, grav):
 
 
 # --------------------------------------------------------------------------- spatial pass
-@njit(cache=True)
-def _spatial_columns(dyn, q, qd, base, C, Js, Vs, Ms):
+@njit(cache=True, inline='always')
+def _spatial_inertias(dyn, C, Ms):
+    """``Ms[s]`` (6x6): spatial inertia of node ``s`` at the world origin (zero: fixed base)."""
+    parent, _, _, _, _, _, nbase, inertia, base_inertia, _ = dyn
+    if nbase > 0:
+        _rigid_inertia_to(C[0], base_inertia, False, Ms[0])
+    else:  # a fixed base's inertia never enters M, Ṁ or C
+        for r in range(6):
+            for c in range(6):
+                Ms[0, r, c] = 0.0
+    for s in range(1, parent.shape[0] + 1):
+        _rigid_inertia_to(C[s], inertia[s - 1], False, Ms[s])
+
+
+@njit(cache=True, inline='always')
+def _inertia10_to(C, M, out):
     """
-    Poses, spatial joint screws and twists, spatial inertias of all nodes.
+    Move a rigid-body inertia to the world origin; write its 10 parameters into ``out``.
+
+    ``M = [[Θ, h~], [-h~, m I]]`` (6x6, body frame, ``h = m c``); ``out`` (10,) receives
+    ``(m, h', Θ'00, Θ'11, Θ'22, Θ'01, Θ'02, Θ'12)`` of ``Ad_C^-T M Ad_C^-1`` (seed 002 (34)),
+    with the formulas of :func:`_rigid_inertia_to` (Θ symmetric: 6 numbers, not 36).
+    """
+    m = M[3, 3]
+    h0 = M[2, 4]
+    h1 = M[0, 5]
+    h2 = M[1, 3]
+    r0 = C[0, 3]
+    r1 = C[1, 3]
+    r2 = C[2, 3]
+    # T = R Θ (rows), then the upper triangle of T Rᵀ
+    t00 = C[0, 0] * M[0, 0] + C[0, 1] * M[1, 0] + C[0, 2] * M[2, 0]
+    t01 = C[0, 0] * M[0, 1] + C[0, 1] * M[1, 1] + C[0, 2] * M[2, 1]
+    t02 = C[0, 0] * M[0, 2] + C[0, 1] * M[1, 2] + C[0, 2] * M[2, 2]
+    t10 = C[1, 0] * M[0, 0] + C[1, 1] * M[1, 0] + C[1, 2] * M[2, 0]
+    t11 = C[1, 0] * M[0, 1] + C[1, 1] * M[1, 1] + C[1, 2] * M[2, 1]
+    t12 = C[1, 0] * M[0, 2] + C[1, 1] * M[1, 2] + C[1, 2] * M[2, 2]
+    t20 = C[2, 0] * M[0, 0] + C[2, 1] * M[1, 0] + C[2, 2] * M[2, 0]
+    t21 = C[2, 0] * M[0, 1] + C[2, 1] * M[1, 1] + C[2, 2] * M[2, 1]
+    t22 = C[2, 0] * M[0, 2] + C[2, 1] * M[1, 2] + C[2, 2] * M[2, 2]
+    a0 = C[0, 0] * h0 + C[0, 1] * h1 + C[0, 2] * h2
+    a1 = C[1, 0] * h0 + C[1, 1] * h1 + C[1, 2] * h2
+    a2 = C[2, 0] * h0 + C[2, 1] * h1 + C[2, 2] * h2
+    hr2 = 2.0 * (a0 * r0 + a1 * r1 + a2 * r2)
+    mrr = m * (r0 * r0 + r1 * r1 + r2 * r2)
+    out[0] = m
+    out[1] = a0 + m * r0
+    out[2] = a1 + m * r1
+    out[3] = a2 + m * r2
+    # Θ' = R Θ Rᵀ - (h_o rᵀ + r h_oᵀ - 2 (h_o·r) I) - m (r rᵀ - |r|² I)
+    out[4] = (t00 * C[0, 0] + t01 * C[0, 1] + t02 * C[0, 2]
+              - 2.0 * a0 * r0 + hr2 - m * r0 * r0 + mrr)
+    out[5] = (t10 * C[1, 0] + t11 * C[1, 1] + t12 * C[1, 2]
+              - 2.0 * a1 * r1 + hr2 - m * r1 * r1 + mrr)
+    out[6] = (t20 * C[2, 0] + t21 * C[2, 1] + t22 * C[2, 2]
+              - 2.0 * a2 * r2 + hr2 - m * r2 * r2 + mrr)
+    out[7] = t00 * C[1, 0] + t01 * C[1, 1] + t02 * C[1, 2] - (a0 * r1 + r0 * a1 + m * r0 * r1)
+    out[8] = t00 * C[2, 0] + t01 * C[2, 1] + t02 * C[2, 2] - (a0 * r2 + r0 * a2 + m * r0 * r2)
+    out[9] = t10 * C[2, 0] + t11 * C[2, 1] + t12 * C[2, 2] - (a1 * r2 + r1 * a2 + m * r1 * r2)
+
+
+@njit(cache=True, inline='always')
+def _inertia10_apply(In, x, out, add):
+    """
+    ``out (+)= In x`` for a 10-parameter inertia ``In`` (see :func:`_inertia10_to`).
+
+    ``[[Θ, h~], [-h~, m]] (ω, v) = (Θ ω + h × v, m v - h × ω)``: 24 products, not 36.
+    """
+    w0 = x[0]
+    w1 = x[1]
+    w2 = x[2]
+    v0 = x[3]
+    v1 = x[4]
+    v2 = x[5]
+    m = In[0]
+    h0 = In[1]
+    h1 = In[2]
+    h2 = In[3]
+    f0 = In[4] * w0 + In[7] * w1 + In[8] * w2 + h1 * v2 - h2 * v1
+    f1 = In[7] * w0 + In[5] * w1 + In[9] * w2 + h2 * v0 - h0 * v2
+    f2 = In[8] * w0 + In[9] * w1 + In[6] * w2 + h0 * v1 - h1 * v0
+    f3 = m * v0 - (h1 * w2 - h2 * w1)
+    f4 = m * v1 - (h2 * w0 - h0 * w2)
+    f5 = m * v2 - (h0 * w1 - h1 * w0)
+    if add:
+        out[0] += f0
+        out[1] += f1
+        out[2] += f2
+        out[3] += f3
+        out[4] += f4
+        out[5] += f5
+    else:
+        out[0] = f0
+        out[1] = f1
+        out[2] = f2
+        out[3] = f3
+        out[4] = f4
+        out[5] = f5
+
+
+@njit(cache=True, inline='always')
+def _inertia10_rate(In, V, out):
+    """
+    Write the time derivative of a spatial inertia carried by the spatial twist ``V = (ω, v)``.
+
+    ``Ṁ^s = -ad_Vᵀ M^s - M^s ad_V`` (seed 002 (37)) keeps the 10-parameter form:
+    ``ṁ = 0``, ``ḣ = ω × h + m v``, ``Θ̇ = ω~Θ - Θω~ - (v hᵀ + h vᵀ - 2 (v·h) I)``.
+    """
+    w0 = V[0]
+    w1 = V[1]
+    w2 = V[2]
+    v0 = V[3]
+    v1 = V[4]
+    v2 = V[5]
+    m = In[0]
+    h0 = In[1]
+    h1 = In[2]
+    h2 = In[3]
+    # columns of Θ; S = ω~Θ, column j = ω × Θ[:, j]; Θ̇ = S + Sᵀ - ...
+    c00 = In[4]
+    c11 = In[5]
+    c22 = In[6]
+    c01 = In[7]
+    c02 = In[8]
+    c12 = In[9]
+    s00 = w1 * c02 - w2 * c01
+    s10 = w2 * c00 - w0 * c02
+    s20 = w0 * c01 - w1 * c00
+    s01 = w1 * c12 - w2 * c11
+    s11 = w2 * c01 - w0 * c12
+    s21 = w0 * c11 - w1 * c01
+    s02 = w1 * c22 - w2 * c12
+    s12 = w2 * c02 - w0 * c22
+    s22 = w0 * c12 - w1 * c02
+    vh2 = 2.0 * (v0 * h0 + v1 * h1 + v2 * h2)
+    out[0] = 0.0
+    out[1] = w1 * h2 - w2 * h1 + m * v0
+    out[2] = w2 * h0 - w0 * h2 + m * v1
+    out[3] = w0 * h1 - w1 * h0 + m * v2
+    out[4] = 2.0 * s00 - 2.0 * v0 * h0 + vh2
+    out[5] = 2.0 * s11 - 2.0 * v1 * h1 + vh2
+    out[6] = 2.0 * s22 - 2.0 * v2 * h2 + vh2
+    out[7] = s01 + s10 - (v0 * h1 + h0 * v1)
+    out[8] = s02 + s20 - (v0 * h2 + h0 * v2)
+    out[9] = s12 + s21 - (v1 * h2 + h1 * v2)
+
+
+@njit(cache=True, inline='always')
+def _spatial_columns(dyn, q, qd, base, C, Js, Vs):
+    """
+    Poses, spatial joint screws and spatial twists of all nodes.
 
     Node 0 is the base, node ``i + 1`` body ``i``.  ``Js`` (nbase + nb, 6): the spatial
     columns (unscaled by ``q_mult``): the base columns ``Ad_{C_base} e_k`` then
     ``J^s_i = Ad_{C_i} X_i`` (seed 004 eq. (29)).  ``Vs`` (nb + 1, 6) the spatial twists.
     """
-    parent, X, _, q_index, q_mult, _, nbase, inertia, base_inertia, _ = dyn
+    parent, X, _, q_index, q_mult, _, nbase, _, _, _ = dyn
     nb = parent.shape[0]
     kin = dyn[:7]
     C[0] = base
@@ -669,17 +810,9 @@ def _spatial_columns(dyn, q, qd, base, C, Js, Vs, Ms):
         rate = q_mult[i] * qd[nbase + q_index[i]]
         for r in range(6):
             Vs[s, r] = Vs[p, r] + Js[col, r] * rate
-    if nbase > 0:
-        _rigid_inertia_to(C[0], base_inertia, False, Ms[0])
-    else:  # a fixed base's inertia never enters M, Ṁ or C
-        for r in range(6):
-            for c in range(6):
-                Ms[0, r, c] = 0.0
-    for s in range(1, nb + 1):
-        _rigid_inertia_to(C[s], inertia[s - 1], False, Ms[s])
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _crba(dyn, q, qd, base, out, dot, work):
     """
     Mass matrix (``dot`` False) or its time derivative ``Ṁ`` along ``qd`` (``dot`` True).
@@ -689,9 +822,10 @@ def _crba(dyn, q, qd, base, out, dot, work):
     the spatial inertias ``M^s_i = Ad_{C_i}^-T M_i Ad_{C_i}^-1`` over ``n``'s subtree; this is
     ``M = Jᵀ M^b J`` (seed 002 (81)) summed recursively.  ``Ṁ_ab = J̇_aᵀ M^C_n J_b
     + J_aᵀ (M^C_n J̇_b + Ṁ^C_n J_b)`` with ``J̇^s_j = [V^s_j, J^s_j]`` (seed 002 (16)) and
-    ``Ṁ^s_i = -ad_{V_i}ᵀ M^s_i - M^s_i ad_{V_i}`` (seed 002 (37)).
+    ``Ṁ^s_i = -ad_{V_i}ᵀ M^s_i - M^s_i ad_{V_i}`` (seed 002 (37)).  Spatial inertias and
+    their rates are kept as their 10 parameters (:func:`_inertia10_to`).
     """
-    parent, _, _, q_index, q_mult, _, nbase, _, _, _ = dyn
+    parent, _, _, q_index, q_mult, _, nbase, inertia, base_inertia, _ = dyn
     if not _finite(q):
         return BAD_Q
     if not _finite(qd):
@@ -699,43 +833,39 @@ def _crba(dyn, q, qd, base, out, dot, work):
     if not _finite(base):
         return BAD_BASE
     nb = parent.shape[0]
-    C, Js, Jd, Vs, Ic, Dc, adV, F, H = work
-    _spatial_columns(dyn, q, qd, base, C, Js, Vs, Ic)
+    C, Js, Jd, Vs, Ic, Dc, F, H = work
+    _spatial_columns(dyn, q, qd, base, C, Js, Vs)
+    if nbase > 0:
+        _inertia10_to(C[0], base_inertia, Ic[0])
+    else:  # a fixed base's inertia never enters M or Ṁ
+        for r in range(10):
+            Ic[0, r] = 0.0
+    for s in range(1, nb + 1):
+        _inertia10_to(C[s], inertia[s - 1], Ic[s])
     if dot:
         for k in range(nbase):
             ad_apply_into(Vs[0], Js[k], Jd[k])
         for i in range(nb):
             ad_apply_into(Vs[i + 1], Js[nbase + i], Jd[nbase + i])
         for s in range(nb + 1):
-            ad_matrix_into(Vs[s], adV)
-            for r in range(6):
-                for c in range(6):
-                    acc = 0.0
-                    for k in range(6):
-                        acc += adV[k, r] * Ic[s, k, c] + Ic[s, r, k] * adV[k, c]
-                    Dc[s, r, c] = -acc
+            _inertia10_rate(Ic[s], Vs[s], Dc[s])
     for s in range(nb, 0, -1):
         p = parent[s - 1] + 1
-        for r in range(6):
-            for c in range(6):
-                Ic[p, r, c] += Ic[s, r, c]
+        for r in range(10):
+            Ic[p, r] += Ic[s, r]
         if dot:
-            for r in range(6):
-                for c in range(6):
-                    Dc[p, r, c] += Dc[s, r, c]
+            for r in range(10):
+                Dc[p, r] += Dc[s, r]
     out[:, :] = 0.0
     for n in range(nb + 1):
         # columns b owned by node n: the base columns at n = 0, body n - 1's otherwise
         b0 = 0 if n == 0 else nbase + n - 1
         b1 = nbase if n == 0 else nbase + n
         for b in range(b0, b1):
-            _mat6_vec(Ic[n], Js[b], F)
+            _inertia10_apply(Ic[n], Js[b], F, False)
             if dot:
-                for r in range(6):
-                    acc = 0.0
-                    for k in range(6):
-                        acc += Ic[n, r, k] * Jd[b, k] + Dc[n, r, k] * Js[b, k]
-                    H[r] = acc
+                _inertia10_apply(Ic[n], Jd[b], H, False)
+                _inertia10_apply(Dc[n], Js[b], H, True)
             cb = b if n == 0 else nbase + q_index[n - 1]
             mb = 1.0 if n == 0 else q_mult[n - 1]
             # ancestors (and self) of node n: bodies up the tree (one column each) ...
@@ -767,20 +897,20 @@ def _crba(dyn, q, qd, base, out, dot, work):
 
 @njit(cache=True, inline='always')
 def _crba_work(dyn):
-    """Work arrays of :func:`_crba` ``(C, Js, Jd, Vs, Ic, Dc, adV, F, H)``, one allocation."""
+    """Work arrays of :func:`_crba` ``(C, Js, Jd, Vs, Ic, Dc, F, H)``, one allocation."""
     nb = dyn[0].shape[0]
     ncol = dyn[6] + nb
     n1 = nb + 1
-    w = np.empty(16 * n1 + 12 * ncol + 6 * n1 + 72 * n1 + 48)
+    w = np.empty(16 * n1 + 12 * ncol + 6 * n1 + 20 * n1 + 12)
     o1 = 16 * n1
     o2 = o1 + 6 * ncol
     o3 = o2 + 6 * ncol
     o4 = o3 + 6 * n1
-    o5 = o4 + 36 * n1
-    o6 = o5 + 36 * n1
+    o5 = o4 + 10 * n1
+    o6 = o5 + 10 * n1
     return (w[:o1].reshape((n1, 4, 4)), w[o1:o2].reshape((ncol, 6)), w[o2:o3].reshape((ncol, 6)),
-            w[o3:o4].reshape((n1, 6)), w[o4:o5].reshape((n1, 6, 6)), w[o5:o6].reshape((n1, 6, 6)),
-            w[o6:o6 + 36].reshape((6, 6)), w[o6 + 36:o6 + 42], w[o6 + 42:o6 + 48])
+            w[o3:o4].reshape((n1, 6)), w[o4:o5].reshape((n1, 10)), w[o5:o6].reshape((n1, 10)),
+            w[o6:o6 + 6], w[o6 + 6:o6 + 12])
 
 
 @njit(cache=True)
@@ -840,7 +970,8 @@ def _coriolis(dyn, q, qd, base, out):
     adV = np.empty((6, 6))
     Lam = np.empty((6, 6))
     h = np.empty(6)
-    _spatial_columns(dyn, q, qd, base, C, Js, Vs, Ic)
+    _spatial_columns(dyn, q, qd, base, C, Js, Vs)
+    _spatial_inertias(dyn, C, Ic)
     for k in range(nbase):
         ad_apply_into(Vs[0], Js[k], Jd[k])
     for i in range(nb):

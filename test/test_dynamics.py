@@ -519,3 +519,38 @@ def test_articulated_inertia_moves_to_the_parent_by_the_congruence(rng):
         expected = out + K.T @ M @ K
         D._add_inertia_to_parent.py_func(G, M, np.empty((6, 6)), np.empty((6, 6)), out)
         np.testing.assert_allclose(out, expected, rtol=0, atol=1e-12 * np.abs(expected).max())
+
+
+def _inertia6(p):
+    """The 6x6 ``[[Θ, h~], [-h~, m I]]`` of a 10-parameter inertia (dynamics._inertia10_to)."""
+    m, h, (t00, t11, t22, t01, t02, t12) = p[0], p[1:4], p[4:]
+    H = np.array([[0, -h[2], h[1]], [h[2], 0, -h[0]], [-h[1], h[0], 0]])
+    return np.block([[np.array([[t00, t01, t02], [t01, t11, t12], [t02, t12, t22]]), H],
+                     [-H, m * np.eye(3)]])
+
+
+def test_ten_parameter_inertias_match_the_6x6_forms(rng):
+    """CRBA's 10-parameter spatial inertias: transfer, product and rate equal the 6x6 ones."""
+    from liemb_ros.lie import se3
+    for _ in range(50):
+        C = random_pose(rng, scale=2.0)
+        M = random_inertia(rng)
+        K = se3.Ad_inv(C)
+        Ms = K.T @ M @ K   # seed 002 (34)
+        p = np.empty(10)
+        D._inertia10_to.py_func(C, M, p)
+        np.testing.assert_allclose(_inertia6(p), Ms, rtol=0, atol=1e-12 * np.abs(Ms).max())
+        x = rng.standard_normal(6)
+        f = rng.standard_normal(6)
+        D._inertia10_apply.py_func(p, x, f, False)
+        np.testing.assert_allclose(f, Ms @ x, rtol=0, atol=1e-12 * np.abs(Ms).max())
+        g = f.copy()
+        D._inertia10_apply.py_func(p, x, g, True)
+        np.testing.assert_allclose(g, 2 * (Ms @ x), rtol=0, atol=1e-11 * np.abs(Ms).max())
+        V = rng.standard_normal(6)
+        adV = se3.ad(V)
+        dMs = -adV.T @ Ms - Ms @ adV   # seed 002 (37)
+        d = np.empty(10)
+        D._inertia10_rate.py_func(p, V, d)
+        assert d[0] == 0.0
+        np.testing.assert_allclose(_inertia6(d), dMs, rtol=0, atol=1e-12 * np.abs(dMs).max())
