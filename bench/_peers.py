@@ -166,10 +166,12 @@ class Algo:
     ``ours(r, s)`` / ``ours_batch(r, S)`` / ``pin(r, s)`` / ``mr(r, c, s)`` return zero-argument
     callables for state ``s`` (batch ``S``); ``pin_map(r, s, raw)`` and ``mr_map(r, c, s, raw)``
     put a peer's raw result into our conventions and return ``(ours_part, peer_part)``.
+    ``out_shape(r, B)``: the batch result's shape where our call takes ``out=``.
     """
 
-    def __init__(self, key, ours, ours_batch, pin, pin_map, mr=None, mr_map=None, note=''):
-        self.key, self.ours, self.ours_batch = key, ours, ours_batch
+    def __init__(self, key, ours, ours_batch, pin, pin_map, mr=None, mr_map=None, note='',
+                 out_shape=None):
+        self.key, self.ours, self.ours_batch, self.out_shape = key, ours, ours_batch, out_shape
         self.pin, self.pin_map, self.mr, self.mr_map, self.note = pin, pin_map, mr, mr_map, note
 
 
@@ -210,7 +212,8 @@ def algorithms():
         lambda r, s: partial(lm.forward_kinematics, r.model, s['q'], base_pose=s['base']),
         lambda r, S: partial(lm.forward_kinematics, r.model, S['q'], base_pose=S['base']),
         lambda r, s: partial(pin.framesForwardKinematics, r.pm, r.data, s['pq']),
-        fk_map, note='all links; pin: framesForwardKinematics (all frames)'))
+        fk_map, note='all links; pin: framesForwardKinematics (all frames)',
+        out_shape=lambda r, B: (B, len(r.model.link_names), 4, 4)))
 
     def jac_pin_ref(r, s, rf):
         return r.motion_to_ours(pin.computeFrameJacobian(r.pm, r.data, s['pq'], r.fid, rf))
@@ -296,7 +299,8 @@ def algorithms():
         mr=None if mr is None else (lambda r, c, s: partial(
             mr.MassMatrix, s['q'][:c.n], c.Mlist, c.Glist, c.Slist)),
         mr_map=lambda r, c, s, raw: (lm.mass_matrix(r.model, s['q'])[:c.n, :c.n], raw),
-        note='pin: crba (upper triangle only)'))
+        note='pin: crba (upper triangle only)',
+        out_shape=lambda r, B: (B, r.model.nv, r.model.nv)))
 
     def fd_mr_map(r, c, s, raw):
         # MR's q̈ of the chain, put through our inverse dynamics, must give back its τ

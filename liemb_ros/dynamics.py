@@ -55,7 +55,7 @@ import numpy as np
 from numba import njit
 
 from .kinematics import (_as_batch, _base, _canonical, _fast, _finite, _joint_pose,
-                         _pose_step, _unpack_kin, _unpack_links)
+                         _out, _pose_step, _unpack_kin, _unpack_links)
 from .lie._core import (Ad_apply_into, Ad_inv_apply_into, Ad_invT_apply_into, ad_apply_into,
                         ad_matrix_into, AdT_apply_into, adT_apply_into)
 
@@ -882,12 +882,15 @@ def _crba(dyn, q, qd, base, out, dot, work):
                 if a != b:
                     out[cb, ca] += val
                 j = parent[j]
-            # ... then the base columns (all six, or up to b itself at the base node)
+            # ... then the base columns (all six, or up to b itself at the base node);
+            # without Ṁ all six at once: J_aᵀ F = (Ad_{C_base}ᵀ F)_a, J_a = Ad_{C_base} e_a
+            if nbase > 0 and not dot:
+                AdT_apply_into(C[0], F, H)
             for a in range(b + 1 if n == 0 else nbase):
                 if dot:
                     val = _dot6(Jd[a], F) + _dot6(Js[a], H)
                 else:
-                    val = _dot6(Js[a], F)
+                    val = H[a]
                 val *= mb
                 out[a, cb] += val
                 if a != b:
@@ -1403,16 +1406,18 @@ def _owner_bodies(model):
     return owner
 
 
-def mass_matrix(model, q, base_pose=None):
+def mass_matrix(model, q, base_pose=None, out=None):
     """
     Joint-space mass matrix ``M(q) = Jᵀ M^b J`` (seed 002 (81)), (nv, nv) or (B, nv, nv).
 
     Composite rigid bodies in spatial form; symmetric positive definite unless the model
     has massless leaves.  Floating base: rows/columns 0-5 are the base body twist.
+    ``out``: an array of the result's shape to write into instead of a new one (repeated
+    large batches; see :func:`~liemb_ros.kinematics.forward_kinematics`).
     """
     q, batched = _as_batch(model, q, model.nq, 'q')
     if not batched:
-        out = np.empty((model.nv, model.nv))
+        out = _out(out, (model.nv, model.nv))
         if base_pose is None:
             st = _fast(model, 'crba', _crba_into,
                        (model.packed_int, model.packed_float, q, np.zeros(model.nv), _EYE4,
@@ -1425,10 +1430,10 @@ def mass_matrix(model, q, base_pose=None):
             _check(model, st)
         return out
     B = q.shape[0]
-    # the output allocated by numpy (large arrays get huge pages: ~5x less first-touch time
-    # than numba's allocator for talos' 115 MB at B = 10 000)
+    # a new output is allocated by numpy (large arrays get huge pages: ~5x less first-touch
+    # time than numba's allocator for talos' 115 MB at B = 10 000)
     return _crba_batch(_dyn(model), q, np.broadcast_to(np.zeros(model.nv), (B, model.nv)),
-                       _base(model, base_pose, B), False, np.empty((B, model.nv, model.nv)))
+                       _base(model, base_pose, B), False, _out(out, (B, model.nv, model.nv)))
 
 
 def mass_matrix_derivative(model, q, qd, base_pose=None):

@@ -839,9 +839,37 @@ def link_pose(model, q, link, base_pose=None):
     return out
 
 
-def forward_kinematics(model, q, base_pose=None):
-    """Poses of all links, shape (len(link_names), 4, 4) (or with a leading batch axis)."""
-    if base_pose is None and q.__class__ is np.ndarray and q.dtype is _F64 and q.ndim == 1:
+def _out(out, shape):
+    """
+    Return ``out`` for a result of ``shape``: a new array, or the caller's after checks.
+
+    The kernels write into it without further checks, so it must be float64, C-contiguous,
+    aligned and writeable, of exactly ``shape``, and must not overlap the inputs.
+    """
+    if out is None:
+        return np.empty(shape)
+    if not (isinstance(out, np.ndarray) and out.dtype == _F64 and out.shape == shape
+            and out.flags.carray):
+        if isinstance(out, np.ndarray):
+            got = f'{out.dtype} {out.shape}'
+            if not out.flags.carray:
+                got += ', not C-contiguous, aligned and writeable'
+        else:
+            got = type(out).__name__
+        raise ValueError(f'out must be a writeable, C-contiguous float64 array of shape '
+                         f'{shape}; got {got}')
+    return out
+
+
+def forward_kinematics(model, q, base_pose=None, out=None):
+    """
+    Poses of all links, shape (len(link_names), 4, 4) (or with a leading batch axis).
+
+    ``out``: an array of that shape to write into instead of a new one (for repeated large
+    batches: a fresh 100 MB result costs its page faults on every call).
+    """
+    if (out is None and base_pose is None and q.__class__ is np.ndarray and q.dtype is _F64
+            and q.ndim == 1):
         # the most common call, once its entry point is cached: no further wrapper layers
         entry = model.entry_points.get('forward_kinematics')
         if entry is not None and q.shape[0] == model.nq and q.flags.carray:
@@ -853,7 +881,7 @@ def forward_kinematics(model, q, base_pose=None):
     q, batched = _as_batch(model, q, model.nq, 'q')
     nl = len(model.link_names)
     if not batched:
-        out = np.empty((nl, 4, 4))
+        out = _out(out, (nl, 4, 4))
         if base_pose is None:
             st = _fast(model, 'forward_kinematics', _forward_kinematics_plain,
                        (model.packed_int, model.packed_float, q, out))
@@ -865,7 +893,7 @@ def forward_kinematics(model, q, base_pose=None):
         if st:
             _check(st)
         return out
-    out = np.empty((q.shape[0], nl, 4, 4))
+    out = _out(out, (q.shape[0], nl, 4, 4))
     _check(_forward_kinematics_batch(model.kin, q, _base(model, base_pose, q.shape[0]),
                                      model.link_body, model.link_offset, out))
     return out

@@ -47,6 +47,10 @@ def test_every_row_is_there(smoke):
             assert r[key] > 0 and math.isfinite(r[key]), (r['robot'], r['algo'], key)
     for b in smoke['batch']:
         assert b['ours_us_per_config'] > 0 and b['pin_loop_us_per_config'] > 0
+        if b['algo'] in ('forward_kinematics', 'mass_matrix'):   # the calls taking out=
+            assert b['ours_out_us_per_config'] > 0 and b['ratio_pin_best'] > 0
+        else:
+            assert b['ours_out_us_per_config'] is None
     for algo in run.SCALING_ALGOS:
         d = smoke['scaling'][algo]
         assert len(d['n']) == len(d['us']) >= 2 and math.isfinite(d['exponent'])

@@ -251,6 +251,35 @@ def test_batch_equals_single(rng):
     np.testing.assert_allclose(Cs[:, 3], Cl, rtol=0, atol=1e-14)
 
 
+@pytest.mark.parametrize('floating', [False, True])
+def test_results_written_into_out(rng, floating):
+    """``out=`` (forward_kinematics, mass_matrix): the same numbers, in the caller's array."""
+    model = random_model(5, rng, floating=floating)
+    Q = rng.standard_normal((4, model.nq))
+    bases = np.stack([random_pose(rng) for _ in range(4)]) if floating else None
+    nl = len(model.link_names)
+    for fn, shape in ((lm.forward_kinematics, (nl, 4, 4)), (lm.mass_matrix, (model.nv,) * 2)):
+        out = np.full((4,) + shape, np.nan)
+        assert fn(model, Q, base_pose=bases, out=out) is out
+        np.testing.assert_array_equal(out, fn(model, Q, base_pose=bases))
+        one = np.full(shape, np.nan)
+        for k in range(4):
+            b = None if bases is None else bases[k]
+            assert fn(model, Q[k], base_pose=b, out=one) is one
+            np.testing.assert_array_equal(one, out[k])
+        for bad, why in ((np.empty((3,) + shape), r'shape \(4,'),
+                         (np.empty((4,) + shape, dtype=np.float32), 'float32'),
+                         (np.empty((4,) + shape[:-1] + (2 * shape[-1],))[..., ::2],
+                          'not C-contiguous'),
+                         ([[0.0]], 'list')):
+            with pytest.raises(ValueError, match='out must be a writeable.*' + why):
+                fn(model, Q, base_pose=bases, out=bad)
+        ro = np.empty((4,) + shape)
+        ro.setflags(write=False)
+        with pytest.raises(ValueError, match='not C-contiguous, aligned and writeable'):
+            fn(model, Q, base_pose=bases, out=ro)
+
+
 def test_bad_input_messages(rng):
     model = random_model(3, rng)
     q = np.zeros(3)
