@@ -11,10 +11,10 @@ Equations of motion in closed form, their derivatives and the linearised model (
   These two are matrix formulas over the stacked system (fixed base, O(n²) memory): a
   readable statement of the paper's equations and a cross-check of the O(n) recursions.
 * ``Ṁ`` is :func:`liemb_ros.dynamics.mass_matrix_derivative` (recursive, compiled).
-* :func:`inverse_dynamics_derivatives`: ``∂τ/∂q`` and ``∂τ/∂q̇`` of the inverse dynamics by
-  the body-fixed recursions of digest §7.2 (one forward and one backward sweep per
-  column over the bodies that coordinate moves and their ancestors, O(n·nv) at most,
-  compiled); :func:`inverse_dynamics_time_derivative` gives
+* :func:`inverse_dynamics_derivatives`: ``∂τ/∂q`` and ``∂τ/∂q̇`` of the inverse dynamics,
+  analytic, in spatial form over subtree composites (one pass over the bodies, then one
+  product per joint pair on a common path, O(n·d) for depth d; see :func:`_derivatives`),
+  compiled; :func:`inverse_dynamics_time_derivative` gives
   ``τ̇ = ∂τ/∂q q̇ + ∂τ/∂q̇ q̈ + M q⃛``.
 * :func:`linearize`: ``A, B`` of ``δẋ = A δx + B δτ`` about a state and torque.
 
@@ -28,170 +28,227 @@ import numpy as np
 from numba import njit
 
 from . import dynamics as dyn_
-from .dynamics import (_EYE4, _NO_FEXT, OK, _base, _dyn, _fext, _id_one, _id_work, _lk, _raise,
+from .dynamics import (_EYE4, _NO_FEXT, OK, _base, _body_fext, _check_inputs, _dot6, _dyn,
+                       _fext, _lk, _mat6_vec, _raise, _spatial_columns, _spatial_inertias,
                        _states)
 from .kinematics import body_poses, jacobian_factors
-from .lie._core import (Ad_inv_apply_into, Ad_invT_apply_into, ad_apply_into, Ad_matrix_into,
+from .lie._core import (Ad_apply_into, Ad_invT_apply_into, ad_apply_into, Ad_matrix_into,
                         ad_matrix_into, adT_apply_into)
 
 
 # --------------------------------------------------------------------------- kernels
-@njit(cache=True)
-def _sweep(dyn, qd, base, G, V, A, W, AV, AA, MV, k, wrt_q, dtau, dV, dA, dW, live, t, h,
-           y):
-    """
-    One column ``k`` of ``∂τ/∂q`` (``wrt_q``) or ``∂τ/∂q̇`` (digest §7.2, trees).
-
-    Only the bodies coordinate ``k`` moves (the subtrees of the bodies it drives, ``live``)
-    have non-zero ``δV``, ``δA`` and own ``δW``; the backward pass visits them and their
-    ancestors.  ``MV``: the momenta ``M_i V_i`` (they do not depend on ``k``); ``t``,
-    ``h``, ``y``: 6-vectors of work space.
-    """
-    parent, X, _, q_index, q_mult, _, nbase, inertia, base_inertia, gravity = dyn
-    nb = parent.shape[0]
-    for r in range(6):
-        dV[0, r] = 0.0
-        dA[0, r] = 0.0
-    live[0] = k < nbase
-    if nbase > 0:
-        if wrt_q:
-            if k < 3:   # V̇_0 ∋ -Rᵀ g, R -> R exp(δω~): ∂ = e_k x (Rᵀ g)
-                for r in range(3):
-                    y[r] = base[0, r] * gravity[0] + base[1, r] * gravity[1] \
-                        + base[2, r] * gravity[2]
-                e0 = 1.0 if k == 0 else 0.0
-                e1 = 1.0 if k == 1 else 0.0
-                e2 = 1.0 if k == 2 else 0.0
-                dA[0, 3] = e1 * y[2] - e2 * y[1]
-                dA[0, 4] = e2 * y[0] - e0 * y[2]
-                dA[0, 5] = e0 * y[1] - e1 * y[0]
-        elif k < 6:
-            dV[0, k] = 1.0
-    for i in range(nb):
-        s = i + 1
-        p = parent[i] + 1
-        dl = q_mult[i] if nbase + q_index[i] == k else 0.0
-        if not live[p] and dl == 0.0:
-            live[s] = False
-            continue
-        live[s] = True
-        rate = q_mult[i] * qd[nbase + q_index[i]]
-        if live[p]:
-            Ad_inv_apply_into(G[i], dV[p], dV[s])
-            Ad_inv_apply_into(G[i], dA[p], dA[s])
-        else:
-            for r in range(6):
-                dV[s, r] = 0.0
-                dA[s, r] = 0.0
-        if wrt_q:
-            if dl != 0.0:
-                ad_apply_into(X[i], AV[s], t)
-                ad_apply_into(X[i], AA[s], h)
-                for r in range(6):
-                    dV[s, r] -= dl * t[r]
-                    dA[s, r] -= dl * h[r]
-            for r in range(6):
-                y[r] = X[i, r] * rate
-            ad_apply_into(dV[s], y, t)
-            for r in range(6):
-                dA[s, r] += t[r]
-        else:
-            for r in range(6):
-                dV[s, r] += dl * X[i, r]
-                y[r] = X[i, r] * rate
-            ad_apply_into(dV[s], y, t)
-            for r in range(6):
-                dA[s, r] += t[r]
-            if dl != 0.0:
-                ad_apply_into(V[s], X[i], t)
-                for r in range(6):
-                    dA[s, r] += dl * t[r]
-    for s in range(nb + 1):
-        if not live[s]:
-            for r in range(6):
-                dW[s, r] = 0.0
-            continue
-        M = base_inertia if s == 0 else inertia[s - 1]
-        # dF = M dA - ad_{dV}ᵀ M V - ad_Vᵀ M dV
-        for r in range(6):
-            sa = 0.0
-            sd = 0.0
-            for c in range(6):
-                sa += M[r, c] * dA[s, c]
-                sd += M[r, c] * dV[s, c]
-            dW[s, r] = sa
-            y[r] = sd
-        adT_apply_into(dV[s], MV[s], t)
-        for r in range(6):
-            dW[s, r] -= t[r]
-        adT_apply_into(V[s], y, t)
-        for r in range(6):
-            dW[s, r] -= t[r]
-    for i in range(nb - 1, -1, -1):
-        s = i + 1
-        if not live[s]:  # nothing moved in this subtree: δW = 0
-            continue
-        p = parent[i] + 1
-        live[p] = True   # from here on: "δW may be non-zero"
-        m = q_mult[i]
-        dtau[nbase + q_index[i]] += m * (X[i, 0] * dW[s, 0] + X[i, 1] * dW[s, 1]
-                                         + X[i, 2] * dW[s, 2] + X[i, 3] * dW[s, 3]
-                                         + X[i, 4] * dW[s, 4] + X[i, 5] * dW[s, 5])
-        for r in range(6):
-            y[r] = dW[s, r]
-        if wrt_q and nbase + q_index[i] == k:   # ∂(Ad_{C_{i,λ}})ᵀ = -Ad_{C_{i,λ}}ᵀ ad_Xᵀ θ'
-            adT_apply_into(X[i], W[s], t)
-            for r in range(6):
-                y[r] -= m * t[r]
-        Ad_invT_apply_into(G[i], y, t)
-        for r in range(6):
-            dW[p, r] += t[r]
-    if nbase > 0:
-        for r in range(6):
-            dtau[r] = dW[0, r]
+@njit(cache=True, inline='always')
+def _subtract_lambda(h, B):
+    """``B -= Λ(h)``, ``Λ(h) = [[h_m~, h_f~], [h_f~, 0]]`` (``Λ(h) V = ad_Vᵀ h``)."""
+    for blk in range(3):
+        ro = 0 if blk < 2 else 3
+        co = 3 if blk == 1 else 0
+        o = 0 if blk == 0 else 3
+        g0 = h[o]
+        g1 = h[o + 1]
+        g2 = h[o + 2]
+        B[ro, co + 1] += g2
+        B[ro, co + 2] -= g1
+        B[ro + 1, co] -= g2
+        B[ro + 1, co + 2] += g0
+        B[ro + 2, co] += g1
+        B[ro + 2, co + 1] -= g0
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
+def _derivatives_work(nb, ncol):
+    """Work arrays of :func:`_derivatives`, one allocation."""
+    n1 = nb + 1
+    sizes = (16 * n1, 6 * ncol, 6 * n1, 6 * n1, 36 * n1, 36 * n1, 6 * n1, 6 * n1, 36,
+             42 * ncol)
+    w = np.empty(sum(sizes))
+    o = 0
+    C = w[o:o + sizes[0]].reshape((n1, 4, 4))
+    o += sizes[0]
+    Js = w[o:o + sizes[1]].reshape((ncol, 6))
+    o += sizes[1]
+    Vs = w[o:o + sizes[2]].reshape((n1, 6))
+    o += sizes[2]
+    As = w[o:o + sizes[3]].reshape((n1, 6))
+    o += sizes[3]
+    Ic = w[o:o + sizes[4]].reshape((n1, 6, 6))
+    o += sizes[4]
+    Bc = w[o:o + sizes[5]].reshape((n1, 6, 6))
+    o += sizes[5]
+    Fc = w[o:o + sizes[6]].reshape((n1, 6))
+    o += sizes[6]
+    fb = w[o:o + sizes[7]].reshape((n1, 6))
+    o += sizes[7]
+    N = w[o:o + 36].reshape((6, 6))
+    o += 36
+    cols = w[o:o + 42 * ncol].reshape((7, ncol, 6))
+    return C, Js, Vs, As, Ic, Bc, Fc, fb, N, cols
+
+
+@njit(cache=True, inline='always')
 def _derivatives(dyn, q, qd, qdd, base, fext, lk, dq, dqd):
-    """``dq = ∂τ/∂q``, ``dqd = ∂τ/∂q̇`` (each (nv, nv)); returns a status code."""
-    parent = dyn[0]
-    nb = parent.shape[0]
-    nv = qd.shape[0]
-    fb, G, V, A, W = _id_work(nb)
-    tau = np.empty(nv)
-    st = _id_one(dyn, q, qd, qdd, base, fext, lk, 0, 1.0, tau, fb, G, V, A, W)
+    """
+    ``dq = ∂τ/∂q``, ``dqd = ∂τ/∂q̇`` (each (nv, nv)) in spatial form; returns a status code.
+
+    All quantities at the world origin, world axes.  ``S_k`` are the spatial columns
+    ``Ad_{C_k} X_k`` (seed 004 (29)), ``v``, ``a`` the spatial twists and accelerations
+    (gravity as a base acceleration ``a_w``), ``I_i`` the spatial inertias, ``f_i = I_i a_i
+    - ad_{v_i}ᵀ I_i v_i - f^ext_i`` the body wrenches and ``F``, ``I^C``, ``B^C`` their
+    subtree sums, with ``B_i = -I_i ad_{v_i} - ad_{v_i}ᵀ I_i - Λ(I_i v_i)``.  A joint angle
+    ``θ_k`` moves its subtree rigidly (``∂S_j/∂θ_k = ad_{S_k} S_j``, ``∂I_i = -ad_{S_k}ᵀ I_i
+    - I_i ad_{S_k}``) and changes the subtree's twists and accelerations by
+    ``∂v_i = ad_{S_k}(v_i - v_λ)``, ``∂a_i = ad_{S_k}(a_i - a_λ) - ad_{ad_{S_k} v_λ}(v_i -
+    v_λ)`` (``λ`` = the joint's parent); ``τ_j = S_jᵀ F_j`` is invariant under the rigid
+    part, which leaves, with ``u_k = ad_{v_λ} S_k``, ``w_k = ad_{a_λ} S_k - ad_{u_k} v_λ``:
+
+    * ``j`` at or below ``k``: ``∂τ_j/∂θ_k = S_jᵀ (I^C_j w_k + B^C_j u_k)``,
+      ``∂τ_j/∂θ̇_k = S_jᵀ (B^C_j S_k + I^C_j z_k)``, ``z_k = ad_{v_k} S_k - ad_{S_k} v_λ
+      = 2 u_k``;
+    * ``j`` above ``k``: ``∂τ_j/∂θ_k = S_jᵀ (-ad_{S_k}ᵀ F_k + I^C_k w_k + B^C_k u_k)``,
+      ``∂τ_j/∂θ̇_k = S_jᵀ (B^C_k S_k + I^C_k z_k)``;
+    * other pairs: 0.
+
+    So one pass for the vectors of each column and one product per related pair: O(n·d)
+    (d the depth), the structure of Carpentier and Mansard's analytical derivatives.  The
+    floating base's six columns ``Ad_{C_base} e_k`` sit at the base node with ``v_λ = 0``,
+    ``a_λ = a_w`` (so ``u = 0``) and ``z_k = ad_{v_0} S_k``: its right perturbation
+    ``C_base exp(δ^)`` moves everything rigidly (module docstring).  Applied wrenches are
+    fixed in their links, so they move rigidly as well.  Mimic joints: ``θ_k = m_k q_c +
+    o_k`` and ``τ_c = Σ m_j S_jᵀ F_j``.  Checked against Pinocchio and finite differences
+    (tests), and the per-column body-fixed sweeps (digest §7.2) that it replaced.
+    """
+    parent, _, _, q_index, q_mult, _, nbase, _, _, gravity = dyn
+    st = _check_inputs(q, qd, qdd, base, fext)
     if st != OK:
         return st
-    AV = np.zeros((nb + 1, 6))
-    AA = np.zeros((nb + 1, 6))
-    for i in range(nb):
-        p = parent[i] + 1
-        Ad_inv_apply_into(G[i], V[p], AV[i + 1])
-        Ad_inv_apply_into(G[i], A[p], AA[i + 1])
-    MV = np.empty((nb + 1, 6))
-    inertia, base_inertia = dyn[7], dyn[8]
-    for s in range(nb + 1):
-        M = base_inertia if s == 0 else inertia[s - 1]
+    nb = parent.shape[0]
+    n1 = nb + 1
+    ncol = nbase + nb
+    C, Js, Vs, As, Ic, Bc, Fc, fb, N, cols = _derivatives_work(nb, ncol)
+    U, Wk, Z, PHI, PSI, P, Q = cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6]
+    h = fb[0].copy()
+    t = fb[0].copy()
+    y = fb[0].copy()
+    aw = np.zeros(6)
+    for r in range(3):
+        aw[3 + r] = -gravity[r]
+    _spatial_columns(dyn, q, qd, base, C, Js, Vs)
+    _spatial_inertias(dyn, C, Ic)
+    _body_fext(dyn, fext, lk, fb)
+    if nbase > 0:
+        Ad_apply_into(base, qdd[:6], As[0])   # V̇^s = Ad_C V̇^b (digest §1.4)
+    else:
         for r in range(6):
-            acc = 0.0
-            for c in range(6):
-                acc += M[r, c] * V[s, c]
-            MV[s, r] = acc
-    dV = np.empty((nb + 1, 6))
-    dA = np.empty((nb + 1, 6))
-    dW = np.empty((nb + 1, 6))
-    col = np.empty(nv)
-    live = np.empty(nb + 1, dtype=np.bool_)
-    tmp = np.empty((3, 6))
-    for k in range(nv):
-        for w in range(2):
-            col[:] = 0.0
-            _sweep(dyn, qd, base, G, V, A, W, AV, AA, MV, k, w == 0, col, dV, dA, dW, live,
-                   tmp[0], tmp[1], tmp[2])
-            if w == 0:
-                dq[:, k] = col
+            As[0, r] = 0.0
+    for r in range(6):
+        As[0, r] += aw[r]
+    for i in range(nb):
+        s = i + 1
+        p = parent[i] + 1
+        col = nbase + i
+        c = nbase + q_index[i]
+        m = q_mult[i]
+        ad_apply_into(Vs[s], Js[col], t)     # J̇^s = ad_{V^s} J^s (seed 002 (16))
+        for r in range(6):
+            As[s, r] = As[p, r] + m * (Js[col, r] * qdd[c] + t[r] * qd[c])
+    for s in range(n1):
+        M = Ic[s]
+        _mat6_vec(M, Vs[s], h)
+        adT_apply_into(Vs[s], h, t)
+        _mat6_vec(M, As[s], y)
+        Ad_invT_apply_into(C[s], fb[s], Fc[s])
+        for r in range(6):
+            Fc[s, r] = y[r] - t[r] - Fc[s, r]
+        # B = -(N + Nᵀ) - Λ(h), N = M ad_v (ad_vᵀ M = Nᵀ, M symmetric)
+        w0 = Vs[s, 0]
+        w1 = Vs[s, 1]
+        w2 = Vs[s, 2]
+        v0 = Vs[s, 3]
+        v1 = Vs[s, 4]
+        v2 = Vs[s, 5]
+        for r in range(6):
+            # row r of M times ad_v = [[w~, 0], [v~, w~]], column by column
+            a0 = M[r, 0]
+            a1 = M[r, 1]
+            a2 = M[r, 2]
+            b0 = M[r, 3]
+            b1 = M[r, 4]
+            b2 = M[r, 5]
+            N[r, 0] = a1 * w2 - a2 * w1 + b1 * v2 - b2 * v1
+            N[r, 1] = a2 * w0 - a0 * w2 + b2 * v0 - b0 * v2
+            N[r, 2] = a0 * w1 - a1 * w0 + b0 * v1 - b1 * v0
+            N[r, 3] = b1 * w2 - b2 * w1
+            N[r, 4] = b2 * w0 - b0 * w2
+            N[r, 5] = b0 * w1 - b1 * w0
+        for r in range(6):
+            for cc in range(6):
+                Bc[s, r, cc] = -(N[r, cc] + N[cc, r])
+        _subtract_lambda(h, Bc[s])
+    for s in range(nb, 0, -1):
+        p = parent[s - 1] + 1
+        for r in range(6):
+            Fc[p, r] += Fc[s, r]
+            for cc in range(6):
+                Ic[p, r, cc] += Ic[s, r, cc]
+                Bc[p, r, cc] += Bc[s, r, cc]
+    for k in range(ncol):
+        if k < nbase:
+            n = 0
+            vl = aw     # placeholder, u = 0 at the base
+            al = aw
+        else:
+            n = k - nbase + 1
+            vl = Vs[parent[k - nbase] + 1]
+            al = As[parent[k - nbase] + 1]
+        S = Js[k]
+        if k < nbase:
+            for r in range(6):
+                U[k, r] = 0.0
+            ad_apply_into(al, S, Wk[k])
+            ad_apply_into(Vs[0], S, Z[k])
+        else:
+            ad_apply_into(vl, S, U[k])
+            ad_apply_into(al, S, Wk[k])
+            ad_apply_into(U[k], vl, t)
+            for r in range(6):
+                Wk[k, r] -= t[r]
+                Z[k, r] = 2.0 * U[k, r]
+        adT_apply_into(S, Fc[n], t)
+        _mat6_vec(Ic[n], Wk[k], y)
+        _mat6_vec(Bc[n], U[k], h)
+        for r in range(6):
+            PHI[k, r] = y[r] + h[r] - t[r]
+        _mat6_vec(Bc[n], S, y)
+        _mat6_vec(Ic[n], Z[k], h)
+        for r in range(6):
+            PSI[k, r] = y[r] + h[r]
+        _mat6_vec(Ic[n], S, P[k])
+        for r in range(6):
+            Q[k, r] = (Bc[n, 0, r] * S[0] + Bc[n, 1, r] * S[1] + Bc[n, 2, r] * S[2]
+                       + Bc[n, 3, r] * S[3] + Bc[n, 4, r] * S[4] + Bc[n, 5, r] * S[5])
+    dq[:, :] = 0.0
+    dqd[:, :] = 0.0
+    for j in range(ncol):
+        base_row = j < nbase
+        cj = j if base_row else nbase + q_index[j - nbase]
+        mj = 1.0 if base_row else q_mult[j - nbase]
+        # columns k at j's node or above it: j's own (all six at the base), its ancestors'
+        # and the base's; for k strictly above j also the pair (k, j)
+        k = 0 if base_row else j
+        while k >= 0:
+            above = k < nbase and not base_row or k >= nbase and k != j
+            ck = k if k < nbase else nbase + q_index[k - nbase]
+            f = mj * (1.0 if k < nbase else q_mult[k - nbase])
+            dq[cj, ck] += f * (_dot6(P[j], Wk[k]) + _dot6(Q[j], U[k]))
+            dqd[cj, ck] += f * (_dot6(Q[j], Js[k]) + _dot6(P[j], Z[k]))
+            if above:
+                dq[ck, cj] += f * _dot6(Js[k], PHI[j])
+                dqd[ck, cj] += f * _dot6(Js[k], PSI[j])
+            if k >= nbase:
+                pb = parent[k - nbase]
+                k = nbase + pb if pb >= 0 else (0 if nbase > 0 else -1)
             else:
-                dqd[:, k] = col
+                k = k + 1 if k + 1 < nbase else -1
     return OK
 
 
@@ -220,10 +277,10 @@ def inverse_dynamics_derivatives(model, q, qd, qdd, f_ext=None, base_pose=None):
     """
     Return ``(∂τ/∂q, ∂τ/∂q̇)`` of :func:`~liemb_ros.dynamics.inverse_dynamics`, each (nv, nv).
 
-    Analytic body-fixed recursions (digest §7.2, extended to trees, mimic coupling and the
-    floating base), not finite differences.  Batched input gives (B, nv, nv) each.  The
-    floating-base configuration derivative is along ``C_base exp(δ^)`` (module docstring);
-    ``∂τ/∂q̇ = 2 C_Γ`` for a fixed base.  ``f_ext`` is held fixed in the link frames.
+    Analytic, in spatial form over subtree composites (:func:`_derivatives`: trees, mimic
+    coupling, the floating base), not finite differences.  Batched input gives (B, nv, nv)
+    each.  The floating-base configuration derivative is along ``C_base exp(δ^)`` (module
+    docstring); ``∂τ/∂q̇ = 2 C_Γ`` for a fixed base.  ``f_ext`` is held fixed in the link frames.
     """
     (q, qd, qdd), B = _states(model, q, (('qd', qd), ('qdd', qdd)))
     if B is None:

@@ -111,6 +111,27 @@ def test_derivatives_by_finite_differences(floating, rng):
                                    atol=1e-12 * np.abs(dqd).max())
 
 
+def test_derivatives_with_mimic_coupling(rng):
+    """A mimic-coupled Panda (one coordinate drives both fingers, with link wrenches)."""
+    import liemb_ros as lm
+    from conftest import erd_path
+    model = lm.load_urdf(erd_path('panda'), mimic='couple')
+    assert model.nq == 8
+    q, qd, qdd = (rng.standard_normal(model.nq) for _ in range(3))
+    f = {'panda_leftfinger': rng.standard_normal(6), 'panda_link5': rng.standard_normal(6)}
+    dq, dqd = E.inverse_dynamics_derivatives(model, q, qd, qdd, f_ext=f)
+    h = 1e-6
+
+    def tau(q_, qd_):
+        return D.inverse_dynamics(model, q_, qd_, qdd, f_ext=f)
+    units = np.eye(model.nq)
+    fdq = np.array([(tau(q + h * e, qd) - tau(q - h * e, qd)) / (2 * h) for e in units]).T
+    fdqd = np.array([(tau(q, qd + h * e) - tau(q, qd - h * e)) / (2 * h) for e in units]).T
+    np.testing.assert_allclose(dq, fdq, atol=1e-6 * np.abs(dq).max())
+    np.testing.assert_allclose(dqd, fdqd, atol=1e-6 * np.abs(dqd).max())
+    assert np.abs(dq[:, 7]).max() > 1e-3   # the coupled fingers' column is live
+
+
 @pytest.mark.parametrize('floating', [False, True])
 def test_time_derivative_of_inverse_dynamics(floating, rng):
     """τ̇ against a 4th-order difference of τ along (q, q̇, q̈)(t) with constant jerk."""
