@@ -932,17 +932,22 @@ def _crba_batch(dyn, Q, QD, base, dot, out):
     return out
 
 
-@njit(cache=True)
-def _lambda_matrix(h, out):
-    """``Λ(h)`` with ``Λ(h) V = ad_Vᵀ h`` for a wrench ``h``; skew-symmetric."""
-    e = np.zeros(6)
-    t = np.empty(6)
-    for k in range(6):
-        e[k] = 1.0
-        adT_apply_into(e, h, t)
-        e[k] = 0.0
-        for r in range(6):
-            out[r, k] = t[r]
+@njit(cache=True, inline='always')
+def _subtract_lambda(h, B):
+    """``B -= Λ(h)``, ``Λ(h) = [[h_m~, h_f~], [h_f~, 0]]`` (``Λ(h) V = ad_Vᵀ h``)."""
+    for blk in range(3):
+        ro = 0 if blk < 2 else 3
+        co = 3 if blk == 1 else 0
+        o = 0 if blk == 0 else 3
+        g0 = h[o]
+        g1 = h[o + 1]
+        g2 = h[o + 2]
+        B[ro, co + 1] += g2
+        B[ro, co + 2] -= g1
+        B[ro + 1, co] -= g2
+        B[ro + 1, co + 2] += g0
+        B[ro + 2, co] += g1
+        B[ro + 2, co + 1] -= g0
 
 
 @njit(cache=True)
@@ -971,7 +976,6 @@ def _coriolis(dyn, q, qd, base, out):
     Ic = np.empty((nb + 1, 6, 6))
     Bc = np.empty((nb + 1, 6, 6))
     adV = np.empty((6, 6))
-    Lam = np.empty((6, 6))
     h = np.empty(6)
     _spatial_columns(dyn, q, qd, base, C, Js, Vs)
     _spatial_inertias(dyn, C, Ic)
@@ -983,7 +987,6 @@ def _coriolis(dyn, q, qd, base, out):
         M = Ic[s]
         ad_matrix_into(Vs[s], adV)
         _mat6_vec(M, Vs[s], h)
-        _lambda_matrix(h, Lam)
         for r in range(6):
             for c in range(6):
                 s1 = 0.0
@@ -991,7 +994,10 @@ def _coriolis(dyn, q, qd, base, out):
                 for k in range(6):
                     s1 += adV[k, r] * M[k, c]
                     s2 += M[r, k] * adV[k, c]
-                Bc[s, r, c] = -0.5 * (s1 + s2 + Lam[r, c])
+                Bc[s, r, c] = -0.5 * (s1 + s2)
+        for r in range(6):   # - ½ Λ(h) = - Λ(h / 2)
+            h[r] *= 0.5
+        _subtract_lambda(h, Bc[s])
     for s in range(nb, 0, -1):
         p = parent[s - 1] + 1
         for r in range(6):

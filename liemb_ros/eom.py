@@ -30,7 +30,7 @@ from numba import njit
 from . import dynamics as dyn_
 from .dynamics import (_EYE4, _NO_FEXT, OK, _base, _body_fext, _check_inputs, _dot6, _dyn,
                        _fext, _lk, _mat6_vec, _raise, _spatial_columns, _spatial_inertias,
-                       _states)
+                       _states, _subtract_lambda)
 from .kinematics import body_poses, jacobian_factors
 from .lie._core import (Ad_apply_into, Ad_invT_apply_into, ad_apply_into, Ad_matrix_into,
                         ad_matrix_into, adT_apply_into)
@@ -38,51 +38,19 @@ from .lie._core import (Ad_apply_into, Ad_invT_apply_into, ad_apply_into, Ad_mat
 
 # --------------------------------------------------------------------------- kernels
 @njit(cache=True, inline='always')
-def _subtract_lambda(h, B):
-    """``B -= Λ(h)``, ``Λ(h) = [[h_m~, h_f~], [h_f~, 0]]`` (``Λ(h) V = ad_Vᵀ h``)."""
-    for blk in range(3):
-        ro = 0 if blk < 2 else 3
-        co = 3 if blk == 1 else 0
-        o = 0 if blk == 0 else 3
-        g0 = h[o]
-        g1 = h[o + 1]
-        g2 = h[o + 2]
-        B[ro, co + 1] += g2
-        B[ro, co + 2] -= g1
-        B[ro + 1, co] -= g2
-        B[ro + 1, co + 2] += g0
-        B[ro + 2, co] += g1
-        B[ro + 2, co + 1] -= g0
-
-
-@njit(cache=True, inline='always')
 def _derivatives_work(nb, ncol):
-    """Work arrays of :func:`_derivatives`, one allocation."""
+    """
+    Work arrays of :func:`_derivatives` in one allocation: poses ``C``, node 6-vectors
+    ``(Vs, As, Fc, fb, aw/h/t/y)``, 6x6 ``(Ic, Bc, N)`` and column 6-vectors ``(Js, U, W, Z,
+    PHI, PSI, P, Q)``.
+    """
     n1 = nb + 1
-    sizes = (16 * n1, 6 * ncol, 6 * n1, 6 * n1, 36 * n1, 36 * n1, 6 * n1, 6 * n1, 36,
-             42 * ncol)
-    w = np.empty(sum(sizes))
-    o = 0
-    C = w[o:o + sizes[0]].reshape((n1, 4, 4))
-    o += sizes[0]
-    Js = w[o:o + sizes[1]].reshape((ncol, 6))
-    o += sizes[1]
-    Vs = w[o:o + sizes[2]].reshape((n1, 6))
-    o += sizes[2]
-    As = w[o:o + sizes[3]].reshape((n1, 6))
-    o += sizes[3]
-    Ic = w[o:o + sizes[4]].reshape((n1, 6, 6))
-    o += sizes[4]
-    Bc = w[o:o + sizes[5]].reshape((n1, 6, 6))
-    o += sizes[5]
-    Fc = w[o:o + sizes[6]].reshape((n1, 6))
-    o += sizes[6]
-    fb = w[o:o + sizes[7]].reshape((n1, 6))
-    o += sizes[7]
-    N = w[o:o + 36].reshape((6, 6))
-    o += 36
-    cols = w[o:o + 42 * ncol].reshape((7, ncol, 6))
-    return C, Js, Vs, As, Ic, Bc, Fc, fb, N, cols
+    o1 = 16 * n1
+    o2 = o1 + 24 * n1 + 24
+    o3 = o2 + 36 * (2 * n1 + 1)
+    w = np.empty(o3 + 48 * ncol)
+    return (w[:o1].reshape((n1, 4, 4)), w[o1:o2].reshape((4 * n1 + 4, 6)),
+            w[o2:o3].reshape((2 * n1 + 1, 6, 6)), w[o3:].reshape((8, ncol, 6)))
 
 
 @njit(cache=True, inline='always')
@@ -124,13 +92,14 @@ def _derivatives(dyn, q, qd, qdd, base, fext, lk, dq, dqd):
     nb = parent.shape[0]
     n1 = nb + 1
     ncol = nbase + nb
-    C, Js, Vs, As, Ic, Bc, Fc, fb, N, cols = _derivatives_work(nb, ncol)
-    U, Wk, Z, PHI, PSI, P, Q = cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6]
-    h = fb[0].copy()
-    t = fb[0].copy()
-    y = fb[0].copy()
-    aw = np.zeros(6)
+    C, vec, mat, cols = _derivatives_work(nb, ncol)
+    Vs, As, Fc, fb = vec[:n1], vec[n1:2 * n1], vec[2 * n1:3 * n1], vec[3 * n1:4 * n1]
+    aw, h, t, y = vec[4 * n1], vec[4 * n1 + 1], vec[4 * n1 + 2], vec[4 * n1 + 3]
+    Ic, Bc, N = mat[:n1], mat[n1:2 * n1], mat[2 * n1]
+    Js, U, Wk, Z, PHI, PSI, P, Q = (cols[0], cols[1], cols[2], cols[3], cols[4], cols[5],
+                                    cols[6], cols[7])
     for r in range(3):
+        aw[r] = 0.0
         aw[3 + r] = -gravity[r]
     _spatial_columns(dyn, q, qd, base, C, Js, Vs)
     _spatial_inertias(dyn, C, Ic)
@@ -192,21 +161,17 @@ def _derivatives(dyn, q, qd, qdd, base, fext, lk, dq, dqd):
                 Ic[p, r, cc] += Ic[s, r, cc]
                 Bc[p, r, cc] += Bc[s, r, cc]
     for k in range(ncol):
-        if k < nbase:
+        S = Js[k]
+        if k < nbase:   # the base's columns: v_λ = 0, a_λ = a_w
             n = 0
-            vl = aw     # placeholder, u = 0 at the base
-            al = aw
+            for r in range(6):
+                U[k, r] = 0.0
+            ad_apply_into(aw, S, Wk[k])
+            ad_apply_into(Vs[0], S, Z[k])
         else:
             n = k - nbase + 1
             vl = Vs[parent[k - nbase] + 1]
             al = As[parent[k - nbase] + 1]
-        S = Js[k]
-        if k < nbase:
-            for r in range(6):
-                U[k, r] = 0.0
-            ad_apply_into(al, S, Wk[k])
-            ad_apply_into(Vs[0], S, Z[k])
-        else:
             ad_apply_into(vl, S, U[k])
             ad_apply_into(al, S, Wk[k])
             ad_apply_into(U[k], vl, t)
