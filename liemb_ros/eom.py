@@ -40,9 +40,10 @@ from .lie._core import (Ad_apply_into, Ad_invT_apply_into, ad_apply_into, Ad_mat
 @njit(cache=True, inline='always')
 def _derivatives_work(nb, ncol):
     """
-    Work arrays of :func:`_derivatives` in one allocation: poses ``C``, node 6-vectors
-    ``(Vs, As, Fc, fb, aw/h/t/y)``, 6x6 ``(Ic, Bc, N)`` and column 6-vectors ``(Js, U, W, Z,
-    PHI, PSI, P, Q)``.
+    Return the work arrays of :func:`_derivatives`, one allocation.
+
+    Poses ``C``, node 6-vectors ``(Vs, As, Fc, fb, aw/h/t/y)``, 6x6 ``(Ic, Bc, N)`` and
+    column 6-vectors ``(Js, U, W, Z, PHI, PSI, P, Q)``.
     """
     n1 = nb + 1
     o1 = 16 * n1
