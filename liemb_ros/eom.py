@@ -28,10 +28,10 @@ import numpy as np
 from numba import njit
 
 from . import dynamics as dyn_
-from .dynamics import (_EYE4, _NO_FEXT, OK, _base, _body_fext, _check_inputs, _dot6, _dyn,
-                       _fext, _lk, _mat6_vec, _raise, _spatial_columns, _spatial_inertias,
-                       _states, _subtract_lambda)
-from .kinematics import body_poses, jacobian_factors
+from .dynamics import (_EYE4, _NO_FEXT, OK, _base, _body_fext, _check, _check_inputs, _dot6,
+                       _dyn, _fext, _inertia10_apply, _inertia10_rate, _inertia10_to, _lk,
+                       _raise, _spatial_columns, _states, _unpack_dyn)
+from .kinematics import _fast, _out, body_poses, jacobian_factors
 from .lie._core import (Ad_apply_into, Ad_invT_apply_into, ad_apply_into, Ad_matrix_into,
                         ad_matrix_into, adT_apply_into)
 
@@ -42,16 +42,16 @@ def _derivatives_work(nb, ncol):
     """
     Return the work arrays of :func:`_derivatives`, one allocation.
 
-    Poses ``C``, node 6-vectors ``(Vs, As, Fc, fb, aw/h/t/y)``, 6x6 ``(Ic, Bc, N)`` and
-    column 6-vectors ``(Js, U, W, Z, PHI, PSI, P, Q)``.
+    Poses ``C``, node 6-vectors ``(Vs, As, Fc, Hc, fb, aw/t/g/y)``, 10-parameter inertias
+    ``(Ic, Dc)`` and column 6-vectors ``(Js, U, W, Z, PHI, PSI, P, Q)``.
     """
     n1 = nb + 1
     o1 = 16 * n1
-    o2 = o1 + 24 * n1 + 24
-    o3 = o2 + 36 * (2 * n1 + 1)
+    o2 = o1 + 30 * n1 + 24
+    o3 = o2 + 20 * n1
     w = np.empty(o3 + 48 * ncol)
-    return (w[:o1].reshape((n1, 4, 4)), w[o1:o2].reshape((4 * n1 + 4, 6)),
-            w[o2:o3].reshape((2 * n1 + 1, 6, 6)), w[o3:].reshape((8, ncol, 6)))
+    return (w[:o1].reshape((n1, 4, 4)), w[o1:o2].reshape((5 * n1 + 4, 6)),
+            w[o2:o3].reshape((2 * n1, 10)), w[o3:].reshape((8, ncol, 6)))
 
 
 @njit(cache=True, inline='always')
@@ -77,6 +77,12 @@ def _derivatives(dyn, q, qd, qdd, base, fext, lk, dq, dqd):
       ``∂τ_j/∂θ̇_k = S_jᵀ (B^C_k S_k + I^C_k z_k)``;
     * other pairs: 0.
 
+    No 6x6 matrix is formed: ``-I_i ad_{v_i} - ad_{v_i}ᵀ I_i = İ_i`` is the rate of a
+    rigid-body inertia (seed 002 (37)), so it and ``I_i`` keep the 10-parameter form
+    (:func:`~liemb_ros.dynamics._inertia10_rate`), and ``Λ(h)`` (``Λ(h) x = ad_xᵀ h``) is
+    antisymmetric and linear in ``h``: ``B^C = İ^C - Λ(H^C)``, ``B^C x = İ^C x - ad_xᵀ H^C``
+    and ``(B^C)ᵀ x = İ^C x + ad_xᵀ H^C`` with ``H^C`` the subtree's spatial momentum.
+
     So one pass for the vectors of each column and one product per related pair: O(n·d)
     (d the depth), the structure of Carpentier and Mansard's analytical derivatives.  The
     floating base's six columns ``Ad_{C_base} e_k`` sit at the base node with ``v_λ = 0``,
@@ -86,30 +92,33 @@ def _derivatives(dyn, q, qd, qdd, base, fext, lk, dq, dqd):
     o_k`` and ``τ_c = Σ m_j S_jᵀ F_j``.  Checked against Pinocchio and finite differences
     (tests), and the per-column body-fixed sweeps (digest §7.2) that it replaced.
     """
-    parent, _, _, q_index, q_mult, _, nbase, _, _, gravity = dyn
+    parent, _, _, q_index, q_mult, _, nbase, inertia, base_inertia, gravity = dyn
     st = _check_inputs(q, qd, qdd, base, fext)
     if st != OK:
         return st
     nb = parent.shape[0]
     n1 = nb + 1
     ncol = nbase + nb
-    C, vec, mat, cols = _derivatives_work(nb, ncol)
-    Vs, As, Fc, fb = vec[:n1], vec[n1:2 * n1], vec[2 * n1:3 * n1], vec[3 * n1:4 * n1]
-    aw, h, t, y = vec[4 * n1], vec[4 * n1 + 1], vec[4 * n1 + 2], vec[4 * n1 + 3]
-    Ic, Bc, N = mat[:n1], mat[n1:2 * n1], mat[2 * n1]
+    C, vec, ten, cols = _derivatives_work(nb, ncol)
+    Vs, As, Fc, Hc, fb = (vec[:n1], vec[n1:2 * n1], vec[2 * n1:3 * n1], vec[3 * n1:4 * n1],
+                          vec[4 * n1:5 * n1])
+    aw, t, g, y = vec[5 * n1], vec[5 * n1 + 1], vec[5 * n1 + 2], vec[5 * n1 + 3]
+    Ic, Dc = ten[:n1], ten[n1:]
     Js, U, Wk, Z, PHI, PSI, P, Q = (cols[0], cols[1], cols[2], cols[3], cols[4], cols[5],
                                     cols[6], cols[7])
     for r in range(3):
         aw[r] = 0.0
         aw[3 + r] = -gravity[r]
     _spatial_columns(dyn, q, qd, base, C, Js, Vs)
-    _spatial_inertias(dyn, C, Ic)
     _body_fext(dyn, fext, lk, fb)
     if nbase > 0:
         Ad_apply_into(base, qdd[:6], As[0])   # V̇^s = Ad_C V̇^b (digest §1.4)
-    else:
+        _inertia10_to(C[0], base_inertia, Ic[0])
+    else:   # a fixed base's inertia never enters τ
         for r in range(6):
             As[0, r] = 0.0
+        for r in range(10):
+            Ic[0, r] = 0.0
     for r in range(6):
         As[0, r] += aw[r]
     for i in range(nb):
@@ -121,46 +130,23 @@ def _derivatives(dyn, q, qd, qdd, base, fext, lk, dq, dqd):
         ad_apply_into(Vs[s], Js[col], t)     # J̇^s = ad_{V^s} J^s (seed 002 (16))
         for r in range(6):
             As[s, r] = As[p, r] + m * (Js[col, r] * qdd[c] + t[r] * qd[c])
+        _inertia10_to(C[s], inertia[i], Ic[s])
     for s in range(n1):
-        M = Ic[s]
-        _mat6_vec(M, Vs[s], h)
-        adT_apply_into(Vs[s], h, t)
-        _mat6_vec(M, As[s], y)
+        _inertia10_apply(Ic[s], Vs[s], Hc[s], False)   # h = I v
+        _inertia10_rate(Ic[s], Vs[s], Dc[s])
+        _inertia10_apply(Ic[s], As[s], y, False)
+        adT_apply_into(Vs[s], Hc[s], t)
         Ad_invT_apply_into(C[s], fb[s], Fc[s])
         for r in range(6):
             Fc[s, r] = y[r] - t[r] - Fc[s, r]
-        # B = -(N + Nᵀ) - Λ(h), N = M ad_v (ad_vᵀ M = Nᵀ, M symmetric)
-        w0 = Vs[s, 0]
-        w1 = Vs[s, 1]
-        w2 = Vs[s, 2]
-        v0 = Vs[s, 3]
-        v1 = Vs[s, 4]
-        v2 = Vs[s, 5]
-        for r in range(6):
-            # row r of M times ad_v = [[w~, 0], [v~, w~]], column by column
-            a0 = M[r, 0]
-            a1 = M[r, 1]
-            a2 = M[r, 2]
-            b0 = M[r, 3]
-            b1 = M[r, 4]
-            b2 = M[r, 5]
-            N[r, 0] = a1 * w2 - a2 * w1 + b1 * v2 - b2 * v1
-            N[r, 1] = a2 * w0 - a0 * w2 + b2 * v0 - b0 * v2
-            N[r, 2] = a0 * w1 - a1 * w0 + b0 * v1 - b1 * v0
-            N[r, 3] = b1 * w2 - b2 * w1
-            N[r, 4] = b2 * w0 - b0 * w2
-            N[r, 5] = b0 * w1 - b1 * w0
-        for r in range(6):
-            for cc in range(6):
-                Bc[s, r, cc] = -(N[r, cc] + N[cc, r])
-        _subtract_lambda(h, Bc[s])
     for s in range(nb, 0, -1):
         p = parent[s - 1] + 1
         for r in range(6):
             Fc[p, r] += Fc[s, r]
-            for cc in range(6):
-                Ic[p, r, cc] += Ic[s, r, cc]
-                Bc[p, r, cc] += Bc[s, r, cc]
+            Hc[p, r] += Hc[s, r]
+        for r in range(10):
+            Ic[p, r] += Ic[s, r]
+            Dc[p, r] += Dc[s, r]
     for k in range(ncol):
         S = Js[k]
         if k < nbase:   # the base's columns: v_λ = 0, a_λ = a_w
@@ -179,19 +165,24 @@ def _derivatives(dyn, q, qd, qdd, base, fext, lk, dq, dqd):
             for r in range(6):
                 Wk[k, r] -= t[r]
                 Z[k, r] = 2.0 * U[k, r]
+        # Q = (B^C)ᵀ S, PSI = B^C S + I^C z, P = I^C S
+        adT_apply_into(S, Hc[n], g)
+        _inertia10_apply(Dc[n], S, y, False)
+        for r in range(6):
+            Q[k, r] = y[r] + g[r]
+            PSI[k, r] = y[r] - g[r]
+        _inertia10_apply(Ic[n], Z[k], PSI[k], True)
+        _inertia10_apply(Ic[n], S, P[k], False)
+        # PHI = I^C w + B^C u - ad_Sᵀ F
+        _inertia10_apply(Ic[n], Wk[k], y, False)
+        if k >= nbase:
+            _inertia10_apply(Dc[n], U[k], y, True)
+            adT_apply_into(U[k], Hc[n], g)
+            for r in range(6):
+                y[r] -= g[r]
         adT_apply_into(S, Fc[n], t)
-        _mat6_vec(Ic[n], Wk[k], y)
-        _mat6_vec(Bc[n], U[k], h)
         for r in range(6):
-            PHI[k, r] = y[r] + h[r] - t[r]
-        _mat6_vec(Bc[n], S, y)
-        _mat6_vec(Ic[n], Z[k], h)
-        for r in range(6):
-            PSI[k, r] = y[r] + h[r]
-        _mat6_vec(Ic[n], S, P[k])
-        for r in range(6):
-            Q[k, r] = (Bc[n, 0, r] * S[0] + Bc[n, 1, r] * S[1] + Bc[n, 2, r] * S[2]
-                       + Bc[n, 3, r] * S[3] + Bc[n, 4, r] * S[4] + Bc[n, 5, r] * S[5])
+            PHI[k, r] = y[r] - t[r]
     dq[:, :] = 0.0
     dqd[:, :] = 0.0
     for j in range(ncol):
@@ -219,27 +210,22 @@ def _derivatives(dyn, q, qd, qdd, base, fext, lk, dq, dqd):
 
 
 @njit(cache=True)
-def _derivatives_entry(dyn, q, qd, qdd, base, fext, lk):
-    nv = qd.shape[0]
-    out = np.empty((2, nv, nv))
-    st = _derivatives(dyn, q, qd, qdd, base, fext, lk, out[0], out[1])
-    if st != OK:
-        _raise(st)
-    return out
+def _derivatives_into(ki, kf, q, qd, qdd, base, fext, dq, dqd):
+    """Single configuration :func:`_derivatives` on the packed model; returns a status."""
+    dyn, lk = _unpack_dyn(ki, kf)
+    return _derivatives(dyn, q, qd, qdd, base, fext, lk, dq, dqd)
 
 
 @njit(cache=True)
-def _derivatives_batch(dyn, Q, QD, QDD, base, fext, lk, out):
+def _derivatives_batch(dyn, Q, QD, QDD, base, fext, lk, dq, dqd):
     for k in range(Q.shape[0]):
-        st = _derivatives(dyn, Q[k], QD[k], QDD[k], base[k], fext[k], lk, out[k, 0],
-                          out[k, 1])
+        st = _derivatives(dyn, Q[k], QD[k], QDD[k], base[k], fext[k], lk, dq[k], dqd[k])
         if st != OK:
             _raise(st)
-    return out
 
 
 # --------------------------------------------------------------------------- wrappers
-def inverse_dynamics_derivatives(model, q, qd, qdd, f_ext=None, base_pose=None):
+def inverse_dynamics_derivatives(model, q, qd, qdd, f_ext=None, base_pose=None, out=None):
     """
     Return ``(∂τ/∂q, ∂τ/∂q̇)`` of :func:`~liemb_ros.dynamics.inverse_dynamics`, each (nv, nv).
 
@@ -247,18 +233,31 @@ def inverse_dynamics_derivatives(model, q, qd, qdd, f_ext=None, base_pose=None):
     coupling, the floating base), not finite differences.  Batched input gives (B, nv, nv)
     each.  The floating-base configuration derivative is along ``C_base exp(δ^)`` (module
     docstring); ``∂τ/∂q̇ = 2 C_Γ`` for a fixed base.  ``f_ext`` is held fixed in the link frames.
+    ``out``: a pair of arrays of the results' shape to write into instead of new ones
+    (repeated large batches; see :func:`~liemb_ros.kinematics.forward_kinematics`).
     """
     (q, qd, qdd), B = _states(model, q, (('qd', qd), ('qdd', qdd)))
+    shape = (model.nv, model.nv) if B is None else (B, model.nv, model.nv)
+    if out is None:
+        dq, dqd = np.empty(shape), np.empty(shape)
+    else:
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise ValueError(f'out must be a pair (dtau_dq, dtau_dqd) of arrays of shape '
+                             f'{shape}; got {type(out).__name__}')
+        dq, dqd = _out(out[0], shape), _out(out[1], shape)
+        if np.shares_memory(dq, dqd):
+            raise ValueError('the two arrays of out must not overlap')
     if B is None:
-        out = _derivatives_entry(_dyn(model), q, qd, qdd,
-                                 _EYE4 if base_pose is None else _base(model, base_pose, None),
-                                 _NO_FEXT if f_ext is None else _fext(model, f_ext, None),
-                                 _lk(model))
-        return out[0], out[1]
-    out = _derivatives_batch(_dyn(model), q, qd, qdd, _base(model, base_pose, B),
-                             _fext(model, f_ext, B), _lk(model),
-                             np.empty((B, 2, model.nv, model.nv)))
-    return out[:, 0], out[:, 1]
+        st = _fast(model, ('dtau', base_pose is None, f_ext is None), _derivatives_into,
+                   (model.packed_int, model.packed_float, q, qd, qdd,
+                    _EYE4 if base_pose is None else _base(model, base_pose, None),
+                    _NO_FEXT if f_ext is None else _fext(model, f_ext, None), dq, dqd))
+        if st:
+            _check(model, st)
+        return dq, dqd
+    _derivatives_batch(_dyn(model), q, qd, qdd, _base(model, base_pose, B),
+                       _fext(model, f_ext, B), _lk(model), dq, dqd)
+    return dq, dqd
 
 
 def inverse_dynamics_time_derivative(model, q, qd, qdd, qddd, f_ext=None, base_pose=None):

@@ -200,6 +200,23 @@ def test_batched_derivatives(rng):
         a, b = E.inverse_dynamics_derivatives(model, Q[k], QD[k], QDD[k])
         np.testing.assert_array_equal(dq[k], a)
         np.testing.assert_array_equal(dqd[k], b)
+        one = (np.full((model.nv, model.nv), np.nan), np.full((model.nv, model.nv), np.nan))
+        got = E.inverse_dynamics_derivatives(model, Q[k], QD[k], QDD[k], out=one)
+        assert got[0] is one[0] and got[1] is one[1]
+        np.testing.assert_array_equal(one[0], a)
+        np.testing.assert_array_equal(one[1], b)
+    # out=: the same numbers in the caller's arrays; clear errors for unusable ones
+    out = (np.full(dq.shape, np.nan), np.full(dq.shape, np.nan))
+    got = E.inverse_dynamics_derivatives(model, Q, QD, QDD, out=out)
+    assert got[0] is out[0] and got[1] is out[1]
+    np.testing.assert_array_equal(out[0], dq)
+    np.testing.assert_array_equal(out[1], dqd)
+    with pytest.raises(ValueError, match='out must be a pair'):
+        E.inverse_dynamics_derivatives(model, Q, QD, QDD, out=out[0])
+    with pytest.raises(ValueError, match=r'out must be a writeable.*shape \(3,'):
+        E.inverse_dynamics_derivatives(model, Q, QD, QDD, out=(out[0], out[1][:2]))
+    with pytest.raises(ValueError, match='must not overlap'):
+        E.inverse_dynamics_derivatives(model, Q, QD, QDD, out=(out[0], out[0]))
     with pytest.raises(ValueError, match='single configuration'):
         E.linearize(model, Q, QD, QDD)
     with pytest.raises(ValueError, match='qddd contains NaN'):
