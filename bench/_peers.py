@@ -166,7 +166,8 @@ class Algo:
     ``ours(r, s)`` / ``ours_batch(r, S)`` / ``pin(r, s)`` / ``mr(r, c, s)`` return zero-argument
     callables for state ``s`` (batch ``S``); ``pin_map(r, s, raw)`` and ``mr_map(r, c, s, raw)``
     put a peer's raw result into our conventions and return ``(ours_part, peer_part)``.
-    ``out_shape(r, B)``: the batch result's shape where our call takes ``out=``.
+    ``out_shape(r, B)``: the batch result's shape where our call takes ``out=`` (a list of
+    shapes where ``out=`` takes a tuple of arrays).
     """
 
     def __init__(self, key, ours, ours_batch, pin, pin_map, mr=None, mr_map=None, note='',
@@ -336,5 +337,6 @@ def algorithms():
         lambda r, s: partial(pin.computeRNEADerivatives, r.pm, r.data, s['pq'], s['pv'],
                              s['pa']),
         did_map, note='ours: eom.inverse_dynamics_derivatives (∂τ/∂q and ∂τ/∂q̇); '
-                      'pin: computeRNEADerivatives (∂τ/∂q, ∂τ/∂v, ∂τ/∂a)'))
+                      'pin: computeRNEADerivatives (∂τ/∂q, ∂τ/∂v, ∂τ/∂a)',
+        out_shape=lambda r, B: [(B, r.model.nv, r.model.nv)] * 2))
     return algos

@@ -165,7 +165,10 @@ def bench_batch(robot, a, S, reps=3):
     # arithmetic for talos' 115 MB of mass matrices), the pin loop pays none
     run_out = None
     if a.out_shape is not None:
-        run_out = partial(run, out=np.empty(a.out_shape(robot, B)))
+        shape = a.out_shape(robot, B)
+        out = (tuple(np.empty(sh) for sh in shape) if isinstance(shape, list)
+               else np.empty(shape))
+        run_out = partial(run, out=out)
         run_out()
     ours, ours_out, theirs = [], [], []
     for _ in range(reps):
