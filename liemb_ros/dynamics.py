@@ -57,7 +57,7 @@ from numba import njit
 from .kinematics import (_as_batch, _base, _canonical, _fast, _finite, _joint_pose,
                          _out, _pose_step, _unpack_kin, _unpack_links)
 from .lie._core import (Ad_apply_into, Ad_inv_apply_into, Ad_invT_apply_into, ad_apply_into,
-                        ad_matrix_into, AdT_apply_into, adT_apply_into)
+                        AdT_apply_into, adT_apply_into)
 
 FORMS = ('body', 'spatial', 'hybrid')
 _FORM = {name: i for i, name in enumerate(FORMS)}
@@ -207,71 +207,6 @@ def _add_inertia_to_parent(G, M, T, Tm, out):
 
 
 @njit(cache=True, inline='always')
-def _rigid_inertia_to(C, M, rotate_only, out):
-    """
-    Move a rigid-body inertia ``M = [[Θ, h~], [-h~, m I]]`` (body frame, ``h = m c``) by ``C``.
-
-    ``out = Ad_C^-T M Ad_C^-1`` (seed 002 (34)), the spatial inertia at the world origin,
-    or with ``rotate_only`` ``Ad_R M Ad_Rᵀ`` (76a), the hybrid one at the body origin:
-    ``Θ' = R Θ Rᵀ - (h_o~ r~ + r~ h_o~ + m r~²)``, ``h' = h_o + m r``, ``h_o = R h``
-    (parallel axes without dividing by ``m``); 60 products instead of a 6x6 congruence.
-    """
-    m = M[3, 3]
-    h0 = M[2, 4]
-    h1 = M[0, 5]
-    h2 = M[1, 3]
-    for i in range(3):   # out[:3, :3] = R Θ Rᵀ (first T = R Θ into out[3:, :3] as scratch)
-        for j in range(3):
-            out[3 + i, j] = C[i, 0] * M[0, j] + C[i, 1] * M[1, j] + C[i, 2] * M[2, j]
-    for i in range(3):
-        for j in range(3):
-            out[i, j] = (out[3 + i, 0] * C[j, 0] + out[3 + i, 1] * C[j, 1]
-                         + out[3 + i, 2] * C[j, 2])
-    a0 = C[0, 0] * h0 + C[0, 1] * h1 + C[0, 2] * h2
-    a1 = C[1, 0] * h0 + C[1, 1] * h1 + C[1, 2] * h2
-    a2 = C[2, 0] * h0 + C[2, 1] * h1 + C[2, 2] * h2
-    if not rotate_only:
-        r0 = C[0, 3]
-        r1 = C[1, 3]
-        r2 = C[2, 3]
-        # h_o~ r~ + r~ h_o~ = h_o rᵀ + r h_oᵀ - 2 (h_o·r) I;  r~² = r rᵀ - |r|² I
-        hr = a0 * r0 + a1 * r1 + a2 * r2
-        rr = r0 * r0 + r1 * r1 + r2 * r2
-        out[0, 0] -= 2.0 * a0 * r0 - 2.0 * hr + m * (r0 * r0 - rr)
-        out[1, 1] -= 2.0 * a1 * r1 - 2.0 * hr + m * (r1 * r1 - rr)
-        out[2, 2] -= 2.0 * a2 * r2 - 2.0 * hr + m * (r2 * r2 - rr)
-        x = a0 * r1 + r0 * a1 + m * r0 * r1
-        out[0, 1] -= x
-        out[1, 0] -= x
-        x = a0 * r2 + r0 * a2 + m * r0 * r2
-        out[0, 2] -= x
-        out[2, 0] -= x
-        x = a1 * r2 + r1 * a2 + m * r1 * r2
-        out[1, 2] -= x
-        out[2, 1] -= x
-        a0 += m * r0
-        a1 += m * r1
-        a2 += m * r2
-    for i in range(3):
-        for j in range(3):
-            out[i + 3, j + 3] = m if i == j else 0.0
-            out[i + 3, j] = 0.0
-            out[i, j + 3] = 0.0
-    out[0, 4] = -a2
-    out[0, 5] = a1
-    out[1, 3] = a2
-    out[1, 5] = -a0
-    out[2, 3] = -a1
-    out[2, 4] = a0
-    out[4, 0] = -a2
-    out[5, 0] = a1
-    out[3, 1] = a2
-    out[5, 1] = -a0
-    out[3, 2] = -a1
-    out[4, 2] = a0
-
-
-@njit(cache=True, inline='always')
 def _check_inputs(q, qd, qdd, base, fext):
     if not _finite(q):
         return BAD_Q
@@ -402,7 +337,7 @@ def _rnea_spatial(dyn, q, qd, qdd, base, fb, grav, tau):
     W = np.empty((nb + 1, 6))
     Js = np.empty((nb, 6))
     G = np.empty((4, 4))
-    Ms = np.empty((6, 6))
+    In = np.empty(10)
     h = np.empty(6)
     t = np.empty(6)
     C[0] = base
@@ -427,10 +362,10 @@ def _rnea_spatial(dyn, q, qd, qdd, base, fb, grav, tau):
         for r in range(6):
             A[s, r] = A[p, r] + Js[i, r] * acc + t[r]
     for s in range(nb + 1):
-        _rigid_inertia_to(C[s], base_inertia if s == 0 else inertia[s - 1], False, Ms)
-        _mat6_vec(Ms, V[s], h)
+        _inertia10_to(C[s], base_inertia if s == 0 else inertia[s - 1], False, In)
+        _inertia10_apply(In, V[s], h, False)
         adT_apply_into(V[s], h, t)
-        _mat6_vec(Ms, A[s], h)
+        _inertia10_apply(In, A[s], h, False)
         for r in range(6):
             W[s, r] = h[r] - t[r]
         Ad_invT_apply_into(C[s], fb[s], h)    # W^s_app = Ad_C^-T W^b_app
@@ -470,7 +405,7 @@ def _rnea_hybrid(dyn, q, qd, qdd, base, fb, grav, tau):
     W = np.empty((nb + 1, 6))
     Z = np.empty((nb, 6))
     G = np.empty((4, 4))
-    Mh = np.empty((6, 6))
+    In = np.empty(10)
     h = np.empty(6)
     t = np.empty(6)
     d = np.empty(3)
@@ -514,12 +449,12 @@ def _rnea_hybrid(dyn, q, qd, qdd, base, fb, grav, tau):
         _cross_add(V[s, :3], h[:3], A[s], 0, 1.0)
         _cross_add(V[s, :3], h[3:], A[s], 3, 1.0)
     for s in range(nb + 1):
-        _rigid_inertia_to(C[s], base_inertia if s == 0 else inertia[s - 1], True, Mh)  # (76a)
+        _inertia10_to(C[s], base_inertia if s == 0 else inertia[s - 1], True, In)  # (76a)
         for r in range(3):
             t[r] = V[s, r]
             t[3 + r] = 0.0
-        _mat6_vec(Mh, t, h)
-        _mat6_vec(Mh, A[s], t)
+        _inertia10_apply(In, t, h, False)
+        _inertia10_apply(In, A[s], t, False)
         for r in range(6):
             W[s, r] = t[r]
         _cross_add(V[s, :3], h[:3], W[s], 0, 1.0)   # ad_ω(ω) M^h (ω, 0)
@@ -628,35 +563,29 @@ def _wrench_batch(dyn, Q, QD, QDD, base, fext, lk, grav):
 
 # --------------------------------------------------------------------------- spatial pass
 @njit(cache=True, inline='always')
-def _spatial_inertias(dyn, C, Ms):
-    """``Ms[s]`` (6x6): spatial inertia of node ``s`` at the world origin (zero: fixed base)."""
-    parent, _, _, _, _, _, nbase, inertia, base_inertia, _ = dyn
-    if nbase > 0:
-        _rigid_inertia_to(C[0], base_inertia, False, Ms[0])
-    else:  # a fixed base's inertia never enters M, Ṁ or C
-        for r in range(6):
-            for c in range(6):
-                Ms[0, r, c] = 0.0
-    for s in range(1, parent.shape[0] + 1):
-        _rigid_inertia_to(C[s], inertia[s - 1], False, Ms[s])
-
-
-@njit(cache=True, inline='always')
-def _inertia10_to(C, M, out):
+def _inertia10_to(C, M, rotate_only, out):
     """
-    Move a rigid-body inertia to the world origin; write its 10 parameters into ``out``.
+    Move a rigid-body inertia by the pose ``C``; write its 10 parameters into ``out``.
 
     ``M = [[Θ, h~], [-h~, m I]]`` (6x6, body frame, ``h = m c``); ``out`` (10,) receives
     ``(m, h', Θ'00, Θ'11, Θ'22, Θ'01, Θ'02, Θ'12)`` of ``Ad_C^-T M Ad_C^-1`` (seed 002 (34)),
-    with the formulas of :func:`_rigid_inertia_to` (Θ symmetric: 6 numbers, not 36).
+    the spatial inertia at the world origin, or with ``rotate_only`` of ``Ad_R M Ad_Rᵀ``
+    (76a), the hybrid one at the body origin:
+    ``Θ' = R Θ Rᵀ - (h_o~ r~ + r~ h_o~ + m r~²)``, ``h' = h_o + m r``, ``h_o = R h``
+    (parallel axes without dividing by ``m``; Θ symmetric: 6 numbers, not 36).
     """
     m = M[3, 3]
     h0 = M[2, 4]
     h1 = M[0, 5]
     h2 = M[1, 3]
-    r0 = C[0, 3]
-    r1 = C[1, 3]
-    r2 = C[2, 3]
+    if rotate_only:
+        r0 = 0.0
+        r1 = 0.0
+        r2 = 0.0
+    else:
+        r0 = C[0, 3]
+        r1 = C[1, 3]
+        r2 = C[2, 3]
     # T = R Θ (rows), then the upper triangle of T Rᵀ
     t00 = C[0, 0] * M[0, 0] + C[0, 1] * M[1, 0] + C[0, 2] * M[2, 0]
     t01 = C[0, 0] * M[0, 1] + C[0, 1] * M[1, 1] + C[0, 2] * M[2, 1]
@@ -836,12 +765,12 @@ def _crba(dyn, q, qd, base, out, dot, work):
     C, Js, Jd, Vs, Ic, Dc, F, H = work
     _spatial_columns(dyn, q, qd, base, C, Js, Vs)
     if nbase > 0:
-        _inertia10_to(C[0], base_inertia, Ic[0])
+        _inertia10_to(C[0], base_inertia, False, Ic[0])
     else:  # a fixed base's inertia never enters M or Ṁ
         for r in range(10):
             Ic[0, r] = 0.0
     for s in range(1, nb + 1):
-        _inertia10_to(C[s], inertia[s - 1], Ic[s])
+        _inertia10_to(C[s], inertia[s - 1], False, Ic[s])
     if dot:
         for k in range(nbase):
             ad_apply_into(Vs[0], Js[k], Jd[k])
@@ -932,24 +861,6 @@ def _crba_batch(dyn, Q, QD, base, dot, out):
     return out
 
 
-@njit(cache=True, inline='always')
-def _subtract_lambda(h, B):
-    """``B -= Λ(h)``, ``Λ(h) = [[h_m~, h_f~], [h_f~, 0]]`` (``Λ(h) V = ad_Vᵀ h``)."""
-    for blk in range(3):
-        ro = 0 if blk < 2 else 3
-        co = 3 if blk == 1 else 0
-        o = 0 if blk == 0 else 3
-        g0 = h[o]
-        g1 = h[o + 1]
-        g2 = h[o + 2]
-        B[ro, co + 1] += g2
-        B[ro, co + 2] -= g1
-        B[ro + 1, co] -= g2
-        B[ro + 1, co + 2] += g0
-        B[ro + 2, co] += g1
-        B[ro + 2, co + 1] -= g0
-
-
 @njit(cache=True)
 def _coriolis(dyn, q, qd, base, out):
     """
@@ -959,8 +870,14 @@ def _coriolis(dyn, q, qd, base, out):
     eq. (16)), ``B_i = ½(-ad_{V_i}ᵀ M^s_i - M^s_i ad_{V_i} - Λ(M^s_i V_i))``; for a column
     ``a`` at an ancestor (or the same node) of column ``b``'s node ``n``:
     ``C_ab = J_aᵀ (M^C_n J̇_b + B^C_n J_b)`` and ``C_ba = J_bᵀ (M^C_n J̇_a + B^C_n J_a)``.
+
+    No 6x6 matrix is formed: ``-ad_Vᵀ M^s - M^s ad_V = Ṁ^s`` is the rate of a rigid-body
+    inertia (seed 002 (37), :func:`_inertia10_rate`) and ``Λ(h) x = ad_xᵀ h`` is
+    antisymmetric and linear in ``h``, so with the subtree sums ``M^C``, ``Ṁ^C`` (10
+    parameters each) and the subtree momentum ``H^C``: ``B^C x = ½(Ṁ^C x - ad_xᵀ H^C)`` and
+    ``(B^C)ᵀ x = ½(Ṁ^C x + ad_xᵀ H^C)``.
     """
-    parent, _, _, q_index, q_mult, _, nbase, _, _, _ = dyn
+    parent, _, _, q_index, q_mult, _, nbase, inertia, base_inertia, _ = dyn
     if not _finite(q):
         return BAD_Q
     if not _finite(qd):
@@ -968,64 +885,54 @@ def _coriolis(dyn, q, qd, base, out):
     if not _finite(base):
         return BAD_BASE
     nb = parent.shape[0]
+    n1 = nb + 1
     ncol = nbase + nb
-    C = np.empty((nb + 1, 4, 4))
-    Js = np.empty((ncol, 6))
-    Jd = np.empty((ncol, 6))
-    Vs = np.empty((nb + 1, 6))
-    Ic = np.empty((nb + 1, 6, 6))
-    Bc = np.empty((nb + 1, 6, 6))
-    adV = np.empty((6, 6))
-    h = np.empty(6)
+    o1 = 16 * n1
+    o2 = o1 + 6 * (2 * ncol + 2 * n1 + 5)
+    work = np.empty(o2 + 20 * n1)
+    C = work[:o1].reshape((n1, 4, 4))
+    vec = work[o1:o2].reshape((2 * ncol + 2 * n1 + 5, 6))
+    ten = work[o2:].reshape((2 * n1, 10))
+    Js, Jd = vec[:ncol], vec[ncol:2 * ncol]
+    Vs, Hc = vec[2 * ncol:2 * ncol + n1], vec[2 * ncol + n1:2 * ncol + 2 * n1]
+    o = 2 * ncol + 2 * n1
+    P, u, w, g, y = vec[o], vec[o + 1], vec[o + 2], vec[o + 3], vec[o + 4]
+    Ic, Dc = ten[:n1], ten[n1:]
     _spatial_columns(dyn, q, qd, base, C, Js, Vs)
-    _spatial_inertias(dyn, C, Ic)
+    if nbase > 0:
+        _inertia10_to(C[0], base_inertia, False, Ic[0])
+    else:   # a fixed base's inertia never enters C
+        for r in range(10):
+            Ic[0, r] = 0.0
     for k in range(nbase):
         ad_apply_into(Vs[0], Js[k], Jd[k])
     for i in range(nb):
         ad_apply_into(Vs[i + 1], Js[nbase + i], Jd[nbase + i])
-    for s in range(nb + 1):
-        M = Ic[s]
-        ad_matrix_into(Vs[s], adV)
-        _mat6_vec(M, Vs[s], h)
-        for r in range(6):
-            for c in range(6):
-                s1 = 0.0
-                s2 = 0.0
-                for k in range(6):
-                    s1 += adV[k, r] * M[k, c]
-                    s2 += M[r, k] * adV[k, c]
-                Bc[s, r, c] = -0.5 * (s1 + s2)
-        for r in range(6):   # - ½ Λ(h) = - Λ(h / 2)
-            h[r] *= 0.5
-        _subtract_lambda(h, Bc[s])
+        _inertia10_to(C[i + 1], inertia[i], False, Ic[i + 1])
+    for s in range(n1):
+        _inertia10_apply(Ic[s], Vs[s], Hc[s], False)
+        _inertia10_rate(Ic[s], Vs[s], Dc[s])
     for s in range(nb, 0, -1):
         p = parent[s - 1] + 1
         for r in range(6):
-            for c in range(6):
-                Ic[p, r, c] += Ic[s, r, c]
-                Bc[p, r, c] += Bc[s, r, c]
+            Hc[p, r] += Hc[s, r]
+        for r in range(10):
+            Ic[p, r] += Ic[s, r]
+            Dc[p, r] += Dc[s, r]
     out[:, :] = 0.0
-    P = np.empty(6)
-    u = np.empty(6)
-    w = np.empty(6)
     for i in range(nb):
         n = i + 1
         b = nbase + i
         cb = nbase + q_index[i]
         mb = q_mult[i]
-        M = Ic[n]
-        Bm = Bc[n]
+        # P = M^C J̇_b + B^C J_b, u = M^C J_b, w = (B^C)ᵀ J_b
+        _inertia10_apply(Dc[n], Js[b], y, False)
+        adT_apply_into(Js[b], Hc[n], g)
+        _inertia10_apply(Ic[n], Jd[b], P, False)
+        _inertia10_apply(Ic[n], Js[b], u, False)
         for r in range(6):
-            s1 = 0.0
-            s2 = 0.0
-            s3 = 0.0
-            for k in range(6):
-                s1 += M[r, k] * Jd[b, k] + Bm[r, k] * Js[b, k]
-                s2 += M[r, k] * Js[b, k]
-                s3 += Bm[k, r] * Js[b, k]
-            P[r] = s1
-            u[r] = s2
-            w[r] = s3
+            P[r] += 0.5 * (y[r] - g[r])
+            w[r] = 0.5 * (y[r] + g[r])
         j = i
         while j >= 0:
             a = nbase + j
@@ -1041,11 +948,11 @@ def _coriolis(dyn, q, qd, base, out):
             out[a, cb] += mb * _dot6(Js[a], P)
             out[cb, a] += mb * (_dot6(u, Jd[a]) + _dot6(w, Js[a]))
     for b in range(nbase):
+        _inertia10_apply(Dc[0], Js[b], y, False)
+        adT_apply_into(Js[b], Hc[0], g)
+        _inertia10_apply(Ic[0], Jd[b], P, False)
         for r in range(6):
-            s1 = 0.0
-            for k in range(6):
-                s1 += Ic[0, r, k] * Jd[b, k] + Bc[0, r, k] * Js[b, k]
-            P[r] = s1
+            P[r] += 0.5 * (y[r] - g[r])
         for a in range(nbase):
             out[a, b] = _dot6(Js[a], P)
     return OK

@@ -113,7 +113,7 @@ def _derivatives(dyn, q, qd, qdd, base, fext, lk, dq, dqd):
     _body_fext(dyn, fext, lk, fb)
     if nbase > 0:
         Ad_apply_into(base, qdd[:6], As[0])   # V̇^s = Ad_C V̇^b (digest §1.4)
-        _inertia10_to(C[0], base_inertia, Ic[0])
+        _inertia10_to(C[0], base_inertia, False, Ic[0])
     else:   # a fixed base's inertia never enters τ
         for r in range(6):
             As[0, r] = 0.0
@@ -130,7 +130,7 @@ def _derivatives(dyn, q, qd, qdd, base, fext, lk, dq, dqd):
         ad_apply_into(Vs[s], Js[col], t)     # J̇^s = ad_{V^s} J^s (seed 002 (16))
         for r in range(6):
             As[s, r] = As[p, r] + m * (Js[col, r] * qdd[c] + t[r] * qd[c])
-        _inertia10_to(C[s], inertia[i], Ic[s])
+        _inertia10_to(C[s], inertia[i], False, Ic[s])
     for s in range(n1):
         _inertia10_apply(Ic[s], Vs[s], Hc[s], False)   # h = I v
         _inertia10_rate(Ic[s], Vs[s], Dc[s])

@@ -538,7 +538,7 @@ def test_ten_parameter_inertias_match_the_6x6_forms(rng):
         K = se3.Ad_inv(C)
         Ms = K.T @ M @ K   # seed 002 (34)
         p = np.empty(10)
-        D._inertia10_to.py_func(C, M, p)
+        D._inertia10_to.py_func(C, M, False, p)
         np.testing.assert_allclose(_inertia6(p), Ms, rtol=0, atol=1e-12 * np.abs(Ms).max())
         x = rng.standard_normal(6)
         f = rng.standard_normal(6)
