@@ -275,7 +275,7 @@ def targets(res):
     t = []
     single = {(r['robot'], r['algo']): r for r in res['single']}
     for algo in ('inverse_dynamics', 'jacobian body', 'jacobian spatial', 'jacobian hybrid',
-                 'jacobian mixed', 'link_pose'):
+                 'jacobian mixed', 'link_pose', 'forward_kinematics'):
         r = single.get(('panda', algo))
         if r is not None:
             t.append({'target': f'panda {algo} single call <= {TARGET_RATIO:g}x pin',
@@ -286,8 +286,12 @@ def targets(res):
               'value': worst['ratio_pin_best'],
               'holds': not slow, 'failing': slow})
     for algo in ('inverse_dynamics', 'forward_dynamics'):
-        e = res['scaling'][algo]['exponent']
-        t.append({'target': f'{algo} scaling exponent <= {TARGET_EXPONENT}', 'value': e,
+        # Judged on the worse of the whole fit and the n >= 50 tail: the fixed per-call
+        # cost flattens the whole fit, the tail shows the asymptotic slope.
+        d = res['scaling'][algo]
+        e = max(x for x in (d['exponent'], d.get('exponent_n_ge_50')) if x is not None)
+        t.append({'target': f'{algo} scaling exponent (whole fit and n >= 50) '
+                            f'<= {TARGET_EXPONENT}', 'value': e,
                   'holds': e <= TARGET_EXPONENT})
     w = res['start']['warm_first_result_s']
     t.append({'target': f'warm start to first result < {TARGET_WARM_S:g} s', 'value': w,
