@@ -959,13 +959,8 @@ def _coriolis(dyn, q, qd, base, out):
 
 
 @njit(cache=True)
-def _coriolis_entry(dyn, q, qd, base):
-    n = q.shape[0] + dyn[6]
-    out = np.empty((n, n))
-    st = _coriolis(dyn, q, qd, base, out)
-    if st != OK:
-        _raise(st)
-    return out
+def _coriolis_into(ki, kf, q, qd, base, out):
+    return _coriolis(_unpack_dyn(ki, kf)[0], q, qd, base, out)
 
 
 @njit(cache=True)
@@ -1383,8 +1378,17 @@ def coriolis_matrix(model, q, qd, base_pose=None):
     """
     (q, qd), B = _states(model, q, (('qd', qd),))
     if B is None:
-        return _coriolis_entry(_dyn(model), q, qd,
-                               _EYE4 if base_pose is None else _base(model, base_pose, None))
+        out = np.empty((model.nv, model.nv))
+        if base_pose is None:
+            st = _fast(model, 'coriolis', _coriolis_into,
+                       (model.packed_int, model.packed_float, q, qd, _EYE4, out))
+        else:
+            st = _fast(model, 'coriolis base', _coriolis_into,
+                       (model.packed_int, model.packed_float, q, qd,
+                        _base(model, base_pose, None), out))
+        if st:
+            _check(model, st)
+        return out
     return _coriolis_batch(_dyn(model), q, qd, _base(model, base_pose, B))
 
 

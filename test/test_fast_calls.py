@@ -44,6 +44,9 @@ def _calls(model, link):
                                                          base_pose=b),
         'gravity_torques': lambda q, qd, qdd, b, f: lm.gravity_torques(model, q, b),
         'mass_matrix': lambda q, qd, qdd, b, f: lm.mass_matrix(model, q, b),
+        'mass_matrix_derivative':
+            lambda q, qd, qdd, b, f: lm.mass_matrix_derivative(model, q, qd, b),
+        'coriolis_matrix': lambda q, qd, qdd, b, f: lm.coriolis_matrix(model, q, qd, b),
         'forward_dynamics':
             lambda q, qd, qdd, b, f: lm.forward_dynamics(model, q, qd, qdd, f_ext=f,
                                                          base_pose=b),
