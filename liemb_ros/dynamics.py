@@ -618,6 +618,19 @@ def _inertia10_to(C, M, rotate_only, out):
 
 
 @njit(cache=True, inline='always')
+def _spatial_inertias10(dyn, C, Ic):
+    """``Ic[s]`` (10,): spatial inertia of node ``s`` at the world origin (zero: fixed base)."""
+    parent, _, _, _, _, _, nbase, inertia, base_inertia, _ = dyn
+    if nbase > 0:
+        _inertia10_to(C[0], base_inertia, False, Ic[0])
+    else:   # a fixed base's inertia never enters M, Ṁ, C or the derivatives
+        for r in range(10):
+            Ic[0, r] = 0.0
+    for s in range(1, parent.shape[0] + 1):
+        _inertia10_to(C[s], inertia[s - 1], False, Ic[s])
+
+
+@njit(cache=True, inline='always')
 def _inertia10_apply(In, x, out, add):
     """
     ``out (+)= In x`` for a 10-parameter inertia ``In`` (see :func:`_inertia10_to`).
@@ -754,7 +767,7 @@ def _crba(dyn, q, qd, base, out, dot, work):
     ``Ṁ^s_i = -ad_{V_i}ᵀ M^s_i - M^s_i ad_{V_i}`` (seed 002 (37)).  Spatial inertias and
     their rates are kept as their 10 parameters (:func:`_inertia10_to`).
     """
-    parent, _, _, q_index, q_mult, _, nbase, inertia, base_inertia, _ = dyn
+    parent, _, _, q_index, q_mult, _, nbase, _, _, _ = dyn
     if not _finite(q):
         return BAD_Q
     if not _finite(qd):
@@ -764,13 +777,7 @@ def _crba(dyn, q, qd, base, out, dot, work):
     nb = parent.shape[0]
     C, Js, Jd, Vs, Ic, Dc, F, H = work
     _spatial_columns(dyn, q, qd, base, C, Js, Vs)
-    if nbase > 0:
-        _inertia10_to(C[0], base_inertia, False, Ic[0])
-    else:  # a fixed base's inertia never enters M or Ṁ
-        for r in range(10):
-            Ic[0, r] = 0.0
-    for s in range(1, nb + 1):
-        _inertia10_to(C[s], inertia[s - 1], False, Ic[s])
+    _spatial_inertias10(dyn, C, Ic)
     if dot:
         for k in range(nbase):
             ad_apply_into(Vs[0], Js[k], Jd[k])
@@ -877,7 +884,7 @@ def _coriolis(dyn, q, qd, base, out):
     parameters each) and the subtree momentum ``H^C``: ``B^C x = ½(Ṁ^C x - ad_xᵀ H^C)`` and
     ``(B^C)ᵀ x = ½(Ṁ^C x + ad_xᵀ H^C)``.
     """
-    parent, _, _, q_index, q_mult, _, nbase, inertia, base_inertia, _ = dyn
+    parent, _, _, q_index, q_mult, _, nbase, _, _, _ = dyn
     if not _finite(q):
         return BAD_Q
     if not _finite(qd):
@@ -899,16 +906,11 @@ def _coriolis(dyn, q, qd, base, out):
     P, u, w, g, y = vec[o], vec[o + 1], vec[o + 2], vec[o + 3], vec[o + 4]
     Ic, Dc = ten[:n1], ten[n1:]
     _spatial_columns(dyn, q, qd, base, C, Js, Vs)
-    if nbase > 0:
-        _inertia10_to(C[0], base_inertia, False, Ic[0])
-    else:   # a fixed base's inertia never enters C
-        for r in range(10):
-            Ic[0, r] = 0.0
+    _spatial_inertias10(dyn, C, Ic)
     for k in range(nbase):
         ad_apply_into(Vs[0], Js[k], Jd[k])
     for i in range(nb):
         ad_apply_into(Vs[i + 1], Js[nbase + i], Jd[nbase + i])
-        _inertia10_to(C[i + 1], inertia[i], False, Ic[i + 1])
     for s in range(n1):
         _inertia10_apply(Ic[s], Vs[s], Hc[s], False)
         _inertia10_rate(Ic[s], Vs[s], Dc[s])

@@ -29,8 +29,9 @@ from numba import njit
 
 from . import dynamics as dyn_
 from .dynamics import (_EYE4, _NO_FEXT, OK, _base, _body_fext, _check, _check_inputs, _dot6,
-                       _dyn, _fext, _inertia10_apply, _inertia10_rate, _inertia10_to, _lk,
-                       _raise, _spatial_columns, _states, _unpack_dyn)
+                       _dyn, _fext, _inertia10_apply, _inertia10_rate, _lk,
+                       _raise, _spatial_columns, _spatial_inertias10, _states,
+                       _unpack_dyn)
 from .kinematics import _fast, _out, body_poses, jacobian_factors
 from .lie._core import (Ad_apply_into, Ad_invT_apply_into, ad_apply_into, Ad_matrix_into,
                         ad_matrix_into, adT_apply_into)
@@ -92,7 +93,7 @@ def _derivatives(dyn, q, qd, qdd, base, fext, lk, dq, dqd):
     o_k`` and ``τ_c = Σ m_j S_jᵀ F_j``.  Checked against Pinocchio and finite differences
     (tests), and the per-column body-fixed sweeps (digest §7.2) that it replaced.
     """
-    parent, _, _, q_index, q_mult, _, nbase, inertia, base_inertia, gravity = dyn
+    parent, _, _, q_index, q_mult, _, nbase, _, _, gravity = dyn
     st = _check_inputs(q, qd, qdd, base, fext)
     if st != OK:
         return st
@@ -111,14 +112,12 @@ def _derivatives(dyn, q, qd, qdd, base, fext, lk, dq, dqd):
         aw[3 + r] = -gravity[r]
     _spatial_columns(dyn, q, qd, base, C, Js, Vs)
     _body_fext(dyn, fext, lk, fb)
+    _spatial_inertias10(dyn, C, Ic)
     if nbase > 0:
         Ad_apply_into(base, qdd[:6], As[0])   # V̇^s = Ad_C V̇^b (digest §1.4)
-        _inertia10_to(C[0], base_inertia, False, Ic[0])
-    else:   # a fixed base's inertia never enters τ
+    else:
         for r in range(6):
             As[0, r] = 0.0
-        for r in range(10):
-            Ic[0, r] = 0.0
     for r in range(6):
         As[0, r] += aw[r]
     for i in range(nb):
@@ -130,7 +129,6 @@ def _derivatives(dyn, q, qd, qdd, base, fext, lk, dq, dqd):
         ad_apply_into(Vs[s], Js[col], t)     # J̇^s = ad_{V^s} J^s (seed 002 (16))
         for r in range(6):
             As[s, r] = As[p, r] + m * (Js[col, r] * qdd[c] + t[r] * qd[c])
-        _inertia10_to(C[s], inertia[i], False, Ic[s])
     for s in range(n1):
         _inertia10_apply(Ic[s], Vs[s], Hc[s], False)   # h = I v
         _inertia10_rate(Ic[s], Vs[s], Dc[s])
