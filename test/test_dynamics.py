@@ -530,7 +530,7 @@ def _inertia6(p):
 
 
 def test_ten_parameter_inertias_match_the_6x6_forms(rng):
-    """CRBA's 10-parameter spatial inertias: transfer, product and rate equal the 6x6 ones."""
+    """10-parameter inertias: transfer (spatial, hybrid), product and rate equal the 6x6 ones."""
     from liemb_ros.lie import se3
     for _ in range(50):
         C = random_pose(rng, scale=2.0)
@@ -540,6 +540,11 @@ def test_ten_parameter_inertias_match_the_6x6_forms(rng):
         p = np.empty(10)
         D._inertia10_to.py_func(C, M, False, p)
         np.testing.assert_allclose(_inertia6(p), Ms, rtol=0, atol=1e-12 * np.abs(Ms).max())
+        AdR = se3.Ad(np.block([[C[:3, :3], np.zeros((3, 1))], [np.zeros((1, 3)), 1.0]]))
+        Mh = AdR @ M @ AdR.T   # hybrid inertia at the body origin (seed 002 (76a))
+        ph = np.empty(10)
+        D._inertia10_to.py_func(C, M, True, ph)
+        np.testing.assert_allclose(_inertia6(ph), Mh, rtol=0, atol=1e-12 * np.abs(Mh).max())
         x = rng.standard_normal(6)
         f = rng.standard_normal(6)
         D._inertia10_apply.py_func(p, x, f, False)
