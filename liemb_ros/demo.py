@@ -85,6 +85,9 @@ def run(robot=None, out_dir='out/demo', duration=10.0):
     from .ros import monitor
     record = monitor.run_sim(model, duration=duration, out_dir=out_dir,
                              amplitude=test_torque(model))
+    if record['t_end'] <= 0.0:
+        raise SystemExit(f'liemb demo: the simulation did not advance; see '
+                         f'{os.path.join(out_dir, "nodes.log")}')
     files = {'plot': monitor.plot(model, record, os.path.join(out_dir, 'simulation.png'))}
     q = record['q'][-1] if len(record['q']) else model.neutral()
     files['picture'] = draw_robot(model, q, os.path.join(out_dir, f'{model.name}.png'),

@@ -218,6 +218,31 @@ class Simulator:
         self._read()
         self.wall_time += time.perf_counter() - start
 
+    def warm_up(self):
+        """
+        Compile (or load from numba's cache) the kernels of a step; return the seconds taken.
+
+        Takes one step and puts the state, time, step count and wall time back as they
+        were, so the first real :meth:`step` runs at full speed.  A node calls this while
+        it starts: on a cold cache the kernels compile for tens of seconds, and a
+        real-time loop must not do that inside its first cycle.
+        """
+        start = time.perf_counter()
+        saved = self._backend.save()
+        t, steps, wall, tau = self.t, self.steps, self.wall_time, getattr(self, '_tau', None)
+        try:
+            self.step()
+        except SimulationError:
+            pass   # the real run reports it
+        finally:
+            self._backend.restore(saved)
+            self.t, self.steps, self.wall_time = t, steps, wall
+            if tau is not None:
+                self._tau = tau
+            self._read()
+        self.diagnostics()
+        return time.perf_counter() - start
+
     def _check(self, saved):
         y = self._backend.y
         if not np.all(np.isfinite(y)):

@@ -102,3 +102,21 @@ def test_twists_of_every_link_with_a_floating_base(rng):
         for k, link in enumerate(m.link_names):
             np.testing.assert_allclose(V[k], lm.link_twist(m, q, qd, link, rep, base_pose=C),
                                        atol=1e-12, err_msg=f'{link} {rep}')
+
+
+def test_warm_up_leaves_no_trace(engine, rng):
+    """warm_up (the node calls it at start): settings, state and statistics unchanged."""
+    m = engine.model
+    engine.update_state(m.joint_names, m.random_configuration(rng), rng.normal(size=m.nv))
+    engine.set_mode('inverse_dynamics')
+    engine.set_representation('body')
+    ref = engine.cycle()
+    state = (engine.q.copy(), engine.qd.copy(), engine.qdd_desired.copy(), engine.stats.count)
+    assert engine.warm_up() >= 0.0
+    assert (engine.mode, engine.representation) == ('inverse_dynamics', 'body')
+    assert engine.stats.count == state[3] and len(engine.stats.samples) == state[3]
+    for a, b in zip((engine.q, engine.qd, engine.qdd_desired), state[:3]):
+        np.testing.assert_array_equal(a, b)
+    out = engine.cycle()
+    for k in ('tau', 'command', 'twists', 'wrenches'):
+        np.testing.assert_array_equal(out[k], ref[k])

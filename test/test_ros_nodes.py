@@ -10,6 +10,7 @@ simulated arm held still by the dynamics node's gravity compensation (falling wi
 """
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -350,6 +351,10 @@ def test_demo_runs_and_writes_its_plots(tmp_path, monkeypatch):
                           capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert 'sim t' in proc.stdout and 'dynamics node' in proc.stdout
+    # the loop was closed: the simulation advanced under the dynamics node's torques
+    last = [ln for ln in proc.stdout.splitlines() if ln.lstrip('\r').startswith('sim t')][-1]
+    m = re.search(r'sim t\s+([-\d.naN]+) s .* dynamics node\s+([-\d.naN]+) Hz', last)
+    assert m and float(m.group(1)) > 0.5 and float(m.group(2)) > 10.0, last
     assert (out / 'simulation.png').stat().st_size > 10_000
     assert (out / 'liemb_arm7.png').stat().st_size > 10_000
 

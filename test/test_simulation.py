@@ -147,3 +147,28 @@ def test_tailored_update_keeps_ground_joints_exact():
     d = sim.diagnostics()
     assert d['constraint_violation'][0] < 1e-12
     assert d['orientation_violation'][0] < 1e-12
+
+
+@pytest.mark.parametrize('coordinates', ['joint', 'absolute'])
+def test_warm_up_leaves_no_trace(arm, coordinates):
+    """
+    warm_up (the simulation node calls it at start) leaves no trace.
+
+    State, time and counters are as before, and the run after it is bit for bit the run
+    without it.
+    """
+    q0 = np.array([0.0, 0.4, 0.0, -1.2, 0.0, 1.0, 0.0])
+    tau = np.array([1.0, -2.0, 0.5, 1.0, 0.1, -0.1, 0.05])
+    ref = Simulator(arm, dt=1e-3, q0=q0, coordinates=coordinates)
+    ref.step(tau, n=3)
+    sim = Simulator(arm, dt=1e-3, q0=q0, coordinates=coordinates)
+    sim.step(tau, n=1)
+    before = (sim.t, sim.steps, sim.wall_time, sim.q.copy(), sim.qd.copy(), sim.work)
+    assert sim.warm_up() >= 0.0
+    assert (sim.t, sim.steps, sim.wall_time, sim.work) == before[:3] + before[5:]
+    np.testing.assert_array_equal(sim.q, before[3])
+    np.testing.assert_array_equal(sim.qd, before[4])
+    sim.step(tau, n=2)
+    np.testing.assert_array_equal(sim.q, ref.q)
+    np.testing.assert_array_equal(sim.qd, ref.qd)
+    assert sim.work == ref.work

@@ -148,6 +148,7 @@ class DynamicsNode(Node):
         except (URDFError, ValueError) as exc:
             self.get_logger().error(f'cannot use the robot from the {where}: {exc}')
             return
+        warm = engine.warm_up()   # compile now, not in the first cycle
         self.engine = engine
         if self._pending_desired is not None:
             self._apply_desired(self._pending_desired)
@@ -155,7 +156,8 @@ class DynamicsNode(Node):
         self._make_wrench_publishers()
         self._set_rate(self.get_parameter('publish_rate').value)
         self.get_logger().info(f"robot '{model.name}' ({model.nq} joints) from the {where}; "
-                               f'mode {engine.mode}, twists in {engine.representation}')
+                               f'mode {engine.mode}, twists in {engine.representation}; '
+                               f'kernels ready in {warm:.1f} s')
 
     def _names(self, param):
         return [n for n in self.get_parameter(param).value if n]

@@ -18,7 +18,7 @@ from collections import deque
 import numpy as np
 
 from ..kinematics import (body_twists, forward_kinematics, jacobian, jacobian_derivative,
-                          link_pose)
+                          link_pose, link_twist)
 from ..model import REPRESENTATIONS
 
 MODES = ('gravity_compensation', 'inverse_dynamics')
@@ -283,6 +283,39 @@ class DynamicsEngine:
         cols = (['base_wx', 'base_wy', 'base_wz', 'base_vx', 'base_vy', 'base_vz']
                 if self.model.floating else []) + list(self.model.joint_names)
         return J, cols
+
+    def warm_up(self):
+        """
+        Compile (or load from numba's cache) every kernel the node calls; return seconds.
+
+        Torques in both modes, twists in all four representations, wrenches, link poses
+        and twists (markers), and the Jacobian and its derivative of the service, each
+        once at the current state.  A
+        node calls this while it starts: on a cold cache the kernels compile for tens of
+        seconds, and a single-threaded node that did it in its first cycle would answer
+        nothing meanwhile.  Mode, representation, state and statistics are unchanged.
+        """
+        from .. import dynamics
+        start = time.perf_counter()
+        mode, rep = self.mode, self.representation
+        try:
+            for m in MODES:
+                self.mode = m
+                self.torques()
+            for r in REPRESENTATIONS:
+                self.representation = r
+                self.twists()
+                link = self.model.link_names[-1]
+                jacobian(self.model, self.q, link, r, base_pose=self.base_pose)
+                jacobian_derivative(self.model, self.q, self.qd, link, r,
+                                    base_pose=self.base_pose)
+                link_twist(self.model, self.q, self.qd, link, r, base_pose=self.base_pose)
+            self.link_pose(link)
+        finally:
+            self.mode, self.representation = mode, rep
+        dynamics.joint_wrenches(self.model, self.q, self.qd, self.qdd_desired,
+                                base_pose=self.base_pose)
+        return time.perf_counter() - start
 
     def cycle(self):
         """

@@ -85,6 +85,8 @@ def run_sim(model, duration=10.0, out_dir='out/demo', amplitude=None, echo=print
          f'(node output: {log_path}); Ctrl-C stops')
     try:
         nodes.start()
+        echo('waiting for both nodes (on the first run they compile their numba kernels, '
+             'about a minute)')
         t_start = time.monotonic()
         first = None
         last_print = 0.0
@@ -97,11 +99,15 @@ def run_sim(model, duration=10.0, out_dir='out/demo', amplitude=None, echo=print
                 raise SystemExit(f'liemb demo: {dead[0]} exited with code {dead[1]}; see '
                                  f'{log_path}')
             if first is None:
-                if rec['t']:
+                # The loop is closed once the dynamics node answers the simulation's
+                # joint_states (the simulation holds t = 0 until its first command);
+                # the demo's duration counts from there.
+                if rec['t'] and rec['tg']:
                     first = now
                 elif now - t_start > STARTUP_TIMEOUT:
-                    raise SystemExit(f'liemb demo: no joint_states after {STARTUP_TIMEOUT:.0f}'
-                                     f' s; see {log_path}')
+                    what = 'torques from the dynamics node' if rec['t'] else 'joint_states'
+                    raise SystemExit(f'liemb demo: no {what} after {STARTUP_TIMEOUT:.0f} s; '
+                                     f'see {log_path}')
                 continue
             if now - last_print >= (0.25 if tty else 2.0):
                 last_print = now

@@ -177,6 +177,11 @@ class SimulationNode(Node):
             self.get_logger().error(f'cannot simulate the robot from the {where}: {exc}')
             self.sim = None
             return
+        # compile now, not in the first step: tens of seconds on a cold numba cache
+        start = time.perf_counter()
+        self.sim.warm_up()
+        forward_kinematics(model, self.sim.q, base_pose=self.sim.base_pose)
+        warm = time.perf_counter() - start
         self.model = model
         self._fk_links = list(model.link_names)
         if xml is not None:
@@ -190,7 +195,8 @@ class SimulationNode(Node):
         self.get_logger().info(
             f"simulating '{model.name}' ({model.nq} joints{base}) with "
             f"{self.p('integrator')} at dt = {self.p('dt')} s in {self.p('coordinates')} "
-            f"coordinates, {self.p('real_time_factor')}x real time")
+            f"coordinates, {self.p('real_time_factor')}x real time; kernels ready in "
+            f"{warm:.1f} s")
 
     def _initial_state(self, model):
         q0 = np.asarray(self.p('initial_positions'), dtype=float)
