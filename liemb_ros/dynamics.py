@@ -1328,14 +1328,9 @@ def mass_matrix(model, q, base_pose=None, out=None):
     q, batched = _as_batch(model, q, model.nq, 'q')
     if not batched:
         out = _out(out, (model.nv, model.nv))
-        if base_pose is None:
-            st = _fast(model, 'crba', _crba_into,
-                       (model.packed_int, model.packed_float, q, np.zeros(model.nv), _EYE4,
-                        False, out))
-        else:
-            st = _fast(model, 'crba base', _crba_into,
-                       (model.packed_int, model.packed_float, q, np.zeros(model.nv),
-                        _base(model, base_pose, None), False, out))
+        st = _fast(model, ('crba', base_pose is None), _crba_into,
+                   (model.packed_int, model.packed_float, q, np.zeros(model.nv),
+                    _EYE4 if base_pose is None else _base(model, base_pose, None), False, out))
         if st:
             _check(model, st)
         return out
@@ -1357,13 +1352,9 @@ def mass_matrix_derivative(model, q, qd, base_pose=None):
     (q, qd), B = _states(model, q, (('qd', qd),))
     if B is None:
         out = np.empty((model.nv, model.nv))
-        if base_pose is None:
-            st = _fast(model, 'crba', _crba_into,
-                       (model.packed_int, model.packed_float, q, qd, _EYE4, True, out))
-        else:
-            st = _fast(model, 'crba base', _crba_into,
-                       (model.packed_int, model.packed_float, q, qd,
-                        _base(model, base_pose, None), True, out))
+        st = _fast(model, ('crba', base_pose is None), _crba_into,
+                   (model.packed_int, model.packed_float, q, qd,
+                    _EYE4 if base_pose is None else _base(model, base_pose, None), True, out))
         if st:
             _check(model, st)
         return out
@@ -1381,13 +1372,9 @@ def coriolis_matrix(model, q, qd, base_pose=None):
     (q, qd), B = _states(model, q, (('qd', qd),))
     if B is None:
         out = np.empty((model.nv, model.nv))
-        if base_pose is None:
-            st = _fast(model, 'coriolis', _coriolis_into,
-                       (model.packed_int, model.packed_float, q, qd, _EYE4, out))
-        else:
-            st = _fast(model, 'coriolis base', _coriolis_into,
-                       (model.packed_int, model.packed_float, q, qd,
-                        _base(model, base_pose, None), out))
+        st = _fast(model, ('coriolis', base_pose is None), _coriolis_into,
+                   (model.packed_int, model.packed_float, q, qd,
+                    _EYE4 if base_pose is None else _base(model, base_pose, None), out))
         if st:
             _check(model, st)
         return out

@@ -229,18 +229,16 @@ class Simulator:
         """
         start = time.perf_counter()
         saved = self._backend.save()
-        t, steps, wall, tau = self.t, self.steps, self.wall_time, getattr(self, '_tau', None)
+        t, steps, wall, tau = self.t, self.steps, self.wall_time, self._tau
         try:
             self.step()
         except SimulationError:
             pass   # the real run reports it
         finally:
             self._backend.restore(saved)
-            self.t, self.steps, self.wall_time = t, steps, wall
-            if tau is not None:
-                self._tau = tau
+            self.t, self.steps, self.wall_time, self._tau = t, steps, wall, tau
             self._read()
-        self.diagnostics()
+        self.diagnostics()   # its energy kernels too
         return time.perf_counter() - start
 
     def _check(self, saved):

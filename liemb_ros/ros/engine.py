@@ -290,14 +290,14 @@ class DynamicsEngine:
 
         Torques in both modes, twists in all four representations, wrenches, link poses
         and twists (markers), and the Jacobian and its derivative of the service, each
-        once at the current state.  A
-        node calls this while it starts: on a cold cache the kernels compile for tens of
-        seconds, and a single-threaded node that did it in its first cycle would answer
-        nothing meanwhile.  Mode, representation, state and statistics are unchanged.
+        once at the current state.  A node calls this while it starts: on a cold cache
+        the kernels compile for tens of seconds, and a single-threaded node that did it in
+        its first cycle would answer nothing meanwhile.  Mode, representation, state and
+        statistics are unchanged.
         """
-        from .. import dynamics
         start = time.perf_counter()
         mode, rep = self.mode, self.representation
+        link = self.model.link_names[-1]
         try:
             for m in MODES:
                 self.mode = m
@@ -305,16 +305,14 @@ class DynamicsEngine:
             for r in REPRESENTATIONS:
                 self.representation = r
                 self.twists()
-                link = self.model.link_names[-1]
                 jacobian(self.model, self.q, link, r, base_pose=self.base_pose)
                 jacobian_derivative(self.model, self.q, self.qd, link, r,
                                     base_pose=self.base_pose)
                 link_twist(self.model, self.q, self.qd, link, r, base_pose=self.base_pose)
-            self.link_pose(link)
         finally:
             self.mode, self.representation = mode, rep
-        dynamics.joint_wrenches(self.model, self.q, self.qd, self.qdd_desired,
-                                base_pose=self.base_pose)
+        self.link_pose(link)
+        self.wrenches()
         return time.perf_counter() - start
 
     def cycle(self):
