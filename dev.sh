@@ -18,13 +18,13 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 setup() {
-  local stamp="$VENV/.liemb-setup-$(cat requirements*.txt setup.py | sha1sum | cut -c1-12)"
+  local stamp="$VENV/.liemb-setup-$(cat requirements*.txt liemb_ros/setup.py liemb_ros/package.xml | sha1sum | cut -c1-12)"
   if [ -f "$stamp" ]; then return; fi
   echo "== setting up $VENV (first run takes a few minutes)"
   [ -x "$PY" ] || python3 -m venv "$VENV"
   "$PY" -m pip install -q --upgrade pip
   "$PY" -m pip install -q -r requirements.txt -r requirements-test.txt
-  "$PY" -m pip install -q --no-deps -e .
+  "$PY" -m pip install -q --no-deps -e liemb_ros
   touch "$stamp"
 }
 
@@ -43,7 +43,7 @@ case "$cmd" in
     setup; setup_ros
     # numba checks a cached kernel against its own file only, not the files of the kernels it
     # calls: one cache folder per state of the sources keeps an edit from running stale code.
-    src_hash=$(cat $(find liemb_ros -name '*.py' | sort) | sha1sum | cut -c1-12)
+    src_hash=$(cat $(find liemb_ros/liemb_ros -name '*.py' | sort) | sha1sum | cut -c1-12)
     if [ -z "${NUMBA_CACHE_DIR:-}" ]; then
       mkdir -p "$VENV/numba-cache"
       find "$VENV/numba-cache" -mindepth 1 -maxdepth 1 ! -name "$src_hash" -exec rm -rf {} +

@@ -19,7 +19,8 @@ import liemb_ros as lm
 from liemb_ros.model.model import pose_inverse, transform_inertia
 from liemb_ros.model.synthetic import random_pose
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'test'))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                '..', 'liemb_ros', 'test'))
 
 from conftest import erd_robots_dir, SWAP  # noqa: E402
 

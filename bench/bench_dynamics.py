@@ -15,7 +15,8 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'test'))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                '..', 'liemb_ros', 'test'))
 
 import liemb_ros as lm  # noqa: E402
 import pinocchio as pin  # noqa: E402

@@ -29,7 +29,7 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, '..', 'test'))
+sys.path.insert(0, os.path.join(HERE, '..', 'liemb_ros', 'test'))
 
 
 def publish(rate, duration):

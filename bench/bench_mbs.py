@@ -20,7 +20,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def bench(update, seconds):
     """Return (steps/s, us per rhs) for ``seconds`` of simulated time."""
-    model = lm.load_urdf(os.path.join(ROOT, 'urdf', 'liemb_arm7.urdf'))
+    model = lm.load_urdf(os.path.join(ROOT, 'liemb_ros', 'urdf', 'liemb_arm7.urdf'))
     q = np.linspace(-0.5, 0.5, model.nq)
     s, y = from_model(model, q, np.zeros(model.nq), update=update)
     stepper = Stepper(s.space, s.rhs, RK4)

@@ -729,7 +729,7 @@ def outputs():
 def main(argv=None):
     """Write (or with --check compare) the generated files; return the exit status."""
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0].strip())
-    ap.add_argument('--out', default=os.path.join(ROOT, 'urdf'), help='output folder')
+    ap.add_argument('--out', default=os.path.join(ROOT, 'liemb_ros', 'urdf'), help='output folder')
     ap.add_argument('--check', action='store_true',
                     help='compare with the files in --out instead of writing')
     args = ap.parse_args(argv)

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# Prove that a colcon workspace builds both packages of this repository.
+# Prove that a workspace holding this repository, as a plain clone in src/, builds both packages.
 #
 #   tools/ros/colcon_check.sh VENV [WORKSPACE]
 #
-# colcon stops descending at the first package it finds, so liemb_interfaces/ (nested in the
-# liemb_ros package at the repository root) is invisible to a plain crawl of the repository.
-# The workspace therefore names both (liemb_interfaces/README.md says why):
-#   WORKSPACE/src/liemb_ros        -> repository root        (ament_python)
-#   WORKSPACE/src/liemb_interfaces -> repository/liemb_interfaces (ament_cmake)
+# The repository holds two sibling packages, liemb_ros/ (ament_python) and liemb_interfaces/
+# (ament_cmake); its root is not a package, so colcon and rosdep (catkin_pkg) find both with no
+# --base-paths.  WORKSPACE/src/liemb_ros links to the repository root, as `git clone` would put it.
 # Runs tools/ros/setup_ros.sh VENV first (ROS wheels + build deps), pip installs colcon into VENV,
-# runs `colcon build` and checks that both packages built and import from WORKSPACE/install.
+# checks `colcon list` and catkin_pkg's package discovery (what `rosdep install --from-paths src`
+# reads), runs `colcon build` and checks that both packages built and import from
+# WORKSPACE/install, the dynamics node with its messages.
 # WORKSPACE defaults to a fresh temporary directory, removed at the end unless KEEP_WS=1.
 set -euo pipefail
 
@@ -45,7 +45,6 @@ fi
 
 mkdir -p "$WS/src"
 ln -sfn "$ROOT" "$WS/src/liemb_ros"
-ln -sfn "$ROOT/liemb_interfaces" "$WS/src/liemb_interfaces"
 cd "$WS"
 # Only the venv's ROS (as in setup_ros.sh): ignore a sourced /opt/ros environment.
 export PATH="$VENV/bin:$PATH" AMENT_PREFIX_PATH="$VENV" CMAKE_PREFIX_PATH="$VENV"
@@ -55,6 +54,12 @@ found=$(colcon list --names-only | sort | tr '\n' ' ') || die "colcon list faile
 say "workspace $WS: colcon list -> $found"
 [ "$found" = "liemb_interfaces liemb_ros " ] ||
   die "expected exactly liemb_interfaces and liemb_ros, colcon found: $found"
+found=$("$PY" -c 'import sys; from catkin_pkg.packages import find_packages
+print(" ".join(sorted(p.name for p in find_packages(sys.argv[1]).values())))' src) ||
+  die "catkin_pkg find_packages failed"
+say "catkin_pkg.packages.find_packages (rosdep --from-paths) -> $found"
+[ "$found" = "liemb_interfaces liemb_ros" ] ||
+  die "expected liemb_interfaces and liemb_ros, catkin_pkg found: $found"
 
 say "colcon build (liemb_interfaces: cmake + rosidl, liemb_ros: setup.py)"
 t=$(now_ms)
@@ -89,6 +94,7 @@ for pkg in ('liemb_ros', 'liemb_interfaces'):
 node = os.path.join(get_package_prefix('liemb_ros'), 'lib', 'liemb_ros', 'dynamics_node')
 assert os.access(node, os.X_OK), node  # where `ros2 run liemb_ros dynamics_node` looks
 type(liemb_interfaces.srv.GetJacobian).__import_type_support__()
+import liemb_ros.ros.dynamics_node  # noqa: F401  (the node imports its messages)
 print('[colcon_check] liemb_interfaces and liemb_ros are installed in', install)
 PYEOF
 say "OK in $(( $(now_ms) - T0 )) ms (after setup_ros.sh)"

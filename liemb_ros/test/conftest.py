@@ -5,7 +5,8 @@ import sys
 import numpy as np
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the liemb_ros package
+REPO = os.path.dirname(ROOT)  # the repository: bench/, tools/, docs/ and both packages
 URDF_DIR = os.path.join(ROOT, 'urdf')
 
 

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from conftest import REPO as ROOT
 sys.path.insert(0, os.path.join(ROOT, 'bench'))
 
 pytest.importorskip('pinocchio')

@@ -1,10 +1,14 @@
-"""ament_python / pip build script for liemb_ros."""
+"""ament_python / pip build script for liemb_ros (the version comes from package.xml)."""
 import os
+import xml.etree.ElementTree as ET
 from glob import glob
 
 from setuptools import find_packages, setup
 
 package_name = 'liemb_ros'
+HERE = os.path.dirname(os.path.abspath(__file__))
+# package.xml is the one source of the version (colcon, rosdep and bloom read it there).
+version = ET.parse(os.path.join(HERE, 'package.xml')).getroot().findtext('version')
 
 
 def _files(pattern):
@@ -13,7 +17,7 @@ def _files(pattern):
 
 setup(
     name=package_name,
-    version='0.1.0',
+    version=version,
     packages=find_packages(exclude=['test', 'test.*', 'bench', 'bench.*']),
     data_files=[
         ('share/ament_index/resource_index/packages', ['resource/' + package_name]),

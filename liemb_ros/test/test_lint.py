@@ -3,8 +3,10 @@ import os
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PATHS = [p for p in ('liemb_ros', 'test', 'bench', 'tools', 'launch', 'setup.py')
+from conftest import REPO as ROOT
+
+PATHS = [p for p in ('liemb_ros/liemb_ros', 'liemb_ros/test', 'bench', 'tools',
+                     'liemb_ros/launch', 'liemb_ros/setup.py')
          if os.path.exists(os.path.join(ROOT, p))]
 
 
@@ -26,7 +28,7 @@ def test_pep257():
     cwd = os.getcwd()
     os.chdir(ROOT)
     try:
-        rc = main(argv=[p for p in PATHS if p != 'test'])
+        rc = main(argv=[p for p in PATHS if p != 'liemb_ros/test'])
     finally:
         os.chdir(cwd)
     assert rc == 0, 'pep257 errors (see captured output)'

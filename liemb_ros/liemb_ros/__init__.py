@@ -26,4 +26,19 @@ __all__ = ['load_urdf', 'Model', 'URDFError', 'URDFWarning', 'REPRESENTATIONS', 
            'mass_matrix', 'mass_matrix_derivative', 'coriolis_matrix', 'forward_dynamics',
            'kane_eom', 'lagrange_eom', 'system_matrices', 'inverse_dynamics_derivatives',
            'inverse_dynamics_time_derivative', 'linearize']
-__version__ = '0.1.0'
+
+
+def _version():
+    """Return the installed version (package.xml's in a source tree never installed)."""
+    from importlib import metadata
+    try:
+        return metadata.version('liemb_ros')
+    except metadata.PackageNotFoundError:
+        import os
+        import xml.etree.ElementTree as ET
+        xml = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                           'package.xml')
+        return ET.parse(xml).getroot().findtext('version') if os.path.isfile(xml) else 'unknown'
+
+
+__version__ = _version()

@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import ROOT, URDF_DIR
+from conftest import REPO, URDF_DIR
 
 pin = pytest.importorskip('pinocchio')
 urdf_mod = pytest.importorskip('urdf_parser_py.urdf')
@@ -112,7 +112,7 @@ def test_every_generated_file_is_shipped():
 
 def test_generator_is_the_source_of_truth(tmp_path):
     """Re-running tools/make_urdfs.py gives byte-identical files (twice: deterministic)."""
-    script = os.path.join(ROOT, 'tools', 'make_urdfs.py')
+    script = os.path.join(REPO, 'tools', 'make_urdfs.py')
     for out in (tmp_path / 'a', tmp_path / 'b'):
         subprocess.run([sys.executable, script, '--out', str(out)], check=True,
                        capture_output=True, text=True)

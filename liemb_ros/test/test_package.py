@@ -1,0 +1,100 @@
+"""
+The ROS packaging: rosdep keys for every import, one version, a licence, the sibling layout.
+
+``rosdep install --from-paths src`` installs what ``package.xml`` names, nothing else, so every
+module the package imports at run time (``liemb_ros/``, ``launch/``) and every module the tests
+import must map to a key there.  The map below is the rosdep key of each top-level module (as
+in the rosdistro rosdep database); a new import without an entry fails here, so it cannot be
+forgotten.  colcon's and catkin_pkg's discovery of a plain clone runs in
+``tools/ros/colcon_check.sh`` (the test command).
+"""
+import ast
+import os
+import sys
+import xml.etree.ElementTree as ET
+
+from conftest import REPO, ROOT
+
+# top-level module -> rosdep key (None: the Python standard library or this package)
+ROSDEP = {
+    'numpy': 'python3-numpy', 'scipy': 'python3-scipy', 'numba': 'python3-numba',
+    'yaml': 'python3-yaml', 'matplotlib': 'python3-matplotlib', 'tqdm': 'python3-tqdm',
+    'urdf_parser_py': 'urdfdom_py', 'xacro': 'xacro', 'rclpy': 'rclpy',
+    'rcl_interfaces': 'rcl_interfaces', 'builtin_interfaces': 'builtin_interfaces',
+    'std_msgs': 'std_msgs', 'std_srvs': 'std_srvs', 'sensor_msgs': 'sensor_msgs',
+    'geometry_msgs': 'geometry_msgs', 'visualization_msgs': 'visualization_msgs',
+    'trajectory_msgs': 'trajectory_msgs', 'diagnostic_msgs': 'diagnostic_msgs',
+    'rosgraph_msgs': 'rosgraph_msgs', 'nav_msgs': 'nav_msgs', 'tf2_msgs': 'tf2_msgs',
+    'control_msgs': 'control_msgs', 'liemb_interfaces': 'liemb_interfaces',
+    'ament_index_python': 'ament_index_python', 'launch': 'launch', 'launch_ros': 'launch_ros',
+    'pytest': 'python3-pytest', 'hypothesis': 'python3-hypothesis',
+    'pinocchio': 'pinocchio', 'ament_flake8': 'ament_flake8', 'ament_pep257': 'ament_pep257',
+}
+OURS = {'liemb_ros', 'conftest'}
+
+
+def _manifest(path):
+    return ET.parse(path).getroot()
+
+
+def _keys(root, *tags):
+    return {el.text.strip() for tag in tags for el in root.iter(tag)}
+
+
+def _imports(folder):
+    """Top-level modules imported anywhere in the .py files under ``folder``."""
+    mods = set()
+    for dirpath, _, files in os.walk(folder):
+        for f in files:
+            if not f.endswith('.py'):
+                continue
+            with open(os.path.join(dirpath, f), encoding='utf-8') as fh:
+                tree = ast.parse(fh.read())
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    mods.update(a.name.split('.')[0] for a in node.names)
+                elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                    mods.add(node.module.split('.')[0])
+    return {m for m in mods if m not in sys.stdlib_module_names and m not in OURS
+            and not m.startswith('test_')}
+
+
+def test_every_runtime_import_has_an_exec_depend():
+    keys = _keys(_manifest(os.path.join(ROOT, 'package.xml')), 'exec_depend', 'depend')
+    used = _imports(os.path.join(ROOT, 'liemb_ros')) | _imports(os.path.join(ROOT, 'launch'))
+    unknown = sorted(m for m in used if m not in ROSDEP)
+    assert not unknown, f'imports without a known rosdep key (add them to ROSDEP): {unknown}'
+    missing = sorted(ROSDEP[m] for m in used if ROSDEP[m] not in keys)
+    assert not missing, f'package.xml lacks <exec_depend> for {missing}'
+
+
+def test_every_test_import_has_a_test_or_exec_depend():
+    keys = _keys(_manifest(os.path.join(ROOT, 'package.xml')),
+                 'exec_depend', 'depend', 'test_depend')
+    used = _imports(os.path.join(ROOT, 'test'))
+    unknown = sorted(m for m in used if m not in ROSDEP)
+    assert not unknown, f'test imports without a known rosdep key: {unknown}'
+    missing = sorted(ROSDEP[m] for m in used if ROSDEP[m] not in keys)
+    assert not missing, f'package.xml lacks <test_depend> for {missing}'
+    assert 'example-robot-data' in keys   # its URDFs are read by path, never imported
+
+
+def test_one_version_and_a_licence():
+    import liemb_ros
+    ours = _manifest(os.path.join(ROOT, 'package.xml'))
+    theirs = _manifest(os.path.join(REPO, 'liemb_interfaces', 'package.xml'))
+    assert liemb_ros.__version__ == ours.findtext('version') == theirs.findtext('version')
+    with open(os.path.join(ROOT, 'setup.py'), encoding='utf-8') as f:
+        assert 'package.xml' in f.read()            # setup.py reads it, states no number
+    assert os.path.isfile(os.path.join(REPO, 'LICENSE'))
+    with open(os.path.join(REPO, 'LICENSE'), encoding='utf-8') as f:
+        text = f.read()
+    assert ours.findtext('license') == theirs.findtext('license') == 'BSD-3-Clause'
+    assert 'BSD 3-Clause' in text
+
+
+def test_the_repository_root_is_not_a_package():
+    """colcon and catkin_pkg stop at the first package.xml: the packages must be siblings."""
+    assert not os.path.exists(os.path.join(REPO, 'package.xml'))
+    for pkg in ('liemb_ros', 'liemb_interfaces'):
+        assert _manifest(os.path.join(REPO, pkg, 'package.xml')).findtext('name') == pkg
