@@ -24,7 +24,9 @@ setup() {
   [ -x "$PY" ] || python3 -m venv "$VENV"
   "$PY" -m pip install -q --upgrade pip
   "$PY" -m pip install -q -r requirements.txt -r requirements-test.txt
-  "$PY" -m pip install -q --no-deps -e liemb_ros
+  # compat mode: the package folder goes on sys.path (a .pth entry), so the library is found
+  # even where the working directory's liemb_ros/ folder (the ROS package) comes first
+  "$PY" -m pip install -q --no-deps -e liemb_ros --config-settings editable_mode=compat
   touch "$stamp"
 }
 
