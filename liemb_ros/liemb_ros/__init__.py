@@ -1,8 +1,9 @@
 """
 liemb_ros: robots as joint screws on the Lie group SE(3).
 
-Public API (design.md): ``load_urdf``, ``Model``, ``link_pose``, ``forward_kinematics``,
-``link_twist``, ``link_acceleration``, ``jacobian``, ``jacobian_derivative``; dynamics
+Public API (design.md): ``load_urdf``, ``load_urdf_string`` (text that is never taken for a
+path), ``Model``, ``link_pose``, ``forward_kinematics``, ``link_twist``,
+``link_acceleration``, ``jacobian``, ``jacobian_derivative``; dynamics
 (seed 002): ``inverse_dynamics`` (form 'body' | 'spatial' | 'hybrid'), ``gravity_torques``,
 ``joint_wrenches``, ``mass_matrix``, ``mass_matrix_derivative``, ``coriolis_matrix``,
 ``forward_dynamics``; equations of motion: ``kane_eom``, ``lagrange_eom``,
@@ -17,10 +18,11 @@ from .eom import (inverse_dynamics_derivatives, inverse_dynamics_time_derivative
 from .kinematics import (body_poses, body_twists, forward_kinematics, jacobian,
                          jacobian_derivative, jacobian_factors, link_acceleration, link_pose,
                          link_twist, representation_map)
-from .model import REPRESENTATIONS, Model, URDFError, URDFWarning, load_urdf
+from .model import (REPRESENTATIONS, Model, URDFError, URDFWarning, load_urdf,
+                    load_urdf_string)
 
-__all__ = ['load_urdf', 'Model', 'URDFError', 'URDFWarning', 'REPRESENTATIONS', 'link_pose',
-           'forward_kinematics', 'link_twist', 'link_acceleration', 'jacobian',
+__all__ = ['load_urdf', 'load_urdf_string', 'Model', 'URDFError', 'URDFWarning', 'REPRESENTATIONS',
+           'link_pose', 'forward_kinematics', 'link_twist', 'link_acceleration', 'jacobian',
            'jacobian_derivative', 'body_poses', 'body_twists', 'jacobian_factors',
            'representation_map', 'inverse_dynamics', 'gravity_torques', 'joint_wrenches',
            'mass_matrix', 'mass_matrix_derivative', 'coriolis_matrix', 'forward_dynamics',

@@ -3,7 +3,9 @@ Locate the files shipped with the package (URDFs, configuration, launch files).
 
 Looked up, in order: the ament index share directory (a colcon / ROS install), the
 ``share/liemb_ros`` folder of the Python prefix (a pip install), and the source tree
-(an editable install or a checkout).
+(an editable install or a checkout).  :func:`read_robot_description` turns a robot
+argument (a file or a shipped robot's name, URDF or xacro) into the URDF text that
+robot_state_publisher and the nodes receive.
 """
 import os
 import sys
@@ -35,25 +37,79 @@ def find(kind, name):
                             f'(looked in {", ".join(share_dirs())})')
 
 
+ROBOT_SUFFIXES = ('.urdf', '.urdf.xacro', '.xacro')  # shipped robots' files, preferred first
+
+
+def _robot_stem(filename):
+    """Return the robot name of a file in urdf/ (``None`` for other files)."""
+    for suffix in ROBOT_SUFFIXES:
+        if filename.endswith(suffix) and len(filename) > len(suffix):
+            return filename[:-len(suffix)]
+    return None
+
+
 def shipped_robots():
-    """Return the names of the shipped URDFs (without extension)."""
+    """Return the names of the shipped robots (URDF and xacro files, without extension)."""
     names = set()
     for d in share_dirs():
         folder = os.path.join(d, 'urdf')
         if os.path.isdir(folder):
-            names.update(f[:-5] for f in os.listdir(folder) if f.endswith('.urdf'))
+            names.update(n for n in map(_robot_stem, os.listdir(folder)) if n)
     return sorted(names)
 
 
 def robot_path(name_or_path):
-    """Resolve a URDF argument: an existing file path, or the name of a shipped robot."""
+    """
+    Resolve a robot argument: an existing file path, or the name of a shipped robot.
+
+    A name ``n`` (with or without one of the extensions ``.urdf``, ``.urdf.xacro``,
+    ``.xacro``) finds ``urdf/n.urdf``, else ``urdf/n.urdf.xacro``, else ``urdf/n.xacro``.
+    Raises FileNotFoundError listing the shipped robots.
+    """
     if os.path.isfile(name_or_path):
         return name_or_path
-    stem = name_or_path[:-5] if name_or_path.endswith('.urdf') else name_or_path
-    if os.sep not in stem:
-        try:
-            return find('urdf', stem + '.urdf')
-        except FileNotFoundError:
-            pass
-    raise FileNotFoundError(f'{name_or_path!r} is neither a URDF file nor a shipped robot '
-                            f"({', '.join(shipped_robots()) or 'none found'})")
+    stem = _robot_stem(name_or_path) or name_or_path
+    if os.sep not in stem and '/' not in stem:
+        for suffix in ROBOT_SUFFIXES:
+            try:
+                return find('urdf', stem + suffix)
+            except FileNotFoundError:
+                pass
+    raise FileNotFoundError(f'{name_or_path!r} is neither a URDF or xacro file nor a shipped '
+                            f"robot ({', '.join(shipped_robots()) or 'none found'})")
+
+
+def read_robot_description(robot, xacro_args=None):
+    """
+    Return a robot's URDF XML text, ready for robot_state_publisher and the nodes.
+
+    Parameters
+    ----------
+    robot : str or os.PathLike
+        A URDF file, a xacro file (``*.xacro``, ``*.urdf.xacro``) or a shipped robot's
+        name (see :func:`robot_path`).
+    xacro_args : dict or str, optional
+        xacro arguments, ``{'name': value}`` or ``'name:=value name2:=value2'``.  Not
+        ``None`` (even empty) runs xacro on the file whatever its extension.
+
+    Returns
+    -------
+    xml_text : str
+        The URDF (xacro expanded), checked to be UTF-8 XML text starting with an element;
+        not otherwise validated (:func:`liemb_ros.load_urdf_string` does that).
+    source_path : str
+        The file it came from.
+
+    Raises
+    ------
+    FileNotFoundError
+        ``robot`` is neither a file nor a shipped robot.
+    liemb_ros.URDFError
+        The file is not UTF-8 XML text, or xacro failed (the message names the file and,
+        for ``$(find pkg)``, the package).
+
+    """
+    from .model.urdf import read_urdf_file
+
+    path = robot_path(os.fspath(robot))
+    return read_urdf_file(path, xacro_args), path

@@ -1,7 +1,8 @@
 """URDF -> screw model: parsing and validation (urdf), joint types (joints), Model (model)."""
-from .model import REPRESENTATIONS, Model, build_model, load_urdf
+from .model import REPRESENTATIONS, Model, build_model, load_urdf, load_urdf_string
 from .synthetic import random_model
-from .urdf import URDFError, URDFWarning, parse_urdf
+from .urdf import URDFError, URDFWarning, expand_xacro, parse_urdf, parse_urdf_string
 
-__all__ = ['Model', 'load_urdf', 'build_model', 'parse_urdf', 'URDFError', 'URDFWarning',
-           'REPRESENTATIONS', 'random_model']
+__all__ = ['Model', 'load_urdf', 'load_urdf_string', 'build_model', 'parse_urdf',
+           'parse_urdf_string', 'expand_xacro', 'URDFError', 'URDFWarning', 'REPRESENTATIONS',
+           'random_model']

@@ -43,7 +43,7 @@ import numpy as np
 
 from ..lie import _core
 from . import joints as J
-from .urdf import URDFError, URDFWarning, parse_urdf
+from .urdf import URDFError, URDFWarning, parse_urdf, parse_urdf_string
 
 REPRESENTATIONS = ('body', 'spatial', 'hybrid', 'mixed')
 
@@ -299,28 +299,22 @@ def _topology(desc):
     if len(roots) > 1:
         raise URDFError(f"{src}: several root links ({', '.join(roots)}); a URDF must have "
                         'exactly one link that is no joint\'s child')
-    order, stack, visited = [], [roots[0]], {roots[0]}
+    # depth-first, children in declaration order, with an explicit stack (no recursion:
+    # a chain of thousands of links must load)
+    order, visited = [], {roots[0]}
+    stack = list(reversed(children[roots[0]]))
     while stack:
-        name = stack.pop()
-        for j in reversed(children[name]):
-            if j.child in visited:
-                raise URDFError(f"{src}: joint '{j.name}' closes a cycle at link '{j.child}'")
-            visited.add(j.child)
-            order.append(j)
-            stack.append(j.child)
+        j = stack.pop()
+        if j.child in visited:
+            raise URDFError(f"{src}: joint '{j.name}' closes a cycle at link '{j.child}'")
+        visited.add(j.child)
+        order.append(j)
+        stack.extend(reversed(children[j.child]))
     if len(visited) != len(desc.links):
         stray = [link.name for link in desc.links if link.name not in visited]
         raise URDFError(f"{src}: links {', '.join(stray)} are not connected to the root "
                         f"'{roots[0]}': the joints between them form a cycle")
-    # depth-first order with children in declaration order
-    ordered = []
-
-    def visit(name):
-        for j in children[name]:
-            ordered.append(j)
-            visit(j.child)
-    visit(roots[0])
-    return roots[0], ordered
+    return roots[0], order
 
 
 def build_model(desc, *, floating_base=None, mimic='independent', gravity=(0.0, 0.0, -9.81),
@@ -497,17 +491,75 @@ def build_model(desc, *, floating_base=None, mimic='independent', gravity=(0.0, 
 
 
 def load_urdf(path_or_xml, *, floating_base=None, mimic='independent',
-              gravity=(0.0, 0.0, -9.81), strict=False):
+              gravity=(0.0, 0.0, -9.81), strict=False, xacro_args=None):
     """
-    Load a URDF file (path) or XML string into a :class:`Model`.
+    Load a URDF or xacro file (path) or URDF XML text into a :class:`Model`.
 
-    Raises :class:`~liemb_ros.model.urdf.URDFError` naming the file and the offending
-    link or joint.  See :func:`build_model` for ``floating_base`` and ``mimic``;
-    ``strict=True`` refuses physically impossible inertials instead of warning.
+    Parameters
+    ----------
+    path_or_xml : str, os.PathLike or bytes
+        A file path (a ``str`` without ``<``), or the XML itself.  ``*.xacro`` files
+        (e.g. ``robot.urdf.xacro``) are expanded with xacro first.  Text received from
+        elsewhere (a topic, a parameter) belongs in :func:`load_urdf_string`, which never
+        takes it for a path.
+    floating_base, mimic, gravity
+        See :func:`build_model`.
+    strict : bool
+        Refuse physically impossible inertials instead of warning.
+    xacro_args : dict or str, optional
+        The xacro arguments, ``{'name': value}`` or ``'name:=value name2:=value2'``.  Not
+        ``None`` (even empty) runs xacro on the file whatever its extension.
+
+    Returns
+    -------
+    Model
+
+    Raises
+    ------
+    URDFError
+        Naming the file and the offending link or joint (see
+        :func:`~liemb_ros.model.urdf.parse_urdf`, :func:`~liemb_ros.model.urdf.expand_xacro`).
+
     """
-    return build_model(parse_urdf(path_or_xml, strict=strict), floating_base=floating_base,
-                       mimic=mimic, gravity=gravity, strict=strict)
+    return build_model(parse_urdf(path_or_xml, strict=strict, xacro_args=xacro_args),
+                       floating_base=floating_base, mimic=mimic, gravity=gravity,
+                       strict=strict)
 
 
-__all__ = ['Model', 'load_urdf', 'build_model', 'URDFError', 'URDFWarning',
+def load_urdf_string(xml, *, source='<string>', floating_base=None, mimic='independent',
+                     gravity=(0.0, 0.0, -9.81), strict=False):
+    """
+    Load URDF XML text into a :class:`Model`, never touching the file system.
+
+    The safe entry for text from outside (the ``robot_description`` topic or parameter):
+    whatever it holds, it is never opened as a file path and never run through xacro.
+
+    Parameters
+    ----------
+    xml : str or bytes
+        The URDF document (bytes must be UTF-8).
+    source : str
+        The text's name in error messages (e.g. ``'/robot_description'``).
+    floating_base, mimic, gravity, strict
+        As for :func:`load_urdf`.
+
+    Returns
+    -------
+    Model
+
+    Raises
+    ------
+    URDFError
+        ``'<source>: not URDF XML'`` for text that does not start with an XML element
+        (after whitespace, byte-order mark, XML declaration and comments),
+        ``'<source>: not UTF-8 text at byte N'``, and every problem :func:`load_urdf`
+        reports, naming ``source`` and the link or joint.
+
+    """
+    return build_model(parse_urdf_string(xml, source=source, strict=strict),
+                       floating_base=floating_base, mimic=mimic, gravity=gravity,
+                       strict=strict)
+
+
+__all__ = ['Model', 'load_urdf', 'load_urdf_string', 'build_model', 'URDFError', 'URDFWarning',
            'REPRESENTATIONS', 'spatial_inertia', 'transform_inertia']
