@@ -180,12 +180,15 @@ def _starts_with_element(text):
 
 
 def _xml_text(data, src):
-    """Decode ``data`` and check that it is XML text; see :func:`parse_urdf_string`."""
-    text = _decode(data, src)
+    """
+    Decode ``data`` and check that it is XML text; see :func:`parse_urdf_string`.
+
+    Leading whitespace is dropped (an XML declaration after it would be malformed XML).
+    """
+    text = _decode(data, src).lstrip(' \t\r\n')
     if not _starts_with_element(text):
-        head = text.lstrip()[:40]
         raise URDFError(f'{src}: not URDF XML (expected text starting with an XML element '
-                        f'such as <robot>, got {head!r})')
+                        f'such as <robot>, got {text[:40]!r})')
     return text
 
 
@@ -289,6 +292,7 @@ def expand_xacro(path, xacro_args=None):
             raise _xacro_error(exc, full, culprit) from None
         finally:
             xacro.filestack = None  # a failed run must not name its file in the next one
+            xacro.all_includes = []  # xacro only ever appends to it
     for line in err.getvalue().splitlines():
         if line.strip():
             warnings.warn(f'{src}: xacro: {line.strip()}', URDFWarning, stacklevel=2)
@@ -346,27 +350,25 @@ _XACRO_HINT = ('this looks like an unexpanded xacro file: expand it first (`xacr
                'robot.urdf.xacro > robot.urdf`, or liemb_ros.resources.read_robot_description)'
                ', or load the file itself with load_urdf(path, xacro_args=...)')
 
-# numeric attributes read from links and joints: (path below the element, attribute, count)
+_INERTIA_ATTRS = ('ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz')
+# numeric attributes of links and joints: {tag: {path below it: ((attribute, count), ...)}}
+_GEOMETRY = {'origin': (('xyz', 3), ('rpy', 3)), 'geometry/box': (('size', 3),),
+             'geometry/cylinder': (('radius', 1), ('length', 1)),
+             'geometry/sphere': (('radius', 1),), 'geometry/mesh': (('scale', 3),)}
 _NUMBERS = {
-    'joint': [('origin', 'xyz', 3), ('origin', 'rpy', 3), ('axis', 'xyz', 3),
-              ('limit', 'lower', 1), ('limit', 'upper', 1), ('limit', 'effort', 1),
-              ('limit', 'velocity', 1), ('dynamics', 'damping', 1),
-              ('dynamics', 'friction', 1), ('mimic', 'multiplier', 1), ('mimic', 'offset', 1),
-              ('calibration', 'rising', 1), ('calibration', 'falling', 1),
-              ('safety_controller', 'soft_lower_limit', 1),
-              ('safety_controller', 'soft_upper_limit', 1),
-              ('safety_controller', 'k_position', 1), ('safety_controller', 'k_velocity', 1)],
-    'link': ([('inertial/origin', 'xyz', 3), ('inertial/origin', 'rpy', 3),
-              ('inertial/mass', 'value', 1)]
-             + [('inertial/inertia', a, 1) for a in ('ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz')]
-             + [(f'{part}/{sub}', attr, count) for part in ('visual', 'collision')
-                for sub, attr, count in (('origin', 'xyz', 3), ('origin', 'rpy', 3),
-                                         ('geometry/box', 'size', 3),
-                                         ('geometry/cylinder', 'radius', 1),
-                                         ('geometry/cylinder', 'length', 1),
-                                         ('geometry/sphere', 'radius', 1),
-                                         ('geometry/mesh', 'scale', 3))]),
+    'joint': {'origin': (('xyz', 3), ('rpy', 3)), 'axis': (('xyz', 3),),
+              'limit': (('lower', 1), ('upper', 1), ('effort', 1), ('velocity', 1)),
+              'dynamics': (('damping', 1), ('friction', 1)),
+              'mimic': (('multiplier', 1), ('offset', 1)),
+              'calibration': (('rising', 1), ('falling', 1)),
+              'safety_controller': (('soft_lower_limit', 1), ('soft_upper_limit', 1),
+                                    ('k_position', 1), ('k_velocity', 1))},
+    'link': {'inertial/origin': (('xyz', 3), ('rpy', 3)), 'inertial/mass': (('value', 1),),
+             'inertial/inertia': tuple((a, 1) for a in _INERTIA_ATTRS),
+             **{f'{part}/{path}': attrs for part in ('visual', 'collision')
+                for path, attrs in _GEOMETRY.items()}},
 }
+_NUMBER_DEPTH = 3  # the longest path above
 
 
 def _check_unexpanded(root, src):
@@ -388,21 +390,26 @@ def _check_unexpanded(root, src):
 
 def _check_numbers(root, src):
     """Raise :class:`URDFError` naming the link or joint of a malformed or non-finite number."""
-    for kind, specs in _NUMBERS.items():
-        for top in root.findall(kind):
-            for path, attr, count in specs:
-                for el in top.findall(path):
-                    value = el.get(attr)
-                    if value is None:
-                        continue
-                    try:
-                        nums = [float(w) for w in value.split()]
-                    except ValueError:
-                        nums = None
-                    if nums is None or len(nums) != count or not all(map(math.isfinite, nums)):
-                        what = 'a finite number' if count == 1 else f'{count} finite numbers'
-                        raise URDFError(f"{src}: {kind} '{top.get('name')}': "
-                                        f'{path} {attr}={value!r} must be {what}')
+    for top in root:
+        specs = _NUMBERS.get(top.tag)
+        if specs is None:
+            continue
+        todo = [(child, child.tag, 1) for child in top]  # one pass over the few elements
+        for el, path, depth in todo:
+            for attr, count in specs.get(path, ()):
+                value = el.get(attr)
+                if value is None:
+                    continue
+                try:
+                    nums = [float(w) for w in value.split()]
+                except ValueError:
+                    nums = None
+                if nums is None or len(nums) != count or not all(map(math.isfinite, nums)):
+                    what = 'a finite number' if count == 1 else f'{count} finite numbers'
+                    raise URDFError(f"{src}: {top.tag} '{top.get('name')}': "
+                                    f'{path} {attr}={value!r} must be {what}')
+            if depth < _NUMBER_DEPTH:
+                todo.extend((child, f'{path}/{child.tag}', depth + 1) for child in el)
 
 
 def _precheck_xml(text, src):
