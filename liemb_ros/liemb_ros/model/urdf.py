@@ -552,7 +552,7 @@ def _joint_desc(j, src):
 
 
 def _parser_message(exc):
-    """Return urdf_parser_py's message, its XPath turned into "joint 'j1': <origin xyz>"."""
+    """Return urdf_parser_py's message with its XPath as "joint 'j1': origin xyz:"."""
     msg = ' '.join(str(exc).split())
     m = re.match(r"ParseError in /robot(?:\[[^]]*\])?/(link|joint)\[@name='([^']*)'\]"
                  r'(/[^:]*)?: (.*)', msg)
