@@ -1,11 +1,13 @@
 """
-The node set 'sim' of config/launch.yaml: ``ros2 launch liemb_ros sim.launch.py``.
+``ros2 launch liemb_ros sim.launch.py [ARG:=VALUE ...]``: simulation + dynamics node.
 
-The same nodes and parameters as ``liemb launch sim`` (PyPI-only ROS 2).
+The node set 'sim' of config/launch.yaml (+ robot_state_publisher and RViz when asked for
+with use_robot_state_publisher:=true / use_rviz:=true): the same nodes, parameters and
+launch arguments as ``liemb launch sim`` (PyPI-only ROS 2).  ``--show-args`` lists them.
 """
 from liemb_ros.ros.launcher import launch_description
 
 
 def generate_launch_description():
-    """Build the launch description of the shared node set 'sim'."""
+    """Declare the launch arguments of set 'sim'; resolve its nodes at launch time."""
     return launch_description('sim')

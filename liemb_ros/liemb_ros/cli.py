@@ -5,9 +5,9 @@ The ``liemb`` command line.
 ``liemb dynamics ROBOT``  inverse dynamics, mass matrix, Coriolis and gravity terms
 ``liemb reproduce NAME``  reproduce a published Lie group integration example
 ``liemb demo``            simulation + dynamics node on the default robot
-``liemb launch NAME``     start a node set (stand-in for ros2 launch)
+``liemb launch NAME``     start a node set with launch arguments (stand-in for ros2 launch)
 
-ROBOT is a URDF file or the name of a shipped robot (``liemb inspect --list``).
+ROBOT is a URDF or xacro file or the name of a shipped robot (``liemb inspect --list``).
 """
 import argparse
 import importlib
@@ -77,14 +77,13 @@ def inspect_text(model):
     for i, name in enumerate(model.link_names):
         children.setdefault(model.link_parent[i], []).append(i)
 
-    def walk(i, depth):
+    stack = [(r, 0) for r in reversed(children.get(None, []))]
+    while stack:  # depth first, children in order; no recursion (deep chains)
+        i, depth = stack.pop()
         b = model.link_body[i]
         owner = 'base' if b < 0 else f'body {b}'
         lines.append(f"{'  ' * depth}{model.link_names[i]}  ({owner})")
-        for c in children.get(model.link_names[i], []):
-            walk(c, depth + 1)
-    for r in children.get(None, []):
-        walk(r, 0)
+        stack.extend((c, depth + 1) for c in reversed(children.get(model.link_names[i], [])))
     return '\n'.join(lines)
 
 
@@ -95,7 +94,8 @@ def _cmd_inspect(args):
         return 0
     if not args.robot:
         raise SystemExit('liemb inspect: give a URDF file or shipped robot name (or --list)')
-    model = _load(args.robot, floating_base=args.floating_base or None, mimic=args.mimic)
+    model = _load(args.robot, floating_base=args.floating_base or None, mimic=args.mimic,
+                  xacro_args=args.xacro_args)
     print(inspect_text(model))
     return 0
 
@@ -107,11 +107,33 @@ def _cmd_demo(args):
 
 
 def _cmd_launch(args):
-    from .ros.launcher import launch
+    from .ros import launcher
     try:
-        return launch(args.name, duration=args.duration, extra_params=args.param)
-    except (ValueError, FileNotFoundError) as exc:
-        raise SystemExit(f'liemb launch: {exc}') from None
+        if args.name is None:
+            print(_launch_sets_text())
+            return 0 if args.show_args else 2
+        if args.show_args:
+            print(launcher.arguments_text(args.name))
+            return 0
+        values = launcher.parse_assignments(args.assignments)
+        return launcher.launch(args.name, duration=args.duration, extra_params=args.param,
+                               launch_args=values)
+    except (launcher.LaunchArgumentError, FileNotFoundError) as exc:
+        print(f'liemb launch: {exc}', file=sys.stderr)
+        return 2
+
+
+def _launch_sets_text():
+    """Return the node sets of ``liemb launch`` with their descriptions."""
+    from .ros.launcher import load_sets
+    try:
+        sets = load_sets()
+    except (OSError, KeyError) as exc:   # a broken install: say so in the help, not crash
+        return f'node sets: unavailable ({exc})'
+    lines = ['node sets (liemb launch NAME --show-args lists the launch arguments):']
+    lines += [f"  {name:10s} {' '.join(str(s.get('description', '')).split())}"
+              for name, s in sets.items()]
+    return '\n'.join(lines)
 
 
 # Subcommands implemented in their own modules: each has add_arguments(parser) and run(args).
@@ -133,6 +155,8 @@ def build_parser():
                    help='make the root link a floating SE(3) base')
     p.add_argument('--mimic', choices=('independent', 'couple'), default='independent',
                    help='mimic joints as independent coordinates (default) or coupled')
+    p.add_argument('--xacro-args', metavar="'NAME:=VALUE ...'",
+                   help='arguments of a xacro robot (given: xacro runs on the file)')
     p.set_defaults(func=_cmd_inspect)
     p = sub.add_parser('demo', help='the main job: the default arm simulated under the '
                                     "dynamics node's gravity compensation, plotted and drawn")
@@ -141,12 +165,22 @@ def build_parser():
     p.add_argument('--duration', type=float, default=10.0,
                    help='seconds to run the simulation (Ctrl-C stops earlier)')
     p.set_defaults(func=_cmd_demo)
-    p = sub.add_parser('launch', help='start a node set of config/launch.yaml (ros2 launch '
-                                      'stand-in): sim | dynamics')
-    p.add_argument('name', help='node set name')
+    p = sub.add_parser(
+        'launch', help='start a node set of config/launch.yaml with launch arguments '
+                       '(ros2 launch stand-in): sim | dynamics',
+        description='Start a node set as ros2 launch would, each node a process; Ctrl-C '
+                    'stops it.  Launch arguments (ARG:=VALUE) as in ros2 launch liemb_ros '
+                    'NAME.launch.py; --show-args lists them with defaults.',
+        epilog=_launch_sets_text(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument('name', nargs='?', help='node set name (none: list the sets)')
+    p.add_argument('assignments', nargs='*', metavar='ARG:=VALUE',
+                   help="launch arguments, e.g. robot:=panda namespace:=arm")
     p.add_argument('--duration', type=float, help='stop after this many seconds')
     p.add_argument('-p', '--param', action='append', default=[], metavar='NODE:NAME:=VALUE',
-                   help='override a node parameter, e.g. liemb_dynamics:mode:=inverse_dynamics')
+                   help='override a node parameter after everything else, e.g. '
+                        'liemb_dynamics:publish_rate:=100.0')
+    p.add_argument('-s', '--show-args', '--list-args', action='store_true',
+                   help="list the set's launch arguments (defaults, descriptions) and exit")
     p.set_defaults(func=_cmd_launch)
     for name, module, text in _PLUGGED:
         if importlib.util.find_spec(module, __package__) is None:
@@ -161,7 +195,13 @@ def build_parser():
 
 def main(argv=None):
     """Entry point of the ``liemb`` console script."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    # Launch arguments may come after options (liemb launch sim --duration 5 robot:=panda).
+    args, rest = parser.parse_known_args(argv)
+    if rest:
+        if args.command != 'launch':
+            parser.error(f"unrecognized arguments: {' '.join(rest)}")
+        args.assignments += rest
     return args.func(args)
 
 

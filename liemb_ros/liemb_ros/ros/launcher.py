@@ -1,159 +1,433 @@
 """
-``liemb launch NAME``: start a node set as processes (stand-in for ``ros2 launch``).
+Node sets with launch arguments, for ``ros2 launch`` and for ``liemb launch NAME``.
 
-The node sets live in ``config/launch.yaml`` and are shared with the real ROS 2 launch
-files in ``launch/`` (which call :func:`node_specs`), so both start the same nodes with
-the same parameters.  Each node runs as its own process with ``--ros-args``; nodes of
-other packages (robot_state_publisher, rviz2) are found through the ament index and
-skipped with a message when they are optional and not installed (as with PyPI-only
-ROS).  Ctrl-C (SIGINT) or SIGTERM stops every node cleanly (SIGINT, then SIGKILL after
-a grace period); the launcher exits when a required node dies, with its exit code.
+The node sets and their launch arguments live in ``config/launch.yaml``.  One pure
+function, :func:`resolve`, turns a set name and launch argument values into the list of
+nodes to start (:class:`NodeSpec`: package, executable, name, namespace, parameters,
+remappings, arguments); both front ends only translate its result:
+
+* :func:`launch_description` for the launch files in ``launch/`` (``ros2 launch liemb_ros
+  sim.launch.py robot:=panda``): declares every argument and, at launch time, turns the
+  resolved nodes into ``launch_ros.actions.Node`` actions;
+* :func:`commands` / :class:`NodeSet` / :func:`launch` for ``liemb launch sim robot:=panda``,
+  the stand-in where ``ros2 launch`` is not available (PyPI-only ROS 2): each node runs as
+  its own process with ``--ros-args``.  Ctrl-C (SIGINT) or SIGTERM stops every node (SIGINT,
+  then SIGKILL after a grace period); the launcher exits when a required node dies.
+
+The robot is read once (a xacro file is expanded) and handed to every node that needs it as
+the ``robot_description`` parameter in a generated parameter file.  Nodes of other packages
+(robot_state_publisher, rviz2) start only when asked for and installed; asked for but not
+installed, they are skipped with a message.  Bad arguments raise
+:class:`LaunchArgumentError` before anything starts.
 """
 import os
+import re
+import shlex
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
+from dataclasses import dataclass, field
 
 import yaml
 
 from .. import resources
 
+TRUE, FALSE = ('true', '1'), ('false', '0')   # as launch's conditions read them
+_NAMESPACE = re.compile(r'^(/[A-Za-z_][A-Za-z0-9_]*)+$')
+_NAME = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
 
-def load_sets():
-    """Return the node sets of ``config/launch.yaml``."""
+
+class LaunchArgumentError(ValueError):
+    """A launch argument is unknown or malformed, or names a file that does not exist."""
+
+
+@dataclass
+class Argument:
+    """A launch argument of a node set: its default (a string) and what it does."""
+
+    name: str
+    default: str
+    description: str
+    choices: list = None
+    kind: str = 'str'
+
+
+@dataclass
+class NodeSpec:
+    """
+    A node to start, independent of the front end.
+
+    ``parameters`` in order: paths of parameter files, or dicts (written to generated
+    parameter files by :func:`parameter_files`); ``remappings`` ``(from, to)`` pairs;
+    ``arguments`` go before ``--ros-args``, ``ros_arguments`` after it.
+    """
+
+    package: str
+    executable: str
+    name: str
+    namespace: str = ''
+    parameters: list = field(default_factory=list)
+    remappings: list = field(default_factory=list)
+    arguments: list = field(default_factory=list)
+    ros_arguments: list = field(default_factory=list)
+    optional: bool = False
+
+
+@dataclass
+class Resolution:
+    """What :func:`resolve` returns: the nodes to start and messages on those left out."""
+
+    nodes: list
+    skipped: list
+
+
+def load_config():
+    """Return ``config/launch.yaml`` (``arguments`` and ``sets``)."""
     with open(resources.find('config', 'launch.yaml'), encoding='utf-8') as f:
         return yaml.safe_load(f)
 
 
-def node_specs(name):
+def load_sets():
+    """Return the node sets of ``config/launch.yaml`` by name."""
+    return load_config()['sets']
+
+
+def _set(config, name):
+    if name not in config['sets']:
+        raise LaunchArgumentError(f"unknown launch set {name!r}; available: "
+                                  f"{', '.join(config['sets'])}")
+    return config['sets'][name]
+
+
+def arguments(name, config=None):
+    """Return the launch arguments of set ``name`` (with this set's defaults), in order."""
+    config = config or load_config()
+    defaults = _set(config, name).get('defaults', {})
+    return [Argument(arg, str(defaults.get(arg, spec.get('default', ''))),
+                     ' '.join(str(spec.get('description', '')).split()),
+                     spec.get('choices'), spec.get('kind', 'str'))
+            for arg, spec in config['arguments'].items()]
+
+
+def arguments_text(name):
+    """Return the launch arguments of set ``name`` as text (for ``--show-args``)."""
+    lines = [f"Arguments of 'liemb launch {name}' and 'ros2 launch liemb_ros "
+             f"{name}.launch.py' (ARG:=VALUE):"]
+    for a in arguments(name):
+        lines.append(f"    '{a.name}':")
+        lines += textwrap.wrap(a.description, 88, initial_indent=' ' * 8,
+                               subsequent_indent=' ' * 8)
+        if a.choices:
+            lines.append(f"        Valid choices are: {a.choices}")
+        lines.append(f"        (default: '{a.default}')")
+    return '\n'.join(lines)
+
+
+def parse_assignments(items):
+    """Return ``{name: value}`` of ``ARG:=VALUE`` strings (LaunchArgumentError if malformed)."""
+    values = {}
+    for item in items:
+        name, sep, value = item.partition(':=')
+        if not sep or not _NAME.match(name):
+            raise LaunchArgumentError(f'{item!r} is not a launch argument (expected ARG:=VALUE)')
+        values[name] = value
+    return values
+
+
+def parse_xacro_args(text):
+    """Return ``{name: value}`` of a ``'name:=value name2:=value2'`` string."""
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise LaunchArgumentError(f'xacro_args {text!r}: {exc}') from None
+    mapping = {}
+    for word in words:
+        name, sep, value = word.partition(':=')
+        if not sep or not name:
+            raise LaunchArgumentError(f"xacro_args: {word!r} is not 'name:=value'")
+        mapping[name] = value
+    return mapping
+
+
+def read_robot(robot, xacro_args=None):
     """
-    Return the node specs of set ``name`` with absolute parameter-file paths.
+    Return ``(xml, source)`` of a URDF or xacro file or a shipped robot's name.
 
-    Each spec is a dict: package, executable, name, params (list of paths), remap
-    (dict), args (list), optional (bool), robot_description (bool), sets (dict: parameters
-    this node's presence sets on other nodes, ``{node: {param: value}}``).
+    Raises LaunchArgumentError when it does not exist or cannot be expanded.
     """
-    sets = load_sets()
-    if name not in sets:
-        raise ValueError(f"unknown launch set {name!r}; available: {', '.join(sets)}")
-    share = os.path.dirname(os.path.dirname(resources.find('config', 'launch.yaml')))
-    specs = []
-    for node in sets[name]['nodes']:
-        spec = dict(node)
-        spec['params'] = [resources.find('config', p) for p in node.get('params', [])]
-        spec['remap'] = dict(node.get('remap', {}))
-        spec['args'] = [a.replace('{share}', share) for a in node.get('args', [])]
-        spec['optional'] = bool(node.get('optional', False))
-        spec['robot_description'] = bool(node.get('robot_description', False))
-        spec['sets'] = dict(node.get('sets', {}))
-        specs.append(spec)
-    return specs
+    read = getattr(resources, 'read_robot_description', None)
+    try:
+        if read is not None:
+            return read(robot, xacro_args=xacro_args or None)
+        if xacro_args or robot.endswith('.xacro'):
+            raise LaunchArgumentError(f'robot {robot!r}: xacro is not supported by this install')
+        path = resources.robot_path(robot)
+        with open(path, encoding='utf-8') as f:
+            return f.read(), path
+    except LaunchArgumentError:
+        raise
+    except Exception as exc:  # missing file, xacro or XML errors: all a bad argument
+        raise LaunchArgumentError(f'robot {robot!r}: {exc}') from None
 
 
-def _executable(spec):
-    """Command prefix for a node, or None when an optional node is not installed."""
-    if spec['package'] == 'liemb_ros':
-        return [sys.executable, '-m', f"liemb_ros.ros.{spec['executable']}"]
+def _bool(name, value):
+    if value.lower() in TRUE:
+        return True
+    if value.lower() in FALSE:
+        return False
+    raise LaunchArgumentError(f"{name}:={value!r}: expected true or false")
+
+
+def _namespace(value):
+    ns = value.strip().rstrip('/')
+    if not ns:
+        return ''
+    ns = ns if ns.startswith('/') else '/' + ns
+    if not _NAMESPACE.match(ns):
+        raise LaunchArgumentError(f'namespace:={value!r} is not a valid ROS namespace '
+                                  '(letters, digits and _ in /-separated tokens)')
+    return ns
+
+
+def _executable(package, executable):
+    """Command prefix of a node, or None when it is not installed."""
+    if package == 'liemb_ros':
+        return [sys.executable, '-m', f'liemb_ros.ros.{executable}']
     prefixes = os.environ.get('AMENT_PREFIX_PATH', '').split(os.pathsep) + [sys.prefix]
     for prefix in prefixes:
-        path = os.path.join(prefix, 'lib', spec['package'], spec['executable'])
+        path = os.path.join(prefix, 'lib', package, executable)
         if prefix and os.access(path, os.X_OK):
             return [path]
-    found = shutil.which(spec['executable'])
+    found = shutil.which(executable)
     return [found] if found else None
 
 
-def robot_description_params(spec_params, tmpdir):
-    """Write the URDF named by the liemb parameter files into a parameter file for RSP."""
-    urdf_path = None
-    for path in spec_params:
+def installed(package, executable):
+    """Return whether a node's executable can be found (ament prefixes, then PATH)."""
+    return _executable(package, executable) is not None
+
+
+def _check_values(args, values):
+    """Return the typed value of every argument (defaults filled in); raise on bad ones."""
+    known = {a.name: a for a in args}
+    unknown = sorted(set(values) - set(known))
+    if unknown:
+        raise LaunchArgumentError(f"unknown launch argument(s) {', '.join(unknown)}; "
+                                  f"known: {', '.join(known)}")
+    typed = {}
+    for a in args:
+        value = str(values.get(a.name, a.default))
+        if a.choices and value not in a.choices:
+            raise LaunchArgumentError(f'{a.name}:={value!r}: valid choices are '
+                                      f"{', '.join(a.choices)}")
+        typed[a.name] = _bool(a.name, value) if a.kind == 'bool' else value
+    return typed
+
+
+def resolve(name, values=None, installed=installed):
+    """
+    Resolve node set ``name`` with launch argument ``values`` (strings) to the nodes to start.
+
+    Pure apart from reading files (the robot, ``params_file``, the shipped configuration)
+    and asking ``installed(package, executable)`` about optional nodes.  Returns a
+    :class:`Resolution`; raises :class:`LaunchArgumentError` for unknown or malformed
+    arguments and missing files.  Parameters of every node, in order: the shipped files,
+    the robot (one dict shared by the nodes that need it), the values of the launch
+    arguments, then ``params_file``.
+    """
+    config = load_config()
+    node_set = _set(config, name)
+    v = _check_values(arguments(name, config), values or {})
+    ns = _namespace(v['namespace'])
+    asked = [n for n in node_set['nodes'] if v.get(n.get('condition'), True)]
+    skipped, nodes = [], []
+    for n in asked:
+        if n.get('optional') and not installed(n['package'], n['executable']):
+            skipped.append(f"{n['package']}/{n['executable']} ({n['condition']}:=true, but "
+                           'it is not installed; starting without it)')
+        else:
+            nodes.append(n)
+    robot = None
+    if v['robot']:
+        xml, _ = read_robot(v['robot'], parse_xacro_args(v['xacro_args']))
+        robot = {'robot_description': xml}
+    elif v['xacro_args']:
+        raise LaunchArgumentError('xacro_args needs a robot (robot:=FILE.xacro)')
+    else:
+        needs = [n['name'] for n in asked if n.get('robot_description')
+                 and n['package'] != 'liemb_ros']
+        if needs:
+            raise LaunchArgumentError(f"{', '.join(needs)} needs the robot: give robot:=...")
+    params_file = v['params_file']
+    if params_file:
+        _check_params_file(params_file)
+    rviz_config = v['rviz_config'] or resources.find('rviz', 'liemb.rviz')
+    if not os.path.isfile(rviz_config):
+        raise LaunchArgumentError(f'rviz_config: {rviz_config!r} does not exist')
+    fmt = {'rviz_config': rviz_config}
+    specs = []
+    for n in nodes:
+        params = [resources.find('config', p) for p in n.get('params', [])]
+        if n.get('robot_description') and robot is not None:
+            params.append(robot)
+        over = {'use_sim_time': v['use_sim_time']}
+        if n['package'] == 'liemb_ros':     # the robot comes from launch, not the config
+            over.update({'urdf_path': ''} if robot else
+                        {'robot_description': '', 'urdf_path': ''})
+        over.update({p: v[p] for p in n.get('launch_params', [])})
+        for arg, extra in n.get('when_true', {}).items():
+            if v[arg]:
+                over.update(extra)
+        for other in nodes:
+            over.update(other.get('sets', {}).get(n['name'], {}))
+        params.append(over)
+        if params_file:
+            params.append(params_file)
+        specs.append(NodeSpec(
+            package=n['package'], executable=n['executable'], name=n['name'], namespace=ns,
+            parameters=params, remappings=list(n.get('remap', {}).items()),
+            arguments=[a.format(**fmt) for a in n.get('args', [])],
+            ros_arguments=['--log-level', v['log_level']],
+            optional=bool(n.get('optional', False))))
+    return Resolution(specs, skipped)
+
+
+def _check_params_file(path):
+    if not os.path.isfile(path):
+        raise LaunchArgumentError(f'params_file: {path!r} does not exist')
+    try:
         with open(path, encoding='utf-8') as f:
-            data = yaml.safe_load(f) or {}
-        for node in data.values():
-            urdf_path = (node.get('ros__parameters', {}).get('urdf_path') or urdf_path)
-    if urdf_path is None:
-        return None
-    with open(resources.robot_path(urdf_path), encoding='utf-8') as f:
-        xml = f.read()
-    out = os.path.join(tmpdir, 'robot_description.yaml')
-    with open(out, 'w', encoding='utf-8') as f:
-        yaml.safe_dump({'/**': {'ros__parameters': {'robot_description': xml}}}, f)
-    return out
+            data = yaml.safe_load(f)
+    except yaml.YAMLError as exc:
+        raise LaunchArgumentError(f'params_file {path!r} is not YAML: {exc}') from None
+    if not isinstance(data, dict):
+        raise LaunchArgumentError(f'params_file {path!r}: expected a mapping of node names to '
+                                  '{ros__parameters: ...}')
 
 
-def commands(name, extra_params=()):
+def parameter_files(parameters, tmpdir, written=None):
     """
-    Build ``(label, argv)`` for every node of set ``name`` that can be started.
+    Return the parameter file paths of a node's ``parameters``, writing dicts to ``tmpdir``.
 
-    Returns ``(runnable, skipped)``; ``extra_params`` are ``node:param:=value`` overrides.
+    ``written`` (a dict kept across the nodes of one launch) writes a dict shared by several
+    nodes, such as the robot description, once.
     """
-    specs = node_specs(name)
-    liemb_params = [p for s in specs if s['package'] == 'liemb_ros' for p in s['params']]
-    tmpdir = tempfile.mkdtemp(prefix='liemb_launch_')
-    runnable, skipped = [], []
-    exes = {spec['name']: _executable(spec) for spec in specs}
-    started = [s for s in specs if exes[s['name']] is not None]
-    for spec in specs:
-        exe = exes[spec['name']]
-        if exe is None:
-            if spec['optional']:
-                skipped.append(f"{spec['package']}/{spec['executable']} (not installed)")
-                continue
-            raise FileNotFoundError(f"{spec['package']}/{spec['executable']} is not installed")
-        argv = exe + spec['args'] + ['--ros-args', '-r', f"__node:={spec['name']}"]
-        for path in spec['params']:
-            argv += ['--params-file', path]
-        if spec['robot_description']:
-            rd = robot_description_params(liemb_params, tmpdir)
-            if rd:
-                argv += ['--params-file', rd]
-        for src, dst in spec['remap'].items():
-            argv += ['-r', f'{src}:={dst}']
-        for other in started:
-            for param, value in other['sets'].get(spec['name'], {}).items():
-                argv += ['-p', f'{param}:={yaml.safe_dump(value).splitlines()[0]}']
-        for item in extra_params:
-            node, _, assignment = item.partition(':')
-            if node == spec['name']:
-                argv += ['-p', assignment]
-        runnable.append((spec['name'], argv, spec['optional']))
-    return runnable, skipped
+    written = {} if written is None else written
+    paths = []
+    for p in parameters:
+        if isinstance(p, dict):
+            if id(p) not in written:
+                path = os.path.join(tmpdir, f'params_{len(written)}.yaml')
+                with open(path, 'w', encoding='utf-8') as f:
+                    yaml.safe_dump({'/**': {'ros__parameters': p}}, f)
+                written[id(p)] = (path, p)   # keep p alive: its id stays unique
+            paths.append(written[id(p)][0])
+        else:
+            paths.append(p)
+    return paths
+
+
+def node_argv(spec, param_files, extra_params=()):
+    """Return the command line of ``spec`` (``extra_params``: ``param:=value`` strings)."""
+    argv = _executable(spec.package, spec.executable) + list(spec.arguments) + ['--ros-args']
+    argv += list(spec.ros_arguments) + ['-r', f'__node:={spec.name}']
+    if spec.namespace:
+        argv += ['-r', f'__ns:={spec.namespace}']
+    for path in param_files:
+        argv += ['--params-file', path]
+    for src, dst in spec.remappings:
+        argv += ['-r', f'{src}:={dst}']
+    for assignment in extra_params:
+        argv += ['-p', assignment]
+    return argv
+
+
+def commands(name, extra_params=(), launch_args=None, tmpdir=None):
+    """
+    Build the command lines of set ``name`` with ``launch_args`` (``{name: value}``).
+
+    Returns ``(runnable, skipped)``: ``runnable`` a list of ``(node name, argv, optional)``,
+    ``skipped`` messages.  ``extra_params`` are ``node:param:=value`` overrides, applied
+    last; generated parameter files go to ``tmpdir`` (default: a new temporary folder).
+    """
+    res = resolve(name, launch_args)
+    tmpdir = tmpdir or tempfile.mkdtemp(prefix='liemb_launch_')
+    names = {n['name'] for n in load_sets()[name]['nodes']}
+    for item in extra_params:
+        node, sep, assignment = item.partition(':')
+        if not sep or ':=' not in assignment:
+            raise LaunchArgumentError(f'-p {item!r}: expected NODE:PARAM:=VALUE')
+        if node not in names:
+            raise LaunchArgumentError(f"-p {item!r}: no node {node!r} in this launch "
+                                      f"({', '.join(sorted(names))})")
+    written = {}
+    runnable = []
+    for spec in res.nodes:
+        extra = [item.partition(':')[2] for item in extra_params
+                 if item.partition(':')[0] == spec.name]
+        argv = node_argv(spec, parameter_files(spec.parameters, tmpdir, written), extra)
+        runnable.append((spec.name, argv, spec.optional))
+    return runnable, res.skipped
 
 
 def launch_description(name):
-    """Return a ``launch.LaunchDescription`` for ``ros2 launch`` (real ROS 2 installs only)."""
+    """
+    Return the ``launch.LaunchDescription`` of set ``name`` (for the files in ``launch/``).
+
+    Declares every launch argument (default and description); an ``OpaqueFunction`` resolves
+    their values at launch time into ``launch_ros.actions.Node`` actions.
+    """
     from launch import LaunchDescription
+    from launch.actions import DeclareLaunchArgument, OpaqueFunction
+    declared = []
+    for a in arguments(name):
+        kwargs = {'choices': list(a.choices)} if a.choices else {}
+        declared.append(DeclareLaunchArgument(a.name, default_value=a.default,
+                                              description=a.description, **kwargs))
+    return LaunchDescription(declared + [OpaqueFunction(function=launch_nodes, args=[name])])
+
+
+def launch_nodes(context, name):
+    """Return the launch actions of set ``name`` with the arguments of ``context``."""
+    from launch.actions import LogInfo
+    from launch.substitutions import LaunchConfiguration
     from launch_ros.actions import Node
-    specs = node_specs(name)
-    liemb_params = [p for s in specs if s['package'] == 'liemb_ros' for p in s['params']]
-    nodes = []
-    for spec in specs:
-        params = list(spec['params'])
-        params += [other['sets'][spec['name']] for other in specs
-                   if spec['name'] in other['sets']]
-        if spec['robot_description']:
-            rd = robot_description_params(liemb_params, tempfile.mkdtemp(prefix='liemb_'))
-            if rd:
-                params.append(rd)
-        nodes.append(Node(package=spec['package'], executable=spec['executable'],
-                          name=spec['name'], parameters=params, arguments=spec['args'],
-                          remappings=list(spec['remap'].items()), output='screen'))
-    return LaunchDescription(nodes)
+    values = {a.name: LaunchConfiguration(a.name).perform(context) for a in arguments(name)}
+    res = resolve(name, values)
+    tmpdir = tempfile.mkdtemp(prefix='liemb_launch_')
+    written = {}
+    actions = [LogInfo(msg=f'[liemb_ros] skipping {s}') for s in res.skipped]
+    for spec in res.nodes:
+        actions.append(Node(
+            package=spec.package, executable=spec.executable, name=spec.name,
+            namespace=spec.namespace or None,
+            parameters=parameter_files(spec.parameters, tmpdir, written),
+            remappings=spec.remappings, arguments=spec.arguments,
+            ros_arguments=spec.ros_arguments, output='screen'))
+    return actions
 
 
 class NodeSet:
     """
     The processes of a node set: :meth:`start`, :meth:`poll` (a dead node?), :meth:`stop`.
 
-    ``env`` is the environment of the node processes; ``stdout`` where they print (default:
-    inherited).  Used by :func:`launch` and by the demo.
+    ``launch_args`` are the launch arguments (``{name: value}``), ``extra_params``
+    ``node:param:=value`` overrides; ``env`` is the environment of the node processes,
+    ``stdout`` where they print (default: inherited).  Used by :func:`launch` and the demo.
     """
 
-    def __init__(self, name, extra_params=(), env=None, stdout=None, echo=print):
-        self.runnable, self.skipped = commands(name, extra_params)
+    def __init__(self, name, extra_params=(), env=None, stdout=None, echo=print,
+                 launch_args=None):
+        self.tmpdir = tempfile.mkdtemp(prefix='liemb_launch_')
+        try:
+            self.runnable, self.skipped = commands(name, extra_params, launch_args, self.tmpdir)
+        except BaseException:
+            shutil.rmtree(self.tmpdir, ignore_errors=True)
+            raise
         self.env, self.stdout, self.echo = env, stdout, echo
         self.procs = []
 
@@ -187,16 +461,19 @@ class NodeSet:
                 self.echo(f'[launch] {label} did not stop; killing it')
                 p.kill()
                 p.wait()
+        shutil.rmtree(self.tmpdir, ignore_errors=True)
 
 
-def launch(name, duration=None, extra_params=(), grace=5.0, env=None, echo=print):
+def launch(name, duration=None, extra_params=(), grace=5.0, env=None, echo=print,
+           launch_args=None):
     """
     Start the node set ``name`` and supervise it; return the exit code.
 
     Stops after ``duration`` seconds when given, on Ctrl-C / SIGTERM, or when a required
-    node exits (its code is returned).
+    node exits (its code is returned).  Bad launch arguments raise LaunchArgumentError
+    before any node starts.
     """
-    nodes = NodeSet(name, extra_params, env=env, echo=echo)
+    nodes = NodeSet(name, extra_params, env=env, echo=echo, launch_args=launch_args)
     stopping = {'flag': False}
 
     def stop(*_):

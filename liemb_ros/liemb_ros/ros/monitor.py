@@ -46,15 +46,13 @@ def run_sim(model, duration=10.0, out_dir='out/demo', amplitude=None, echo=print
     params = ['liemb_simulation:publish_clock:=true',
               'liemb_simulation:diagnostics_period:=0.25',
               'liemb_dynamics:diagnostics_period:=0.25']
-    if os.path.isfile(str(model.source)):
-        params += [f'liemb_simulation:urdf_path:={model.source}',
-                   f'liemb_dynamics:urdf_path:={model.source}']
+    launch_args = {'robot': str(model.source)} if os.path.isfile(str(model.source)) else {}
     if amplitude is not None:
         amp = ', '.join(f'{float(a):g}' for a in np.broadcast_to(amplitude, (model.nq,)))
         params.append(f'liemb_simulation:test_torque_amplitude:=[{amp}]')
     log_path = os.path.join(out_dir, 'nodes.log')
     log = open(log_path, 'w', encoding='utf-8')
-    nodes = NodeSet('sim', params, stdout=log, echo=echo)
+    nodes = NodeSet('sim', params, stdout=log, echo=echo, launch_args=launch_args)
     rec = {'t': [], 'q': [], 'qd': [], 'effort': [], 'tg': [], 'tau_g': [], 'diag': {}}
     context = rclpy.Context()
     rclpy.init(context=context)
