@@ -55,8 +55,9 @@ def _imports(folder):
                     mods.update(a.name.split('.')[0] for a in node.names)
                 elif isinstance(node, ast.ImportFrom) and node.level == 0:
                     mods.add(node.module.split('.')[0])
+    local = {f[:-3] for f in os.listdir(folder) if f.endswith('.py')}   # test helpers
     return {m for m in mods if m not in sys.stdlib_module_names and m not in OURS
-            and not m.startswith('test_')}
+            and m not in local}
 
 
 def test_every_runtime_import_has_an_exec_depend():

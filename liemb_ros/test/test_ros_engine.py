@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import liemb_ros as lm
-from liemb_ros.ros.engine import DynamicsEngine, StateError
+from liemb_ros.ros.engine import DynamicsEngine, OutputError, StateError
 from conftest import erd_path
 
 
@@ -28,7 +28,7 @@ def test_partial_states_merge_by_name(engine, rng):
 
 
 @pytest.mark.parametrize('names,pos,vel,message', [
-    (['panda_joint1', 'ghost'], [0.0, 0.0], [], "unknown joint name.*'ghost'"),
+    (['panda_joint1', 'ghost'], [np.nan, 0.0], [], 'non-finite .* panda_joint1'),
     (['panda_joint1', 'panda_joint2'], [0.0], [], '2 joint names but 1 positions'),
     (['panda_joint1'], [0.0], [1.0, 2.0], '1 joint names but 2 velocities'),
     (['panda_joint1', 'panda_joint2'], [0.0, np.nan], [], 'non-finite .* panda_joint2'),
@@ -42,6 +42,68 @@ def test_bad_states_are_rejected_and_the_last_good_state_kept(engine, names, pos
     with pytest.raises(StateError, match=message):
         engine.update_state(names, pos, vel)
     np.testing.assert_array_equal(engine.q, good)
+
+
+def test_joints_the_model_does_not_know_are_ignored_and_counted(engine, rng):
+    """What joint_state_broadcaster sends on a real robot: a gripper and wheels too."""
+    m = engine.model
+    q = m.random_configuration(rng)
+    names = ['wheel_left', *m.joint_names[:5], 'gripper', *m.joint_names[5:]]
+    pos = np.r_[7.0, q[:5], np.nan, q[5:]]       # not ours: even NaN there does not matter
+    assert engine.update_state(names, pos) == ('wheel_left', 'gripper')
+    np.testing.assert_array_equal(engine.q, q)
+    assert engine.ready
+    engine.update_state(names, pos)
+    assert engine.ignored == {'wheel_left': 2, 'gripper': 2}
+    with pytest.raises(StateError, match='11 joint names but 10 positions'):
+        engine.update_state(names[:-1] + ['x'], pos[:-1])
+
+
+def test_settings_change_all_or_none(engine):
+    """configure (the node's parameter callback): one bad value and nothing changes."""
+    with pytest.raises(ValueError, match="unknown representation 'world'"):
+        engine.configure(mode='inverse_dynamics', twist_links=['panda_link3'],
+                         representation='world')
+    assert engine.mode == 'gravity_compensation'
+    assert engine.twist_links == ['panda_hand', 'panda_link4']
+    engine.configure(mode='inverse_dynamics', twist_links=[], representation='body')
+    assert (engine.mode, engine.representation) == ('inverse_dynamics', 'body')
+    # the leaf links of the URDF tree: the ones no joint names as its parent
+    import xml.etree.ElementTree as ET
+    root = ET.parse(erd_path('panda')).getroot()
+    parents = {j.find('parent').get('link') for j in root.findall('joint')}
+    leaves = [lk.get('name') for lk in root.findall('link') if lk.get('name') not in parents]
+    assert sorted(engine.twist_links) == sorted(leaves)
+
+
+def test_non_finite_outputs_are_refused(engine):
+    """Velocities of 1e155 are finite, the Coriolis torques are not: refused, state kept."""
+    m = engine.model
+    engine.set_mode('inverse_dynamics')
+    engine.update_state(m.joint_names, np.zeros(m.nq), np.full(m.nq, 1e155))
+    with pytest.raises(OutputError, match='non-finite tau'):
+        engine.cycle()
+    engine.update_state(m.joint_names, np.zeros(m.nq), np.ones(m.nq))
+    assert np.all(np.isfinite(engine.cycle()['tau']))
+
+
+def test_floating_base_waits_for_odometry(rng):
+    m = lm.load_urdf(erd_path('solo12'), floating_base=True)
+    e = DynamicsEngine(m, mode='inverse_dynamics')
+    q, qd = m.random_configuration(rng), rng.standard_normal(m.nv)
+    e.update_state(m.joint_names, q, qd[6:])
+    assert not e.ready and e.missing_joints() == ['base odometry']
+    from liemb_ros.lie import se3
+    C = se3.exp(rng.normal(size=6))
+    with pytest.raises(StateError, match='non-finite'):
+        e.update_base(C, np.r_[np.nan, qd[1:6]])
+    e.update_base(C, qd[:6])
+    assert e.ready
+    np.testing.assert_allclose(e.cycle()['tau'], lm.inverse_dynamics(
+        m, q, qd, np.zeros(m.nv), base_pose=C)[6:], atol=1e-12)
+    fixed = DynamicsEngine(lm.load_urdf(erd_path('ur5')))
+    with pytest.raises(StateError, match='fixed base'):
+        fixed.update_base(C, qd[:6])
 
 
 def test_twists_and_jacobians_equal_the_library(engine, rng):

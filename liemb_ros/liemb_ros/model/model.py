@@ -168,12 +168,12 @@ class Model:
         self.mass = float(np.trace(self.inertia[:, 3:, 3:], axis1=1, axis2=2).sum() / 3.0
                           + self.base_inertia[3, 3])
         # subtree flags: support[i, j] is True when body j is on the path root -> i
+        # (the parent's row plus the body itself: O(nb) row copies, not a walk per body)
         self.support = np.zeros((nb, nb), dtype=bool)
         for i in range(nb):
-            j = i
-            while j >= 0:
-                self.support[i, j] = True
-                j = self.parent[j]
+            if self.parent[i] >= 0:
+                self.support[i] = self.support[self.parent[i]]
+            self.support[i, i] = True
         self.link_frames = {n: (int(self.link_body[i]), self.link_offset[i])
                             for i, n in enumerate(self.link_names)}
         self.link_ids = {n: i for i, n in enumerate(self.link_names)}

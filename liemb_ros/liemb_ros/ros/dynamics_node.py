@@ -1,12 +1,15 @@
 """
 ``dynamics_node``: real-time inverse dynamics, twists, joint wrenches and Jacobians.
 
-Reads the robot from the ``robot_description`` parameter, a URDF file / shipped robot
-name (``urdf_path``), or else the transient-local ``robot_description`` topic (as
-robot_state_publisher publishes it).  Subscribes to ``joint_states`` (SensorDataQoS)
-and optionally ``~/desired`` (``trajectory_msgs/JointTrajectoryPoint``: desired
-accelerations in ``command_joints`` order for full inverse dynamics).  On every joint
-state (``publish_rate = 0``) or at a fixed rate it publishes:
+Reads the robot from the ``robot_description`` parameter, a URDF or xacro file / shipped
+robot name (``urdf_path``, ``xacro_args``), or else the transient-local
+``robot_description`` topic (as robot_state_publisher publishes it; it waits for it, and
+says so in its log and ``/diagnostics``).  Subscribes to ``joint_states`` (SensorDataQoS;
+joints the model does not know are ignored and counted, partial messages merge by name),
+``odom`` (``nav_msgs/Odometry``, floating base only: the base pose and body-fixed twist)
+and ``~/desired`` (``trajectory_msgs/JointTrajectoryPoint``: desired accelerations in
+``command_joints`` order for full inverse dynamics).  On every joint state
+(``publish_rate = 0``) or at a fixed rate it publishes:
 
 * ``~/joint_torques`` (``sensor_msgs/JointState``, effort = torque) and
   ``~/effort_command`` (``std_msgs/Float64MultiArray`` in ``command_joints`` order, for a
@@ -20,86 +23,86 @@ state (``publish_rate = 0``) or at a fixed rate it publishes:
 
 Serves ``~/get_jacobian`` (``liemb_interfaces/GetJacobian``, J or J̇).  ``mode``,
 ``representation``, ``twist_links``, ``wrench_joints`` and ``command_joints`` can be
-changed at run time; invalid values are refused with a reason.  A bad message is
-logged (throttled) and dropped; the node keeps its last good state.
+changed at run time, several at once all or none; invalid values are refused with a
+reason.  A bad message is logged (throttled) and dropped; the node keeps its last good
+state.  Outputs are checked finite and refused (logged, counted) otherwise.
+
+Stale input: when no joint state has arrived for ``state_timeout`` seconds, the node stops
+publishing commands (it never commands from an old state; a ros2_control forward-command
+controller then holds its last command, so give the consumer its own timeout, as our
+simulation node's ``effort_timeout``) and ``/diagnostics`` turns WARN with the age of the
+last state.  A parameter or file that cannot work (missing file, unknown link or joint)
+ends the process with exit code 1 and the reason.
 """
+import math
 import sys
 import time
 
 import numpy as np
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point, WrenchStamped
 from liemb_interfaces.msg import TwistRepresented, TwistRepresentedArray
 from liemb_interfaces.srv import GetJacobian
+from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import ParameterType, SetParametersResult
 from rclpy.node import Node
-from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy,
-                       qos_profile_sensor_data)
+from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from trajectory_msgs.msg import JointTrajectoryPoint
 from visualization_msgs.msg import Marker, MarkerArray
 
-from .. import resources
 from ..kinematics import link_twist
-from ..model import URDFError, load_urdf
-from .conversions import descriptor
-from .engine import FRAMES, MODES, DynamicsEngine, StateError
+from ..lie import quaternion
+from .common import STEADY, ConfigError, RobotSource, declare, run, topic_token
+from .engine import FRAMES, MODES, DynamicsEngine, OutputError, StateError
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                     durability=DurabilityPolicy.TRANSIENT_LOCAL,
-                     history=HistoryPolicy.KEEP_LAST)
+#: the settings of the engine that can change at run time (parameter name = setting)
+SETTINGS = ('mode', 'representation', 'twist_links', 'wrench_joints', 'command_joints')
 
 
 class DynamicsNode(Node):
     """Thin ROS adapter over :class:`liemb_ros.ros.engine.DynamicsEngine`."""
 
+    NAME = 'liemb_dynamics'
+
     def __init__(self, **kwargs):
-        super().__init__('liemb_dynamics', **kwargs)
+        super().__init__(self.NAME, **kwargs)
         S, SA = ParameterType.PARAMETER_STRING, ParameterType.PARAMETER_STRING_ARRAY
         D, B = ParameterType.PARAMETER_DOUBLE, ParameterType.PARAMETER_BOOL
-        self.declare_parameter('robot_description', '', descriptor(
-            'URDF XML of the robot (empty: use urdf_path, else the robot_description topic)',
-            S, read_only=True))
-        self.declare_parameter('urdf_path', '', descriptor(
-            'URDF file or shipped robot name, used when robot_description is empty', S,
-            read_only=True))
-        self.declare_parameter('floating_base', False, descriptor(
-            'treat the root link as a floating SE(3) base', B, read_only=True))
-        self.declare_parameter('mode', 'gravity_compensation', descriptor(
-            f"torques to publish: {' | '.join(MODES)}", S))
-        self.declare_parameter('representation', 'hybrid', descriptor(
-            'twist representation: body | spatial | hybrid | mixed', S))
-        self.declare_parameter('twist_links', [''], descriptor(
-            'links whose twists are published (empty: the last link)', SA))
-        self.declare_parameter('wrench_joints', [''], descriptor(
-            'joints whose transmitted wrenches are published', SA))
-        self.declare_parameter('command_joints', [''], descriptor(
-            'joint order of ~/effort_command (empty: model order)', SA))
-        self.declare_parameter('publish_rate', 0.0, descriptor(
-            'outputs per second; 0 publishes on every joint_states message', D, 0.0, 5000.0))
-        self.declare_parameter('world_frame', 'world', descriptor(
-            'frame of world-resolved quantities and markers', S))
-        self.declare_parameter('markers', True, descriptor(
-            'publish RViz arrows for twists and wrenches', B))
-        self.declare_parameter('marker_rate', 30.0, descriptor(
-            'marker messages per second at most (RViz needs no more; they cost time)', D,
-            0.1, 1000.0))
-        self.declare_parameter('marker_scale', 0.2, descriptor(
-            'arrow length per unit of velocity (m per m/s, m per rad/s) and per 10 N', D,
-            0.0, 100.0))
-        self.declare_parameter('diagnostics_period', 1.0, descriptor(
-            'seconds between /diagnostics messages', D, 0.05, 60.0))
+        self.source = RobotSource(self, self._on_robot)
+        declare(self, (
+            ('mode', 'gravity_compensation', f"torques to publish: {' | '.join(MODES)}", S,
+             {}),
+            ('representation', 'hybrid', 'twist representation: body | spatial | hybrid | '
+             'mixed', S, {}),
+            ('twist_links', [], 'links whose twists are published (empty: the leaf links)',
+             SA, {}),
+            ('wrench_joints', [], 'joints whose transmitted wrenches are published', SA, {}),
+            ('command_joints', [], 'joint order of ~/effort_command (empty: model order)', SA,
+             {}),
+            ('publish_rate', 0.0, 'outputs per second; 0 publishes on every joint_states '
+             'message', D, dict(lo=0.0, hi=5000.0)),
+            ('state_timeout', 0.5, 'seconds without joint_states after which the node stops '
+             'commanding (0: never)', D, dict(lo=0.0, hi=3600.0)),
+            ('world_frame', 'world', 'frame of world-resolved quantities and markers', S, {}),
+            ('markers', True, 'publish RViz arrows for twists and wrenches', B, {}),
+            ('marker_rate', 30.0, 'marker messages per second at most (RViz needs no more; '
+             'they cost time)', D, dict(lo=0.1, hi=1000.0)),
+            ('marker_scale', 0.2, 'arrow length per unit of velocity (m per m/s, m per '
+             'rad/s) and per 10 N', D, dict(lo=0.0, hi=100.0)),
+            ('diagnostics_period', 1.0, 'seconds between /diagnostics messages', D,
+             dict(lo=0.05, hi=60.0))))
         self.engine = None
         self._pending_desired = None
         self._rejected = 0
-        self._last_cycle = None
+        self._refused = 0
         self._last_markers = -1e9
+        self._last_state = None          # steady time of the last good joint state
+        self._window = (time.monotonic(), 0)   # (time, cycles) at the last diagnostics
         self._twist_key = self._twist_msg = None
         self._wrench_msgs = {}
-        self._rate_window = []
         self.pub_torque = self.create_publisher(JointState, '~/joint_torques', RELIABLE)
         self.pub_command = self.create_publisher(Float64MultiArray, '~/effort_command',
                                                  RELIABLE)
@@ -111,62 +114,57 @@ class DynamicsNode(Node):
                                  qos_profile_sensor_data)
         self.create_subscription(JointTrajectoryPoint, '~/desired', self._on_desired, RELIABLE)
         self.create_service(GetJacobian, '~/get_jacobian', self._on_get_jacobian)
-        self.add_on_set_parameters_callback(self._on_parameters)
         self._timer = None
-        self.create_timer(self.get_parameter('diagnostics_period').value, self._diagnostics)
-        self._load_robot()
+        self.create_timer(self.get_parameter('diagnostics_period').value, self._diagnostics,
+                          clock=STEADY)
+        self.source.start()
+        self.add_on_set_parameters_callback(self._on_parameters)
+
+    def p(self, name):
+        """Return the value of parameter ``name``."""
+        return self.get_parameter(name).value
 
     # -- robot ------------------------------------------------------------------------------
-    def _load_robot(self):
-        xml = self.get_parameter('robot_description').value
-        path = self.get_parameter('urdf_path').value
-        if xml:
-            self._build(xml, 'robot_description parameter')
-        elif path:
-            try:
-                path = resources.robot_path(path)
-            except FileNotFoundError as exc:
-                self.get_logger().error(str(exc))
-                return
-            self._build(path, path)
-        else:
-            self.get_logger().info('waiting for the robot_description topic')
-            self.create_subscription(String, 'robot_description',
-                                     lambda m: self._build(m.data, 'robot_description topic'),
-                                     LATCHED)
-
-    def _build(self, source, where):
+    def _on_robot(self, model, xml, where):
+        """Build the engine for a new robot; ConfigError when the parameters do not fit it."""
         try:
-            model = load_urdf(source, floating_base=self.get_parameter('floating_base').value
-                              or None)
-            engine = DynamicsEngine(
-                model, mode=self.get_parameter('mode').value,
-                representation=self.get_parameter('representation').value,
-                twist_links=self._names('twist_links') or [model.link_names[-1]],
-                wrench_joints=self._names('wrench_joints'),
-                command_joints=self._names('command_joints'))
-        except (URDFError, ValueError) as exc:
-            self.get_logger().error(f'cannot use the robot from the {where}: {exc}')
-            return
+            engine = DynamicsEngine(model, **{k: self.p(k) for k in SETTINGS})
+        except ValueError as exc:
+            raise ConfigError(f"the parameters do not fit robot '{model.name}' from {where}: "
+                              f'{exc}') from None
         warm = engine.warm_up()   # compile now, not in the first cycle
+        first = self.engine is None
         self.engine = engine
+        self._twist_key = None
+        self._wrench_msgs = {}
+        if first and model.floating:
+            self.create_subscription(Odometry, 'odom', self._on_odometry,
+                                     qos_profile_sensor_data)
         if self._pending_desired is not None:
             self._apply_desired(self._pending_desired)
             self._pending_desired = None
         self._make_wrench_publishers()
-        self._set_rate(self.get_parameter('publish_rate').value)
-        self.get_logger().info(f"robot '{model.name}' ({model.nq} joints) from the {where}; "
-                               f'mode {engine.mode}, twists in {engine.representation}; '
-                               f'kernels ready in {warm:.1f} s')
-
-    def _names(self, param):
-        return [n for n in self.get_parameter(param).value if n]
+        if first:
+            self._set_rate(self.p('publish_rate'))
+        base = ' floating base (odometry on ' + self.resolve_topic_name('odom') + ');' \
+            if model.floating else ''
+        self.get_logger().info(f"robot '{model.name}' ({model.nq} joints) from {where};{base} "
+                               f'mode {engine.mode}, twists of {", ".join(engine.twist_links)} '
+                               f'in {engine.representation}; kernels ready in {warm:.1f} s')
 
     def _make_wrench_publishers(self):
+        used = {}
         for joint in self.engine.wrench_joints:
-            if joint not in self.pub_wrench:
-                topic = '~/wrench/' + joint.replace('-', '_')
-                self.pub_wrench[joint] = self.create_publisher(WrenchStamped, topic, RELIABLE)
+            if joint in self.pub_wrench:
+                continue
+            token = topic_token(joint)
+            taken = {self.pub_wrench[j].topic_name for j in self.pub_wrench}
+            topic, k = '~/wrench/' + token, 1
+            while self.resolve_topic_name(topic) in taken or topic in used:
+                k += 1
+                topic = f'~/wrench/{token}_{k}'
+            used[topic] = joint
+            self.pub_wrench[joint] = self.create_publisher(WrenchStamped, topic, RELIABLE)
 
     def _set_rate(self, rate):
         if self._timer is not None:
@@ -177,27 +175,21 @@ class DynamicsNode(Node):
 
     # -- parameters -------------------------------------------------------------------------
     def _on_parameters(self, params):
-        if self.engine is None:
-            return SetParametersResult(successful=True)
-        e = self.engine
-        try:
-            for p in params:
-                v = p.value
-                if p.name == 'mode':
-                    e.set_mode(v)
-                elif p.name == 'representation':
-                    e.set_representation(v)
-                elif p.name == 'twist_links':
-                    e.set_twist_links([n for n in v if n])
-                elif p.name == 'wrench_joints':
-                    e.set_wrench_joints([n for n in v if n])
-                elif p.name == 'command_joints':
-                    e.set_command_joints([n for n in v if n])
-                elif p.name == 'publish_rate':
-                    self._set_rate(v)
-        except ValueError as exc:
-            return SetParametersResult(successful=False, reason=str(exc))
-        self._make_wrench_publishers()
+        """Check every changed parameter first, then apply them all (or none)."""
+        changes = {p.name: p.value for p in params}
+        for name in ('publish_rate', 'state_timeout', 'marker_rate', 'marker_scale'):
+            if name in changes and not np.isfinite(changes[name]):
+                return SetParametersResult(successful=False,
+                                           reason=f'{name} must be a finite number')
+        settings = {k: v for k, v in changes.items() if k in SETTINGS}
+        if self.engine is not None and settings:
+            try:
+                self.engine.configure(**settings)
+            except ValueError as exc:
+                return SetParametersResult(successful=False, reason=str(exc))
+            self._make_wrench_publishers()
+        if 'publish_rate' in changes:
+            self._set_rate(changes['publish_rate'])
         return SetParametersResult(successful=True)
 
     # -- input ------------------------------------------------------------------------------
@@ -208,15 +200,39 @@ class DynamicsNode(Node):
         self.get_logger().error(f'dropped {what}', throttle_duration_sec=1.0)
 
     def _on_joint_state(self, msg):
-        if self.engine is None:
-            return
+        if self.engine is None or not msg.name:
+            return   # no robot yet, or an empty message: nothing to do
+        known = len(self.engine.ignored)
         try:
             self.engine.update_state(msg.name, msg.position, msg.velocity, msg.header.stamp)
         except StateError as exc:
             self._reject(f'joint_states message: {exc}')
             return
+        if len(self.engine.ignored) > known:   # say it once per joint, never again
+            new = list(self.engine.ignored)[known:]
+            self.get_logger().info(f"ignoring joint(s) {', '.join(new)} of joint_states: not "
+                                   f"in robot '{self.engine.model.name}'")
+        self._last_state = time.monotonic()
         if self._timer is None:
             self._publish()
+
+    def _on_odometry(self, msg):
+        """Floating base: pose (in header.frame_id) and body-fixed twist (child_frame_id)."""
+        p, o = msg.pose.pose.position, msg.pose.pose.orientation
+        t = msg.twist.twist
+        quat = np.array([o.w, o.x, o.y, o.z])
+        norm = float(np.linalg.norm(quat))
+        if not (np.isfinite(norm) and norm > 1e-9):
+            self._reject(f'odom message: orientation {quat.tolist()} is not a rotation')
+            return
+        C = np.eye(4)
+        C[:3, :3] = quaternion.to_matrix(quat / norm)
+        C[:3, 3] = (p.x, p.y, p.z)
+        try:
+            self.engine.update_base(C, [t.angular.x, t.angular.y, t.angular.z,
+                                        t.linear.x, t.linear.y, t.linear.z])
+        except StateError as exc:
+            self._reject(f'odom message: {exc}')
 
     def _on_desired(self, msg):
         if self.engine is None:
@@ -232,6 +248,14 @@ class DynamicsNode(Node):
             self._reject(f'~/desired point: {exc}')
 
     # -- output -----------------------------------------------------------------------------
+    def _state_age(self):
+        """Seconds since the last good joint state (inf before the first)."""
+        return math.inf if self._last_state is None else time.monotonic() - self._last_state
+
+    def _stale(self):
+        timeout = self.p('state_timeout')
+        return timeout > 0 and self._state_age() > timeout
+
     def _publish(self):
         e = self.engine
         if e is None or not e.ready:
@@ -239,11 +263,17 @@ class DynamicsNode(Node):
                 self.get_logger().warn(f'no state yet for {", ".join(e.missing_joints())}',
                                        throttle_duration_sec=5.0)
             return
-        out = e.cycle()
+        if self._stale():
+            self.get_logger().warn(f'no joint_states for {self._state_age():.2f} s: not '
+                                   'commanding', throttle_duration_sec=5.0)
+            return
+        try:
+            out = e.cycle()
+        except OutputError as exc:
+            self._refused += 1
+            self.get_logger().error(str(exc), throttle_duration_sec=1.0)
+            return
         now = time.monotonic()
-        self._rate_window.append(now)
-        if len(self._rate_window) > 200:
-            del self._rate_window[:-200]
         stamp = e.stamp if e.stamp is not None else self.get_clock().now().to_msg()
         js = JointState()
         js.header.stamp = stamp
@@ -326,20 +356,38 @@ class DynamicsNode(Node):
 
     def _diagnostics(self):
         st = DiagnosticStatus(name='liemb_dynamics: cycle', hardware_id='liemb_ros')
-        if self.engine is None:
-            st.level = DiagnosticStatus.WARN
-            st.message = 'no robot model yet'
+        e = self.engine
+        now = time.monotonic()
+        if e is None:
+            src = self.source
+            st.level = DiagnosticStatus.ERROR if src.error else DiagnosticStatus.WARN
+            st.message = (f'unusable robot description: {src.error}' if src.error else
+                          'waiting for the robot description on '
+                          + self.resolve_topic_name('robot_description'))
         else:
-            s = self.engine.stats.summary()
-            w = self._rate_window
-            rate = (len(w) - 1) / (w[-1] - w[0]) if len(w) > 1 and w[-1] > w[0] else 0.0
-            st.level = DiagnosticStatus.OK if self.engine.ready else DiagnosticStatus.WARN
-            st.message = 'running' if self.engine.ready else 'waiting for joint states'
+            s = e.stats.summary()
+            t0, n0 = self._window
+            rate = (e.stats.count - n0) / (now - t0) if now > t0 else 0.0
+            self._window = (now, e.stats.count)
+            age = self._state_age()
+            if not e.ready:
+                st.level = DiagnosticStatus.WARN
+                st.message = f"waiting for joint states of {', '.join(e.missing_joints())}"
+            elif self._stale():
+                st.level = DiagnosticStatus.WARN
+                st.message = (f'no joint_states for {age:.2f} s (state_timeout '
+                              f"{self.p('state_timeout')} s): not commanding")
+            else:
+                st.level, st.message = DiagnosticStatus.OK, 'running'
             st.values = [KeyValue(key=k, value=v) for k, v in (
                 ('rate_hz', f'{rate:.1f}'), ('compute_p50_us', f"{s['p50']:.1f}"),
                 ('compute_p99_us', f"{s['p99']:.1f}"), ('compute_max_us', f"{s['max']:.1f}"),
-                ('cycles', str(self.engine.stats.count)), ('dropped', str(self._rejected)),
-                ('mode', self.engine.mode), ('representation', self.engine.representation))]
+                ('cycles', str(e.stats.count)), ('dropped', str(self._rejected)),
+                ('refused_outputs', str(self._refused)),
+                ('last_state_age_s', f'{age:.3f}' if math.isfinite(age) else 'never'),
+                ('ignored_joints', ', '.join(e.ignored) or 'none'),
+                ('robot', e.model.name), ('mode', e.mode),
+                ('representation', e.representation))]
         msg = DiagnosticArray(status=[st])
         msg.header.stamp = self.get_clock().now().to_msg()
         self.pub_diag.publish(msg)
@@ -388,17 +436,9 @@ def _arrow(frame, stamp, ns, ident, start, end, color):
 
 
 def main(args=None):
-    """Run the dynamics node until Ctrl-C."""
-    rclpy.init(args=args if args is not None else sys.argv)
-    node = DynamicsNode()
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    """Run the dynamics node until Ctrl-C or SIGTERM; exit 1 when it cannot work."""
+    return run(DynamicsNode, args)
 
 
 if __name__ == '__main__':
-    main()
+    sys.exit(main())

@@ -8,10 +8,16 @@ twists of configured links in a chosen representation, the wrenches the joints
 transmit, and Jacobians on request.  It also keeps cycle-time statistics.
 
 Joint states are merged by name, as robot_state_publisher does: a message may carry a
-subset of the joints; outputs start once every joint has been seen.  A message with
-an unknown joint name, mismatched array lengths or a non-finite value is rejected as a
-whole (:class:`StateError`) and the last good state is kept.
+subset of the joints; outputs start once every joint has been seen.  Joints the model does
+not know (a gripper finger, a wheel: what joint_state_broadcaster publishes on most real
+robots) are ignored and counted.  A message with mismatched array lengths, duplicate names
+or a non-finite value of a known joint is rejected as a whole (:class:`StateError`) and the
+last good state is kept.  A floating base takes its pose and body-fixed twist from
+:meth:`DynamicsEngine.update_base` (the node reads them from ``nav_msgs/Odometry``).
+Every output is checked finite before it leaves (:class:`OutputError`): finite but absurd
+input (velocities of 1e155) must not become NaN torques on a robot.
 """
+import copy
 import time
 from collections import deque
 
@@ -44,6 +50,16 @@ def _cross(a, b):
 
 class StateError(ValueError):
     """A joint-state message that cannot be used (the message says why)."""
+
+
+class OutputError(ArithmeticError):
+    """A computed output (torque, twist, wrench) that is not finite: refused, never sent."""
+
+
+def leaf_links(model):
+    """Return the links no other link hangs from (tool flanges, feet), in model order."""
+    parents = set(model.link_parent)
+    return [n for n in model.link_names if n not in parents]
 
 
 class CycleStats:
@@ -80,9 +96,13 @@ class DynamicsEngine:
         self.qd = np.zeros(model.nv)
         self.qdd_desired = np.zeros(model.nv)
         self.base_pose = None if base_pose is None else np.asarray(base_pose, dtype=float)
+        if model.floating and self.base_pose is None:
+            self.base_pose = np.eye(4)
         self._seen = np.zeros(model.nq, dtype=bool)
+        self._base_seen = not model.floating or base_pose is not None
         self._cache = {}
         self.stamp = None
+        self.ignored = {}           # joint names the model does not know -> messages with them
         self.set_mode(mode)
         self.set_representation(representation)
         self.set_twist_links(twist_links)
@@ -90,6 +110,21 @@ class DynamicsEngine:
         self.set_command_joints(command_joints)
 
     # -- configuration (each validates and raises ValueError naming the culprit) --------
+    def configure(self, **settings):
+        """
+        Apply several settings at once, all or none (``mode=``, ``twist_links=``, ...).
+
+        Every setting is checked on a copy first; when one is invalid, ValueError names it
+        and nothing changes (as ``set_parameters_atomically`` promises).
+        """
+        trial = copy.copy(self)
+        for name, value in settings.items():
+            setter = getattr(trial, f'set_{name}', None)
+            if setter is None:
+                raise ValueError(f'unknown setting {name!r}')
+            setter(value)
+        self.__dict__.update(trial.__dict__)
+
     def set_mode(self, mode):
         """Select 'gravity_compensation' or 'inverse_dynamics'."""
         if mode not in MODES:
@@ -104,7 +139,8 @@ class DynamicsEngine:
         self.representation = representation
 
     def set_twist_links(self, links):
-        """Select the links whose twists are published."""
+        """Select the links whose twists are published (the leaf links when empty)."""
+        links = list(links) or leaf_links(self.model)
         idx = [self.model.link_index(link) for link in links]
         self.twist_links = list(links)
         self._twist_idx = np.array(idx, dtype=np.int64)
@@ -129,46 +165,52 @@ class DynamicsEngine:
     # -- input ----------------------------------------------------------------------------
     @property
     def ready(self):
-        """Tell whether every joint's position has been received."""
-        return bool(self._seen.all())
+        """Tell whether every joint's position (and a floating base's state) has arrived."""
+        return bool(self._seen.all()) and self._base_seen
 
     def missing_joints(self):
-        """Return the joints never received so far."""
-        return [n for n, s in zip(self.model.joint_names, self._seen) if not s]
+        """Return the joints never received so far (``'base odometry'`` for the base)."""
+        missing = [n for n, s in zip(self.model.joint_names, self._seen) if not s]
+        return missing + ([] if self._base_seen else ['base odometry'])
 
     def _mapping(self, names):
+        """Return ``(model index of each known name, their positions in the message)``."""
         key = tuple(names)
-        idx = self._cache.get(key)
-        if idx is None:
-            unknown = [n for n in names if n not in self._index]
-            if unknown:
-                raise StateError(f"unknown joint name(s) {', '.join(map(repr, unknown))}; "
-                                 f"the model has {', '.join(self.model.joint_names)}")
+        hit = self._cache.get(key)
+        if hit is None:
             if len(set(names)) != len(names):
                 raise StateError(f'duplicate joint names in {list(names)}')
-            idx = np.array([self._index[n] for n in names], dtype=np.int64)
+            known = [k for k, n in enumerate(names) if n in self._index]
+            idx = np.array([self._index[names[k]] for k in known], dtype=np.int64)
+            sel = None if len(known) == len(names) else np.array(known, dtype=np.int64)
+            hit = idx, sel, tuple(n for n in names if n not in self._index)
             if len(self._cache) < 64:
-                self._cache[key] = idx
-        return idx
+                self._cache[key] = hit
+        return hit
 
     def update_state(self, names, positions, velocities=(), stamp=None):
         """
-        Merge a joint state into the current state.
+        Merge a joint state into the current state; return the names it ignored.
 
+        Joints the model does not know are ignored (counted in :attr:`ignored`).
         ``velocities`` may be empty (then they are taken as zero).  Raises
-        :class:`StateError` (state unchanged) for unknown names, mismatched lengths or
-        non-finite values.
+        :class:`StateError` (state unchanged) for mismatched lengths, duplicate names or a
+        non-finite value of a known joint.
         """
-        idx = self._mapping(names)
-        n = len(idx)
+        idx, sel, unknown = self._mapping(names)
+        n = len(names)
         pos = np.asarray(positions, dtype=float)
         vel = np.asarray(velocities, dtype=float)
         if pos.shape != (n,):
             raise StateError(f'{n} joint names but {pos.size} positions')
         if vel.size not in (0, n):
             raise StateError(f'{n} joint names but {vel.size} velocities')
+        if sel is not None:
+            pos = pos[sel]
+            vel = vel[sel] if vel.size else vel
         if not np.all(np.isfinite(pos)) or not np.all(np.isfinite(vel)):
-            bad = [names[i] for i in range(n) if not np.isfinite(pos[i])
+            known = [names[k] for k in (range(n) if sel is None else sel)]
+            bad = [known[i] for i in range(len(idx)) if not np.isfinite(pos[i])
                    or (vel.size and not np.isfinite(vel[i]))]
             raise StateError(f"non-finite position or velocity for {', '.join(bad)}")
         off = self.model.nv - self.model.nq
@@ -176,6 +218,30 @@ class DynamicsEngine:
         self.qd[off + idx] = vel if vel.size else 0.0
         self._seen[idx] = True
         self.stamp = stamp
+        for name in unknown:
+            self.ignored[name] = self.ignored.get(name, 0) + 1
+        return unknown
+
+    def update_base(self, pose, twist):
+        """
+        Set a floating base's pose ``C`` (4, 4, base -> world) and body-fixed twist (6,).
+
+        The twist is ``(ω, v)`` of the base frame resolved in the base frame (what
+        ``nav_msgs/Odometry`` carries in ``child_frame_id``, REP 105).  Raises
+        :class:`StateError` (state unchanged) for a fixed-base model or non-finite values.
+        """
+        if not self.model.floating:
+            raise StateError(f"'{self.model.name}' has a fixed base: base odometry does not "
+                             'apply (set floating_base to use it)')
+        C = np.asarray(pose, dtype=float)
+        V = np.asarray(twist, dtype=float)
+        if C.shape != (4, 4) or V.shape != (6,):
+            raise StateError('base pose must be 4x4 and the twist 6 values')
+        if not (np.all(np.isfinite(C)) and np.all(np.isfinite(V))):
+            raise StateError('non-finite base pose or twist')
+        self.base_pose = C
+        self.qd[:6] = V
+        self._base_seen = True
 
     def set_desired_acceleration(self, accelerations):
         """Desired joint accelerations, in ``command_joints`` order (inverse dynamics mode)."""
@@ -263,7 +329,10 @@ class DynamicsEngine:
         if len(positions):
             q, qd = self.q.copy(), self.qd.copy()
             names = list(names) or list(self.model.joint_names)
-            idx = self._mapping(names)
+            idx, _, unknown = self._mapping(names)
+            if unknown:
+                raise ValueError(f"unknown joint(s) {', '.join(map(repr, unknown))}; the "
+                                 f"model has {', '.join(self.model.joint_names)}")
             pos = np.asarray(positions, dtype=float)
             if pos.shape != (len(idx),) or not np.all(np.isfinite(pos)):
                 raise ValueError(f'{len(idx)} joint names but positions {list(pos)}')
@@ -280,6 +349,8 @@ class DynamicsEngine:
                                     base_pose=self.base_pose)
         else:
             J = jacobian(self.model, q, link, representation, base_pose=self.base_pose)
+        if not np.all(np.isfinite(J)):
+            raise ValueError('the result is not finite (velocities too large?)')
         cols = (['base_wx', 'base_wy', 'base_wz', 'base_vx', 'base_vy', 'base_vz']
                 if self.model.floating else []) + list(self.model.joint_names)
         return J, cols
@@ -319,11 +390,17 @@ class DynamicsEngine:
         """
         One publishing cycle: torques, command, twists, wrenches; timed into ``stats``.
 
-        Returns a dict with 'tau' (model order), 'command', 'twists', 'wrenches'.
+        Returns a dict with 'tau' (model order), 'command', 'twists', 'wrenches'.  Raises
+        :class:`OutputError` when any of them is not finite (the state is kept).
         """
         t0 = time.perf_counter()
         tau = self.torques()
         out = {'tau': tau, 'command': self.command(tau), 'twists': self.twists(),
                'wrenches': self.wrenches() if self.wrench_joints else np.zeros((0, 6))}
         self.stats.add(time.perf_counter() - t0)
+        bad = [k for k in ('tau', 'twists', 'wrenches') if not np.all(np.isfinite(out[k]))]
+        if bad:
+            raise OutputError(
+                f"non-finite {' and '.join(bad)} at |q|max = {np.abs(self.q).max():.3g}, "
+                f'|qd|max = {np.abs(self.qd).max():.3g}: refused (not published)')
         return out

@@ -2,113 +2,113 @@
 ``simulation_node``: a URDF robot simulated with the Lie group integrators.
 
 Reads the robot like the dynamics node (``robot_description`` parameter, ``urdf_path``
-file / shipped robot name, or the transient-local ``robot_description`` topic) and
-republishes its URDF on the latched ``robot_description`` topic, so RViz and the dynamics
-node need nothing else.  Steps :class:`liemb_ros.simulation.Simulator` (integrator, step,
+URDF / xacro file / shipped robot name, or the transient-local ``robot_description``
+topic) and republishes its URDF on the latched ``robot_description`` topic, so RViz and the
+dynamics node need nothing else.  Steps :class:`liemb_ros.simulation.Simulator` (integrator, step,
 joint or absolute coordinates, SE(3) / SO(3)xR3 / tailored update, damping, initial state:
 all parameters of ``config/simulation.yaml``) at ``real_time_factor`` times wall-clock
 speed, and publishes:
 
 * ``joint_states`` (``sensor_msgs/JointState``: position, velocity, applied effort);
 * ``/tf`` (every link, parent link -> child link, and ``world_frame`` -> root link: the
-  floating base pose) and ``/tf_static`` (links fixed to their parent);
+  floating base pose) and ``/tf_static`` (links fixed to their parent); with
+  ``publish_link_tf: false`` (robot_state_publisher runs) only the world -> root transform,
+  so no frame is published twice, and never a frame to itself;
 * ``~/odom`` (``nav_msgs/Odometry``, floating base only: pose, body-fixed twist);
-* ``/clock`` (``rosgraph_msgs/Clock``) when ``publish_clock`` is true: stamps are then
-  simulation time, else wall-clock time;
+* ``/clock`` (``rosgraph_msgs/Clock``) when ``publish_clock`` or ``use_sim_time`` is true:
+  stamps are then simulation time, else wall-clock time.  The node's own timers run on the
+  steady clock, so with ``use_sim_time`` it drives everyone else's time and never waits
+  for its own ``/clock``;
 * ``/diagnostics``: simulation time, real-time factor, energy, energy balance residual,
   constraint violation (absolute coordinates), integrator and step.
 
 Applied torques: ``~/effort_command`` (``std_msgs/Float64MultiArray`` in
 ``command_joints`` order, what a ros2_control effort controller takes) and ``~/effort``
-(``sensor_msgs/JointState`` effort by name); both are held until ``effort_timeout``
-seconds pass without a new command, then drop to zero.  A test torque
+(``sensor_msgs/JointState`` effort by name, joints the model does not know ignored);
+both are held until ``effort_timeout`` seconds pass without a new command, then drop to
+zero; ``~/reset`` clears them.  A test torque
 ``amplitude * sin(2 pi f t)`` per joint (``test_torque_*``) is added on top.  Services
 (``std_srvs``): ``~/reset`` (Trigger), ``~/pause`` (SetBool), ``~/step`` (Trigger: one
 publish period while paused).  A diverging simulation stops stepping and says why in the
-log and in ``/diagnostics``; ``~/reset`` starts it again.
+log and in ``/diagnostics``; ``~/reset`` starts it again.  A parameter or file that cannot
+work (missing file, wrong number of initial positions, NaN) ends the process with exit
+code 1 and the reason; run-time parameter changes are checked as a whole before any is
+applied.
 """
 import math
 import sys
 import time
 
 import numpy as np
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import TransformStamped
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import ParameterType, SetParametersResult
 from rclpy.node import Node
-from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy,
-                       qos_profile_sensor_data)
+from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
 from tf2_msgs.msg import TFMessage
 
-from .. import resources
 from ..kinematics import forward_kinematics
-from ..model import URDFError, load_urdf
 from ..simulation import COORDINATES, INTEGRATORS, UPDATES, SimulationError, Simulator
-from .conversions import descriptor, quaternion_xyzw, to_time
+from .common import LATCHED, STEADY, ConfigError, RobotSource, declare, run
+from .conversions import quaternion_xyzw, to_time
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                     durability=DurabilityPolicy.TRANSIENT_LOCAL,
-                     history=HistoryPolicy.KEEP_LAST)
 TF_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 
 
 class SimulationNode(Node):
     """Thin ROS adapter over :class:`liemb_ros.simulation.Simulator`."""
 
+    NAME = 'liemb_simulation'
+
     def __init__(self, **kwargs):
-        super().__init__('liemb_simulation', **kwargs)
+        super().__init__(self.NAME, **kwargs)
         S, SA = ParameterType.PARAMETER_STRING, ParameterType.PARAMETER_STRING_ARRAY
         D, DA = ParameterType.PARAMETER_DOUBLE, ParameterType.PARAMETER_DOUBLE_ARRAY
         B = ParameterType.PARAMETER_BOOL
         ro = {'read_only': True}
-        for name, default, text, kind, extra in (
-                ('robot_description', '', 'URDF XML (empty: urdf_path, else the topic)', S, ro),
-                ('urdf_path', '', 'URDF file or shipped robot name', S, ro),
-                ('floating_base', False, 'root link as a floating SE(3) base', B, ro),
-                ('integrator', 'rk4', f"RKMK tableau: {' | '.join(INTEGRATORS)}", S, ro),
-                ('dt', 0.001, 'integration step [s]', D, dict(ro, lo=1e-6, hi=0.1)),
-                ('coordinates', 'joint', f"{' | '.join(COORDINATES)}", S, ro),
-                ('update', 'tailored',
-                 f"body configuration update in absolute coordinates: {' | '.join(UPDATES)}",
-                 S, ro),
-                ('damping', -1.0,
-                 'viscous joint damping [N m s/rad]; negative: the URDF <dynamics> values', D,
-                 dict(ro, lo=-1.0, hi=1e4)),
-                ('initial_positions', [0.0], 'q at start and on reset (one per joint; '
-                 '[0.0] = neutral)', DA, ro),
-                ('initial_velocities', [0.0], 'joint velocities at start ([0.0] = zero)', DA,
-                 ro),
-                ('real_time_factor', 1.0, 'simulated seconds per wall-clock second; 0 = as '
-                 'fast as possible', D, dict(lo=0.0, hi=1000.0)),
-                ('publish_rate', 100.0, 'joint_states and /tf messages per wall-clock second',
-                 D, dict(ro, lo=1.0, hi=2000.0)),
-                ('publish_clock', False, 'publish /clock and stamp messages with sim time', B,
-                 ro),
-                ('publish_tf', True, 'publish /tf and /tf_static', B, ro),
-                ('publish_link_tf', True, 'include link transforms in /tf (false when '
-                 'robot_state_publisher does it)', B, ro),
-                ('world_frame', 'world', 'frame of the world (parent of the root link)', S,
-                 ro),
-                ('command_joints', [''], 'joint order of ~/effort_command (empty: model '
-                 'order)', SA, ro),
-                ('wait_for_command', False, 'hold the robot still until the first effort '
-                 'command arrives (a controller that starts later)', B, ro),
-                ('effort_timeout', 0.5, 'seconds a command is held; then zero torque', D,
-                 dict(lo=0.0, hi=3600.0)),
-                ('test_torque_amplitude', [0.0], 'test torque amplitude per joint [N m] '
-                 '(one value: every joint)', DA, {}),
-                ('test_torque_frequency', 0.5, 'test torque frequency [Hz]', D,
-                 dict(lo=0.0, hi=1000.0)),
-                ('diagnostics_period', 1.0, 'seconds between /diagnostics messages', D,
-                 dict(ro, lo=0.05, hi=60.0))):
-            self.declare_parameter(name, default, descriptor(text, kind, **extra))
+        self.source = RobotSource(self, self._on_robot)
+        declare(self, (
+            ('integrator', 'rk4', f"RKMK tableau: {' | '.join(INTEGRATORS)}", S, ro),
+            ('dt', 0.001, 'integration step [s]', D, dict(ro, lo=1e-6, hi=0.1)),
+            ('coordinates', 'joint', f"{' | '.join(COORDINATES)}", S, ro),
+            ('update', 'tailored',
+             f"body configuration update in absolute coordinates: {' | '.join(UPDATES)}",
+             S, ro),
+            ('damping', -1.0,
+             'viscous joint damping [N m s/rad]; negative: the URDF <dynamics> values', D,
+             dict(ro, lo=-1.0, hi=1e4)),
+            ('initial_positions', [], 'q at start and on reset (one per joint; empty or '
+             '[0.0] = neutral)', DA, ro),
+            ('initial_velocities', [], 'joint velocities at start (empty or [0.0] = zero)',
+             DA, ro),
+            ('real_time_factor', 1.0, 'simulated seconds per wall-clock second; 0 = as '
+             'fast as possible', D, dict(lo=0.0, hi=1000.0)),
+            ('publish_rate', 100.0, 'joint_states and /tf messages per wall-clock second',
+             D, dict(ro, lo=1.0, hi=2000.0)),
+            ('publish_clock', False, 'publish /clock and stamp messages with sim time '
+             '(implied by use_sim_time)', B, ro),
+            ('publish_tf', True, 'publish /tf and /tf_static', B, ro),
+            ('publish_link_tf', True, 'publish the link frames (false when '
+             'robot_state_publisher does it: then only world -> root)', B, ro),
+            ('world_frame', 'world', 'frame of the world (parent of the root link)', S, ro),
+            ('command_joints', [], 'joint order of ~/effort_command (empty: model order)',
+             SA, ro),
+            ('wait_for_command', False, 'hold the robot still until the first effort '
+             'command arrives (a controller that starts later)', B, ro),
+            ('effort_timeout', 0.5, 'seconds a command is held; then zero torque', D,
+             dict(lo=0.0, hi=3600.0)),
+            ('test_torque_amplitude', [0.0], 'test torque amplitude per joint [N m] '
+             '(one value: every joint)', DA, {}),
+            ('test_torque_frequency', 0.5, 'test torque frequency [Hz]', D,
+             dict(lo=0.0, hi=1000.0)),
+            ('diagnostics_period', 1.0, 'seconds between /diagnostics messages', D,
+             dict(ro, lo=0.05, hi=60.0))))
         self.sim = None
         self.model = None
         self.paused = False
@@ -118,13 +118,20 @@ class SimulationNode(Node):
         self._wall = None
         self._rtf_window = []
         self._rejected = 0
+        self._ignored = {}
+        self._check_numbers(['dt', 'real_time_factor', 'publish_rate', 'effort_timeout',
+                             'test_torque_amplitude', 'test_torque_frequency',
+                             'initial_positions', 'initial_velocities', 'damping'])
+        self.sim_time = self.p('publish_clock') or self.p('use_sim_time')
+        if self.p('use_sim_time') and not self.p('publish_clock'):
+            self.get_logger().info('use_sim_time: this node publishes /clock')
         self.pub_js = self.create_publisher(JointState, 'joint_states', RELIABLE)
         self.pub_tf = self.create_publisher(TFMessage, '/tf', TF_QOS)
         self.pub_tf_static = self.create_publisher(TFMessage, '/tf_static', LATCHED)
         self.pub_description = self.create_publisher(String, 'robot_description', LATCHED)
         self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', RELIABLE)
         self.pub_clock = (self.create_publisher(Clock, '/clock', RELIABLE)
-                          if self.p('publish_clock') else None)
+                          if self.sim_time else None)
         self.pub_odom = None
         self.create_subscription(Float64MultiArray, '~/effort_command', self._on_command,
                                  RELIABLE)
@@ -133,67 +140,60 @@ class SimulationNode(Node):
         self.create_service(Trigger, '~/reset', self._on_reset)
         self.create_service(SetBool, '~/pause', self._on_pause)
         self.create_service(Trigger, '~/step', self._on_step)
-        self.add_on_set_parameters_callback(self._on_parameters)
-        self.create_timer(self.p('diagnostics_period'), self._diagnostics)
+        # the steady clock: with use_sim_time, ROS-time timers would wait for our own /clock
+        self.create_timer(self.p('diagnostics_period'), self._diagnostics, clock=STEADY)
         self._timer = None
-        self._load_robot()
+        self.source.start()
+        self.add_on_set_parameters_callback(self._on_parameters)
 
     def p(self, name):
         """Return the value of parameter ``name``."""
         return self.get_parameter(name).value
 
-    # -- robot ------------------------------------------------------------------------------
-    def _load_robot(self):
-        xml, path = self.p('robot_description'), self.p('urdf_path')
-        if xml:
-            self._build(xml, xml, 'robot_description parameter')
-        elif path:
-            try:
-                path = resources.robot_path(path)
-                with open(path, encoding='utf-8') as f:
-                    text = f.read()
-            except (FileNotFoundError, OSError) as exc:
-                self.get_logger().error(f'cannot read the robot: {exc}')
-                return
-            self._build(path, text, path)
-        else:
-            self.get_logger().info('waiting for the robot_description topic')
-            self.create_subscription(
-                String, 'robot_description',
-                lambda m: self.sim is None and self._build(m.data, None,
-                                                           'robot_description topic'),
-                LATCHED)
+    def _check_numbers(self, names):
+        """Raise ConfigError when a numeric parameter holds NaN or infinity."""
+        for name in names:
+            value = np.asarray(self.p(name), dtype=float)
+            if not np.all(np.isfinite(value)):
+                raise ConfigError(f'parameter {name} must be finite, got {value.tolist()}')
 
-    def _build(self, source, xml, where):
+    # -- robot ------------------------------------------------------------------------------
+    def _on_robot(self, model, xml, where):
+        """Build the simulator for a robot (a new description replaces the old one)."""
         try:
-            model = load_urdf(source, floating_base=self.p('floating_base') or None)
             damping = self.p('damping')
-            self.sim = Simulator(
+            sim = Simulator(
                 model, dt=self.p('dt'), integrator=self.p('integrator'),
                 coordinates=self.p('coordinates'), update=self.p('update'),
                 damping=None if damping < 0 else damping, **self._initial_state(model))
-            self._command_order = self._joint_order(model, self.p('command_joints'))
-        except (URDFError, ValueError) as exc:
-            self.get_logger().error(f'cannot simulate the robot from the {where}: {exc}')
-            self.sim = None
-            return
+            command_order = self._joint_order(model, self.p('command_joints'))
+            amp = np.asarray(self.p('test_torque_amplitude'), dtype=float)
+            if amp.size not in (1, model.nq):
+                raise ValueError(f'test_torque_amplitude has {amp.size} values; the robot has '
+                                 f'{model.nq} joints')
+        except ValueError as exc:
+            raise ConfigError(f"cannot simulate robot '{model.name}' from {where}: "
+                              f'{exc}') from None
         # compile now, not in the first step: tens of seconds on a cold numba cache
         start = time.perf_counter()
-        self.sim.warm_up()
-        forward_kinematics(model, self.sim.q, base_pose=self.sim.base_pose)
+        sim.warm_up()
+        forward_kinematics(model, sim.q, base_pose=sim.base_pose)
         warm = time.perf_counter() - start
-        self.model = model
-        self._fk_links = list(model.link_names)
-        if xml is not None:
+        if self._timer is not None:
+            self.destroy_timer(self._timer)
+        self.sim, self.model, self._command_order = sim, model, command_order
+        self.error, self._command, self._command_time = None, None, None
+        if where != 'the robot_description topic':
             self.pub_description.publish(String(data=xml))
-        if model.floating:
+        if model.floating and self.pub_odom is None:
             self.pub_odom = self.create_publisher(Odometry, '~/odom', RELIABLE)
         self._publish_static()
         self._wall = time.monotonic()
-        self._timer = self.create_timer(1.0 / self.p('publish_rate'), self._tick)
+        self._timer = self.create_timer(1.0 / self.p('publish_rate'), self._tick,
+                                        clock=STEADY)
         base = ', floating base' if model.floating else ''
         self.get_logger().info(
-            f"simulating '{model.name}' ({model.nq} joints{base}) with "
+            f"simulating '{model.name}' ({model.nq} joints{base}) from {where} with "
             f"{self.p('integrator')} at dt = {self.p('dt')} s in {self.p('coordinates')} "
             f"coordinates, {self.p('real_time_factor')}x real time; kernels ready in "
             f"{warm:.1f} s")
@@ -202,12 +202,12 @@ class SimulationNode(Node):
         q0 = np.asarray(self.p('initial_positions'), dtype=float)
         qd0 = np.asarray(self.p('initial_velocities'), dtype=float)
         out = {}
-        if not (q0.size == 1 and q0[0] == 0.0):
+        if q0.size and not (q0.size == 1 and q0[0] == 0.0):
             if q0.size != model.nq:
                 raise ValueError(f'initial_positions has {q0.size} values; the robot has '
                                  f'{model.nq} joints {model.joint_names}')
             out['q0'] = q0
-        if not (qd0.size == 1 and qd0[0] == 0.0):
+        if qd0.size and not (qd0.size == 1 and qd0[0] == 0.0):
             if qd0.size != model.nq:
                 raise ValueError(f'initial_velocities has {qd0.size} values; the robot has '
                                  f'{model.nq} joints')
@@ -243,31 +243,47 @@ class SimulationNode(Node):
         self._command, self._command_time = tau, time.monotonic()
 
     def _on_effort(self, msg):
-        if self.sim is None:
+        """Efforts by name; joints the model does not know are ignored (and counted)."""
+        if self.sim is None or not msg.name:
             return
-        if len(msg.effort) != len(msg.name):
-            self._reject(f'~/effort: {len(msg.name)} names but {len(msg.effort)} efforts')
+        if len(msg.effort) != len(msg.name) or len(set(msg.name)) != len(msg.name):
+            self._reject(f'~/effort: {len(msg.name)} names (unique: {len(set(msg.name))}) '
+                         f'but {len(msg.effort)} efforts')
             return
-        unknown = [n for n in msg.name if n not in self.model.joint_names]
-        effort = np.asarray(msg.effort, dtype=float)
-        if unknown or not np.all(np.isfinite(effort)):
-            self._reject(f'~/effort: unknown joints {unknown}' if unknown
-                         else '~/effort: non-finite effort')
+        index = self.model._joint_index
+        pairs = [(index[n], e) for n, e in zip(msg.name, msg.effort) if n in index]
+        for n in msg.name:
+            if n not in index:
+                if n not in self._ignored:
+                    self.get_logger().info(f"~/effort: ignoring joint {n!r}: not in robot "
+                                           f"'{self.model.name}'")
+                self._ignored[n] = self._ignored.get(n, 0) + 1
+        effort = np.array([e for _, e in pairs], dtype=float)
+        if not np.all(np.isfinite(effort)):
+            self._reject('~/effort: non-finite effort')
+            return
+        if not pairs:
             return
         tau = np.zeros(self.model.nq) if self._command is None else self._command.copy()
-        for n, e in zip(msg.name, effort):
-            tau[self.model.joint_index(n)] = e
+        tau[[i for i, _ in pairs]] = effort
         self._command, self._command_time = tau, time.monotonic()
 
     def _on_parameters(self, params):
+        """Check every changed parameter first, then apply them all (or none)."""
         for prm in params:
+            value = np.asarray(prm.value, dtype=float) if prm.name in (
+                'real_time_factor', 'effort_timeout', 'test_torque_amplitude',
+                'test_torque_frequency') else None
+            if value is not None and not np.all(np.isfinite(value)):
+                return SetParametersResult(successful=False,
+                                           reason=f'{prm.name} must be finite')
             if prm.name == 'test_torque_amplitude' and self.model is not None:
-                if len(prm.value) not in (1, self.model.nq):
+                if value.size not in (1, self.model.nq):
                     return SetParametersResult(
                         successful=False,
                         reason=f'test_torque_amplitude needs 1 or {self.model.nq} values')
-            if prm.name == 'real_time_factor':
-                self._wall = time.monotonic()
+        if any(prm.name == 'real_time_factor' for prm in params):
+            self._wall = time.monotonic()
         return SetParametersResult(successful=True)
 
     # -- stepping ---------------------------------------------------------------------------
@@ -337,24 +353,35 @@ class SimulationNode(Node):
             self.pub_odom.publish(self._odometry(stamp))
 
     def _transforms(self, stamp, moving):
-        """Link transforms (parent link -> link) that move (or not) with the joints."""
+        """
+        Return the transforms that move with the state (``moving``) or never do.
+
+        ``world_frame`` -> root link (the floating base's pose, else the identity; nothing
+        when the root link is the world frame), the root link -> base link of a URDF
+        ``floating`` joint, and, with ``publish_link_tf``, every link from its parent link.
+        """
         model, sim = self.model, self.sim
         world = self.p('world_frame')
+        root, base = model.root_link, model.base_link
+        joint_floats = model.floating and root != base   # a URDF floating joint root -> base
         out = []
-        if moving and model.floating:
-            out.append(_transform(stamp, world, model.root_link, sim.base_pose))
-        if not self.p('publish_link_tf') and moving:
+        if root != world:
+            if model.floating and not joint_floats:
+                if moving:
+                    out.append(_transform(stamp, world, root, sim.base_pose))
+            elif not moving:
+                out.append(_transform(stamp, world, root, np.eye(4)))
+        if joint_floats and moving:
+            out.append(_transform(stamp, root, base, sim.base_pose))
+        if not self.p('publish_link_tf'):
             return out
         Cs = forward_kinematics(model, sim.q, base_pose=sim.base_pose)
-        index = {n: i for i, n in enumerate(model.link_names)}
+        index = model.link_ids
         for i, name in enumerate(model.link_names):
             parent = model.link_parent[i]
-            if parent is None:
-                if not model.floating and moving is False:
-                    out.append(_transform(stamp, world, name, Cs[i]))
+            if parent is None or (joint_floats and name == base):
                 continue
-            fixed = model.link_body[i] == model.link_body[index[parent]]
-            if fixed != (not moving):
+            if (model.link_body[i] == model.link_body[index[parent]]) == moving:
                 continue
             out.append(_transform(stamp, parent, name,
                                   np.linalg.solve(Cs[index[parent]], Cs[i])))
@@ -384,7 +411,11 @@ class SimulationNode(Node):
     def _diagnostics(self):
         st = DiagnosticStatus(name='liemb_simulation', hardware_id='liemb_ros')
         if self.sim is None:
-            st.level, st.message = DiagnosticStatus.WARN, 'no robot model yet'
+            err = self.source.error
+            st.level = DiagnosticStatus.ERROR if err else DiagnosticStatus.WARN
+            st.message = (f'unusable robot description: {err}' if err else
+                          'waiting for the robot description on '
+                          + self.resolve_topic_name('robot_description'))
         else:
             d = self.sim.diagnostics()
             w = self._rtf_window
@@ -403,7 +434,8 @@ class SimulationNode(Node):
                       ('energy_balance_error', f"{d['energy_balance_error']:.3e}"),
                       ('integrator', self.p('integrator')), ('dt', str(self.p('dt'))),
                       ('coordinates', self.p('coordinates')),
-                      ('dropped', str(self._rejected))]
+                      ('dropped', str(self._rejected)),
+                      ('ignored_joints', ', '.join(self._ignored) or 'none')]
             if 'constraint_violation' in d:
                 values.append(('max_constraint_violation',
                                f"{float(np.max(d['constraint_violation'], initial=0.0)):.3e}"))
@@ -419,8 +451,10 @@ class SimulationNode(Node):
             return resp
         self.sim.reset()
         self.error = None
+        self._command = self._command_time = None   # a held command must not act again
         self._wall = time.monotonic()
-        resp.success, resp.message = True, 'simulation reset to the initial state'
+        resp.success, resp.message = True, ('simulation reset to the initial state; held '
+                                            'commands cleared')
         return resp
 
     def _on_pause(self, req, resp):
@@ -456,17 +490,9 @@ def _transform(stamp, parent, child, C):
 
 
 def main(args=None):
-    """Run the simulation node until Ctrl-C."""
-    rclpy.init(args=args if args is not None else sys.argv)
-    node = SimulationNode()
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    """Run the simulation node until Ctrl-C or SIGTERM; exit 1 when it cannot work."""
+    return run(SimulationNode, args)
 
 
 if __name__ == '__main__':
-    main()
+    sys.exit(main())

@@ -1,0 +1,183 @@
+"""
+What every liemb node shares: parameters, the robot's source, names, the process entry point.
+
+* :func:`declare` declares a node's parameters with typed descriptors and survives what a
+  command line or YAML file may send (an empty list ``[]`` arrives untyped; rclpy would
+  leave the parameter uninitialised and the node would die on first read).
+* :class:`RobotSource` gets the robot the way robot_state_publisher's users expect: the
+  ``robot_description`` parameter (URDF XML), a file (``urdf_path``: URDF, xacro with
+  ``xacro_args``, or a shipped robot's name) or else the transient-local
+  ``robot_description`` topic.  Text from the topic is parsed as XML and never opened as
+  a path.  A parameter or file that cannot work is a :class:`ConfigError` (the process
+  exits non-zero with the reason); a bad description on the topic is logged and the node
+  waits for the next one.
+* :func:`topic_token` turns a joint or link name into a valid topic name token.
+* :func:`run` is every node's ``main``: a clean exit on Ctrl-C and SIGTERM (no traceback
+  from callbacks that race the shutdown), exit code 1 with the reason for a
+  configuration that cannot work.
+"""
+import re
+import sys
+
+import rclpy
+from rcl_interfaces.msg import ParameterType
+from rclpy.clock import Clock, ClockType
+from rclpy.exceptions import ParameterUninitializedException
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
+
+from ..model import URDFError, load_urdf_string
+from ..resources import read_robot_description
+from .conversions import descriptor
+
+#: robot_state_publisher's QoS for robot_description: late joiners get the last one
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                     history=HistoryPolicy.KEEP_LAST)
+#: the steady clock: timers that must run whatever /clock does (use_sim_time)
+STEADY = Clock(clock_type=ClockType.STEADY_TIME)
+
+
+class ConfigError(Exception):
+    """A configuration that cannot work (missing file, unknown link): the node exits."""
+
+
+def declare(node, specs):
+    """
+    Declare parameters from ``(name, default, description, type, extra)`` tuples.
+
+    ``extra`` holds :func:`~liemb_ros.ros.conversions.descriptor` keywords (``lo``, ``hi``,
+    ``read_only``).  A list parameter overridden with ``[]`` (which rclpy receives without a
+    type and leaves uninitialised) becomes the empty list of its declared type.
+    """
+    for name, default, text, kind, extra in specs:
+        # an empty default says nothing of its type: declare the type, the value follows
+        value = Parameter.Type(kind) if isinstance(default, list) and not default else default
+        node.declare_parameter(name, value, descriptor(text, kind, **extra))
+        try:
+            node.get_parameter(name)
+        except ParameterUninitializedException:
+            node.set_parameters([Parameter(name, Parameter.Type(kind), [])])
+
+
+def topic_token(name):
+    """
+    Return ``name`` as a valid ROS topic name token (``panda.joint-1`` -> ``panda_joint_1``).
+
+    Characters other than letters, digits and ``_`` become ``_``, runs of ``_`` collapse,
+    a leading digit gets a ``j`` in front (tokens must not start with one).
+    """
+    token = re.sub(r'_+', '_', re.sub(r'[^A-Za-z0-9_]', '_', str(name))).strip('_')
+    if not token or token[0].isdigit():
+        token = 'j' + token
+    return token
+
+
+class RobotSource:
+    """
+    The robot of a node: parameter, file or topic; calls ``on_robot(model, xml, where)``.
+
+    Declares ``robot_description``, ``urdf_path``, ``xacro_args`` and ``floating_base``
+    (read-only).  :meth:`start` loads from the parameter or the file at once (raising
+    :class:`ConfigError`, also for a ``ConfigError`` of ``on_robot``), or subscribes to the
+    ``robot_description`` topic; a description from the topic that cannot be used is
+    logged and kept in :attr:`error` (for the node's diagnostics), and the node waits for
+    the next one.  A changed description on the topic replaces the robot.
+    """
+
+    def __init__(self, node, on_robot):
+        self.node = node
+        self.on_robot = on_robot
+        self.waiting = False
+        self.error = None
+        self._text = None
+        S, B = ParameterType.PARAMETER_STRING, ParameterType.PARAMETER_BOOL
+        ro = {'read_only': True}
+        declare(node, (
+            ('robot_description', '', 'URDF XML of the robot (empty: urdf_path, else the '
+             'robot_description topic)', S, ro),
+            ('urdf_path', '', 'URDF or xacro file, or a shipped robot name; used when '
+             'robot_description is empty', S, ro),
+            ('xacro_args', '', "xacro arguments for a .xacro urdf_path: 'name:=value ...'",
+             S, ro),
+            ('floating_base', False, 'treat the root link as a floating SE(3) base', B, ro)))
+
+    def _p(self, name):
+        return self.node.get_parameter(name).value
+
+    def _load(self, xml, where):
+        return load_urdf_string(xml, source=where,
+                                floating_base=self._p('floating_base') or None)
+
+    def start(self):
+        """Load the robot from the parameter or file, or subscribe to the topic."""
+        xml, path = self._p('robot_description'), self._p('urdf_path')
+        if xml:
+            where = 'the robot_description parameter'
+        elif path:
+            try:
+                xml, where = read_robot_description(path, self._p('xacro_args') or None)
+            except (OSError, URDFError, ValueError) as exc:
+                raise ConfigError(f'cannot read the robot {path!r}: {exc}') from None
+        else:
+            topic = self.node.resolve_topic_name('robot_description')
+            self.node.get_logger().info(f'waiting for the robot description on {topic}')
+            self.waiting = True
+            self.node.create_subscription(String, 'robot_description', self._on_topic,
+                                          LATCHED)
+            return
+        try:
+            model = self._load(xml, where)
+        except URDFError as exc:
+            raise ConfigError(f'cannot use the robot from {where}: {exc}') from None
+        self.on_robot(model, xml, where)
+
+    def _on_topic(self, msg):
+        text = msg.data
+        if text == self._text:
+            return
+        self._text = text
+        where = 'the robot_description topic'
+        try:
+            model = self._load(text, where)
+            self.on_robot(model, text, where)
+        except (URDFError, ConfigError, ValueError) as exc:
+            self.error = str(exc)
+            self.node.get_logger().error(f'cannot use the robot from {where}: {exc}; '
+                                         'waiting for another description')
+            return
+        self.waiting = False
+        self.error = None
+
+
+def run(node_class, args=None):
+    """
+    Run a node until Ctrl-C or SIGTERM; return the process exit code.
+
+    0 after a clean stop; 1 with the reason on stderr when the node's configuration cannot
+    work (:class:`ConfigError` while it starts).  An error raised by a callback after the
+    shutdown began (a publisher whose context the signal handler already invalidated) is
+    the race of a normal stop, not a failure, and prints nothing.
+    """
+    rclpy.init(args=args if args is not None else sys.argv)
+    try:
+        node = node_class()
+    except ConfigError as exc:
+        print(f'[{node_class.NAME}] error: {exc}', file=sys.stderr, flush=True)
+        rclpy.try_shutdown()
+        return 1
+    try:
+        rclpy.spin(node)
+    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
+        pass
+    except Exception:
+        if rclpy.ok():
+            raise
+    finally:
+        try:
+            node.destroy_node()
+        except Exception:  # the context may be gone already
+            pass
+        rclpy.try_shutdown()
+    return 0

@@ -1,0 +1,133 @@
+"""
+Node processes and an in-process client on a private ROS 2 domain (shared by the ROS tests).
+
+Each :class:`Graph` picks a random ``ROS_DOMAIN_ID`` with
+``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST``, starts node processes the way a user does
+(``python -m liemb_ros.ros.<node> --ros-args ...`` with the shipped parameter files, or a
+console command such as ``liemb launch``), records what they print, and spins a client node
+that publishes, subscribes and calls services.
+"""
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+from conftest import ROOT
+
+RELIABLE = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
+TIMEOUT = 180.0  # generous: a node may compile numba kernels on a cold cache first
+CONFIG = os.path.join(ROOT, 'config')
+
+
+def node_argv(node, params=(), name=None, files=True):
+    """
+    Command line of one of our nodes, as the launchers build it.
+
+    ``node``: 'dynamics' or 'simulation'; ``params``: ``name:=value`` overrides;
+    ``files``: include the shipped ``config/<node>.yaml``.
+    """
+    name = name or f'liemb_{node}'
+    argv = [sys.executable, '-m', f'liemb_ros.ros.{node}_node', '--ros-args',
+            '-r', f'__node:={name}']
+    if files:
+        argv += ['--params-file', os.path.join(CONFIG, f'{node}.yaml')]
+    for p in params:
+        argv += ['-p', p]
+    return argv
+
+
+class Graph:
+    """Node processes and a client node on a private, localhost-only ROS domain."""
+
+    def __init__(self, tmp_path):
+        self.domain = random.randint(1, 101)
+        self.env = dict(os.environ, ROS_DOMAIN_ID=str(self.domain),
+                        ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
+        self.env.pop('ROS_STATIC_PEERS', None)
+        self.tmp_path = tmp_path
+        self.procs = []
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context, domain_id=self.domain)
+        self.node = Node('liemb_test_client', context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+
+    def run(self, label, argv):
+        """Start a process (its output goes to ``<tmp>/<label>.log``); return it."""
+        log = open(self.tmp_path / f'{label}.log', 'w')
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=self.env)
+        self.procs.append((label, log, proc))
+        return proc
+
+    def output(self, label=None):
+        """Everything the processes (or the one named ``label``) printed so far."""
+        text = []
+        for name, log, _ in self.procs:
+            if label in (None, name):
+                log.flush()
+                text.append(f'--- {name}\n' + (self.tmp_path / f'{name}.log').read_text())
+        return '\n'.join(text)
+
+    def spin_until(self, done, timeout=TIMEOUT, allow_exit=()):
+        """Spin the client until ``done()``; fail when a process died or time ran out."""
+        deadline = time.monotonic() + timeout
+        while not done():
+            for label, _, p in self.procs:
+                if label not in allow_exit:
+                    assert p.poll() is None, f'{label} exited ({p.returncode}):\n' \
+                                             f'{self.output()}'
+            assert time.monotonic() < deadline, f'timed out; nodes said:\n{self.output()}'
+            self.executor.spin_once(timeout_sec=0.02)
+
+    def spin_for(self, seconds):
+        """Spin the client for ``seconds``."""
+        end = time.monotonic() + seconds
+        self.spin_until(lambda: time.monotonic() > end)
+
+    def call(self, srv_type, name, request):
+        """Call a service and return its response."""
+        client = self.node.create_client(srv_type, name)
+        self.spin_until(lambda: client.service_is_ready())
+        future = client.call_async(request)
+        self.spin_until(future.done)
+        return future.result()
+
+    def close(self):
+        """Stop every process (SIGINT, then kill) and the client."""
+        for _, _, p in self.procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGINT)
+        for _, log, p in self.procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+            log.close()
+        self.executor.shutdown(timeout_sec=1)
+        self.node.destroy_node()
+        self.context.try_shutdown()
+
+
+class Latest:
+    """Subscription that keeps every message."""
+
+    def __init__(self, graph, msg_type, topic, qos=RELIABLE):
+        self.msgs = []
+        graph.node.create_subscription(msg_type, topic, self.msgs.append, qos)
+
+
+def diagnostics(msgs, name):
+    """Return ``(level, message, {key: value})`` of the last status called ``name``."""
+    for m in reversed(msgs):
+        for s in m.status:
+            if s.name == name:
+                return s.level, s.message, {kv.key: kv.value for kv in s.values}
+    return None, None, {}
