@@ -54,11 +54,15 @@ def declare(node, specs):
     for name, default, text, kind, extra in specs:
         # an empty default says nothing of its type: declare the type, the value follows
         value = Parameter.Type(kind) if isinstance(default, list) and not default else default
-        node.declare_parameter(name, value, descriptor(text, kind, **extra))
+        final = descriptor(text, kind, **extra)
+        writable = descriptor(text, kind, **dict(extra, read_only=False))
+        node.declare_parameter(name, value, writable)
         try:
             node.get_parameter(name)
         except ParameterUninitializedException:
             node.set_parameters([Parameter(name, Parameter.Type(kind), [])])
+        if final.read_only:
+            node.set_descriptor(name, final)
 
 
 def topic_token(name):
