@@ -169,12 +169,12 @@ def build_parser():
         'launch', help='start a node set of config/launch.yaml with launch arguments '
                        '(ros2 launch stand-in): sim | dynamics',
         description='Start a node set as ros2 launch would, each node a process; Ctrl-C '
-                    'stops it.  Launch arguments (ARG:=VALUE) as in ros2 launch liemb_ros '
-                    'NAME.launch.py; --show-args lists them with defaults.',
+                    'stops it.\nLaunch arguments (ARG:=VALUE) as in ros2 launch liemb_ros '
+                    'NAME.launch.py;\n--show-args lists them with defaults.',
         epilog=_launch_sets_text(), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument('name', nargs='?', help='node set name (none: list the sets)')
     p.add_argument('assignments', nargs='*', metavar='ARG:=VALUE',
-                   help="launch arguments, e.g. robot:=panda namespace:=arm")
+                   help='launch arguments, e.g. robot:=my_robot.urdf.xacro namespace:=arm')
     p.add_argument('--duration', type=float, help='stop after this many seconds')
     p.add_argument('-p', '--param', action='append', default=[], metavar='NODE:NAME:=VALUE',
                    help='override a node parameter after everything else, e.g. '
@@ -196,7 +196,7 @@ def build_parser():
 def main(argv=None):
     """Entry point of the ``liemb`` console script."""
     parser = build_parser()
-    # Launch arguments may come after options (liemb launch sim --duration 5 robot:=panda).
+    # Launch arguments may come after options (liemb launch sim --duration 5 robot:=my.urdf).
     args, rest = parser.parse_known_args(argv)
     if rest:
         if args.command != 'launch':

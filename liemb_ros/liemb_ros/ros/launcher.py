@@ -7,9 +7,9 @@ nodes to start (:class:`NodeSpec`: package, executable, name, namespace, paramet
 remappings, arguments); both front ends only translate its result:
 
 * :func:`launch_description` for the launch files in ``launch/`` (``ros2 launch liemb_ros
-  sim.launch.py robot:=panda``): declares every argument and, at launch time, turns the
+  sim.launch.py robot:=my.urdf``): declares every argument and, at launch time, turns the
   resolved nodes into ``launch_ros.actions.Node`` actions;
-* :func:`commands` / :class:`NodeSet` / :func:`launch` for ``liemb launch sim robot:=panda``,
+* :func:`commands` / :class:`NodeSet` / :func:`launch` for ``liemb launch sim robot:=...``,
   the stand-in where ``ros2 launch`` is not available (PyPI-only ROS 2): each node runs as
   its own process with ``--ros-args``.  Ctrl-C (SIGINT) or SIGTERM stops every node (SIGINT,
   then SIGKILL after a grace period); the launcher exits when a required node dies.
