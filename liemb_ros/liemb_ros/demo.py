@@ -84,7 +84,7 @@ def run(robot=None, out_dir='out/demo', duration=10.0):
     os.makedirs(out_dir, exist_ok=True)
     from .ros import monitor
     record = monitor.run_sim(model, duration=duration, out_dir=out_dir,
-                             amplitude=test_torque(model))
+                             amplitude=test_torque(model), q0=sample_configuration(model))
     if record['t_end'] <= 0.0:
         raise SystemExit(f'liemb demo: the simulation did not advance; see '
                          f'{os.path.join(out_dir, "nodes.log")}')

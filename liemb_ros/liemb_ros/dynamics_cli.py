@@ -16,7 +16,7 @@ from .cli import _load
 
 def add_arguments(parser):
     """Add the ``liemb dynamics`` arguments to ``parser``."""
-    parser.add_argument('robot', help='URDF file or shipped robot name')
+    parser.add_argument('robot', help='URDF or xacro file, or a shipped robot name')
     parser.add_argument('--q', type=float, nargs='+', default=[], metavar='Q',
                         help='joint coordinates, model.joint_names order (nq values)')
     parser.add_argument('--qd', type=float, nargs='+', default=[], metavar='QD',
@@ -30,6 +30,8 @@ def add_arguments(parser):
     parser.add_argument('--mimic', choices=('independent', 'couple'), default='independent',
                         help='mimic joints as independent coordinates (default) or coupled')
     parser.add_argument('--precision', type=int, default=4, help='decimals printed')
+    parser.add_argument('--xacro-args', metavar="'NAME:=VALUE ...'",
+                        help='arguments of a xacro robot (given: xacro runs on the file)')
 
 
 def _vector(values, n, name, model):
@@ -82,7 +84,8 @@ def dynamics_text(model, q, qd, qdd, form='body', precision=4):
 
 def run(args):
     """Run ``liemb dynamics``: load the robot and print the table."""
-    model = _load(args.robot, floating_base=args.floating_base or None, mimic=args.mimic)
+    model = _load(args.robot, floating_base=args.floating_base or None, mimic=args.mimic,
+                  xacro_args=args.xacro_args)
     q = _vector(args.q, model.nq, 'q', model)
     qd = _vector(args.qd, model.nv, 'qd', model)
     qdd = _vector(args.qdd, model.nv, 'qdd', model)

@@ -58,3 +58,15 @@ SWAP[3:, :3] = np.eye(3)
 def rng():
     """A seeded generator per test."""
     return np.random.default_rng(20261122)
+
+
+@pytest.fixture
+def graph(tmp_path, monkeypatch):
+    """Node processes and a client node on a private localhost ROS domain (ros_graph.Graph)."""
+    from ros_graph import Graph
+    monkeypatch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    g = Graph(tmp_path)
+    try:
+        yield g
+    finally:
+        g.close()

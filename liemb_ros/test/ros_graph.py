@@ -59,6 +59,15 @@ class Graph:
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
 
+    def start(self, launch_set, only, params=(), launch_args=None):
+        """Start the nodes named ``only`` of a launch set, as ``liemb launch`` would."""
+        from liemb_ros.ros.launcher import commands
+        runnable, _ = commands(launch_set, params, launch_args,
+                               tmpdir=str(self.tmp_path))
+        for label, argv, _ in runnable:
+            if label in only:
+                self.run(label, argv)
+
     def run(self, label, argv):
         """Start a process (its output goes to ``<tmp>/<label>.log``); return it."""
         log = open(self.tmp_path / f'{label}.log', 'w')

@@ -93,7 +93,8 @@ def test_namespace_keeps_remaps_inside():
     res = resolve('sim', {'namespace': 'arm/'}, installed=everything)
     assert {n.namespace for n in res.nodes} == {'/arm'}
     dyn = by_name(res)['liemb_dynamics']
-    assert dyn.remappings == [('~/effort_command', 'liemb_simulation/effort_command')]
+    assert dyn.remappings == [('~/effort_command', 'liemb_simulation/effort_command'),
+                              ('odom', 'liemb_simulation/odom')]
     rclpy = pytest.importorskip('rclpy')   # how rcl expands them: inside /arm
     from rclpy.node import Node
     context = rclpy.Context()
@@ -104,6 +105,7 @@ def test_namespace_keeps_remaps_inside():
         assert node.resolve_topic_name('~/effort_command') == \
             '/arm/liemb_simulation/effort_command'
         assert node.resolve_topic_name('joint_states') == '/arm/joint_states'
+        assert node.resolve_topic_name('odom') == '/arm/liemb_simulation/odom'
         assert node.resolve_topic_name('/tf') == '/tf'
         node.destroy_node()
     finally:

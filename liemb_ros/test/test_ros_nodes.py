@@ -11,7 +11,6 @@ simulated arm held still by the dynamics node's gravity compensation (falling wi
 import os
 import random
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -29,107 +28,11 @@ from liemb_ros import resources  # noqa: E402
 from liemb_ros.dynamics import inverse_dynamics  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from liemb_interfaces.srv import GetJacobian  # noqa: E402
-from liemb_ros.ros.launcher import commands  # noqa: E402
-from rclpy.executors import SingleThreadedExecutor  # noqa: E402
-from rclpy.node import Node  # noqa: E402
-from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
+from ros_graph import RELIABLE, Latest  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_srvs.srv import SetBool, Trigger  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 from trajectory_msgs.msg import JointTrajectoryPoint  # noqa: E402
-
-RELIABLE = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
-TIMEOUT = 90.0  # generous: a node may compile numba kernels on a cold cache first
-
-
-class Graph:
-    """Node processes and a client node on a private, localhost-only ROS domain."""
-
-    def __init__(self, tmp_path):
-        self.domain = random.randint(1, 101)
-        self.env = dict(os.environ, ROS_DOMAIN_ID=str(self.domain),
-                        ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
-        self.env.pop('ROS_STATIC_PEERS', None)
-        self.tmp_path = tmp_path
-        self.procs = []
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context, domain_id=self.domain)
-        self.node = Node('liemb_test_client', context=self.context)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-
-    def start(self, launch_set, only, params=()):
-        """Start the nodes named ``only`` of a ``config/launch.yaml`` set (with overrides)."""
-        runnable, _ = commands(launch_set, params)
-        for label, argv, _ in runnable:
-            if label in only:
-                log = open(self.tmp_path / f'{label}.log', 'w')
-                self.procs.append((label, log, subprocess.Popen(
-                    argv, stdout=log, stderr=subprocess.STDOUT, env=self.env)))
-
-    def output(self):
-        """Everything the node processes printed so far."""
-        text = []
-        for label, log, _ in self.procs:
-            log.flush()
-            text.append(f'--- {label}\n' + (self.tmp_path / f'{label}.log').read_text())
-        return '\n'.join(text)
-
-    def spin_until(self, done, timeout=TIMEOUT):
-        """Spin the client until ``done()``; fail when a node died or time ran out."""
-        deadline = time.monotonic() + timeout
-        while not done():
-            for label, _, p in self.procs:
-                assert p.poll() is None, f'{label} exited:\n{self.output()}'
-            assert time.monotonic() < deadline, f'timed out; nodes said:\n{self.output()}'
-            self.executor.spin_once(timeout_sec=0.02)
-
-    def spin_for(self, seconds):
-        """Spin the client for ``seconds``."""
-        end = time.monotonic() + seconds
-        self.spin_until(lambda: time.monotonic() > end)
-
-    def call(self, srv_type, name, request):
-        """Call a service and return its response."""
-        client = self.node.create_client(srv_type, name)
-        self.spin_until(lambda: client.service_is_ready())
-        future = client.call_async(request)
-        self.spin_until(future.done)
-        return future.result()
-
-    def close(self):
-        """Stop every node (SIGINT, then kill) and the client."""
-        for _, _, p in self.procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGINT)
-        for _, log, p in self.procs:
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-            log.close()
-        self.executor.shutdown(timeout_sec=1)
-        self.node.destroy_node()
-        self.context.try_shutdown()
-
-
-@pytest.fixture
-def graph(tmp_path, monkeypatch):
-    monkeypatch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
-    g = Graph(tmp_path)
-    try:
-        yield g
-    finally:
-        g.close()
-
-
-class Latest:
-    """Subscription that keeps every message."""
-
-    def __init__(self, graph, msg_type, topic, qos=RELIABLE):
-        self.msgs = []
-        graph.node.create_subscription(msg_type, topic, self.msgs.append, qos)
 
 
 def _joint_state(model, q, qd, names=None):
@@ -189,7 +92,7 @@ def test_dynamics_node_torques_jacobians_and_bad_input(graph, rng):
 
     # Bad joint states are dropped; the node keeps its last good state and keeps running.
     n_before = len(torques.msgs)
-    bad = [_joint_state(model, q, qd, names=['nope'] + model.joint_names[1:]),
+    bad = [_joint_state(model, q, qd, names=model.joint_names[:1] + model.joint_names[:-1]),
            _joint_state(model, q[:-1], qd[:-1]),
            _joint_state(model, np.full(model.nq, np.nan), qd)]
     for msg in bad:
@@ -206,13 +109,15 @@ def test_dynamics_node_torques_jacobians_and_bad_input(graph, rng):
 
 
 def test_invalid_robot_description_is_reported(graph):
+    """A description given as a parameter that cannot work: exit 1 naming the culprit."""
     graph.start('dynamics', ['liemb_dynamics'], [
         'liemb_dynamics:robot_description:=<robot name="r"><link name="a"/>'
         '<joint name="j" type="revolute"><parent link="a"/><child link="b"/></joint></robot>'])
-    resp = graph.call(GetJacobian, '/liemb_dynamics/get_jacobian',
-                      GetJacobian.Request(link='b', representation='body'))
-    assert not resp.success and 'no robot model' in resp.message
-    assert 'cannot use the robot' in graph.output()
+    proc = graph.procs[0][2]
+    assert proc.wait(timeout=120) == 1
+    out = graph.output()
+    assert 'cannot use the robot' in out and "child link 'b'" in out, out
+    assert 'Traceback' not in out
 
 
 def _sim_params(wait=False):
@@ -365,7 +270,8 @@ def test_representation_changes_at_run_time(graph, rng):
     from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
     from rcl_interfaces.srv import SetParameters
     model = lm.load_urdf(resources.robot_path('liemb_arm7'))
-    graph.start('dynamics', ['liemb_dynamics'], ['liemb_dynamics:twist_links:=[tool0]'])
+    graph.start('dynamics', ['liemb_dynamics'], ['liemb_dynamics:twist_links:=[tool0]'],
+                {'robot': 'liemb_arm7'})
     twists = Latest(graph, TwistRepresentedArray, '/liemb_dynamics/twists')
     pub = graph.node.create_publisher(JointState, '/joint_states', RELIABLE)
     q, qd = model.random_configuration(rng), rng.normal(size=model.nv)

@@ -33,7 +33,7 @@ from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue  # noqa:
 from rcl_interfaces.srv import GetParameters, SetParameters  # noqa: E402
 from rcl_interfaces.srv import SetParametersAtomically  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
-from ros_graph import RELIABLE, Graph, Latest, diagnostics, node_argv  # noqa: E402
+from ros_graph import RELIABLE, Latest, diagnostics, node_argv  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
@@ -42,16 +42,6 @@ from trajectory_msgs.msg import JointTrajectoryPoint  # noqa: E402
 from liemb_ros.ros.common import LATCHED  # noqa: E402
 
 DYN = 'liemb_dynamics: cycle'
-
-
-@pytest.fixture
-def graph(tmp_path, monkeypatch):
-    monkeypatch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
-    g = Graph(tmp_path)
-    try:
-        yield g
-    finally:
-        g.close()
 
 
 def _state(names, q, qd=()):

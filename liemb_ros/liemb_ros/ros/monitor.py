@@ -23,11 +23,12 @@ def _stamp(header):
     return header.stamp.sec + 1e-9 * header.stamp.nanosec
 
 
-def run_sim(model, duration=10.0, out_dir='out/demo', amplitude=None, echo=print):
+def run_sim(model, duration=10.0, out_dir='out/demo', amplitude=None, q0=None, echo=print):
     """
     Simulate ``model`` under the dynamics node's gravity compensation; return the record.
 
-    ``amplitude``: test torque per joint [N m] (sinusoid at the configured frequency).
+    ``amplitude``: test torque per joint [N m] (sinusoid at the configured frequency);
+    ``q0``: initial joint positions (default: the simulation node's, neutral).
     The record holds arrays ``t, q, qd, effort`` (from ``joint_states``), ``tg, tau_g``
     (the dynamics node's torques), the last diagnostics of both nodes (``diag``) and
     ``t_end``.  Raises SystemExit with a hint when ROS 2 is not installed.
@@ -50,6 +51,9 @@ def run_sim(model, duration=10.0, out_dir='out/demo', amplitude=None, echo=print
     if amplitude is not None:
         amp = ', '.join(f'{float(a):g}' for a in np.broadcast_to(amplitude, (model.nq,)))
         params.append(f'liemb_simulation:test_torque_amplitude:=[{amp}]')
+    if q0 is not None:
+        params.append('liemb_simulation:initial_positions:=['
+                      + ', '.join(f'{float(x):.6g}' for x in q0) + ']')
     log_path = os.path.join(out_dir, 'nodes.log')
     log = open(log_path, 'w', encoding='utf-8')
     nodes = NodeSet('sim', params, stdout=log, echo=echo, launch_args=launch_args)
