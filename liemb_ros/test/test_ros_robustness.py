@@ -1,9 +1,10 @@
 """
 What real systems send, to the node processes: nothing may kill them, everything is reported.
 
-Tried as a user would (issue "a user's own robot"): the dynamics node started with no robot,
-the description only on the ``robot_description`` topic (first garbage that names a file,
-then the UR5), ``joint_states`` with gripper and wheel joints the model does not know,
+Tried as a user would (issue "a user's own robot"): the dynamics node started by
+``liemb launch dynamics`` with no robot, the description only on the ``robot_description``
+topic (first garbage that names a file, then the UR5),
+``joint_states`` with gripper and wheel joints the model does not know,
 empty messages, velocities of 1e155, an atomic parameter change with one bad value, input
 that stops (stale state), empty list parameters; a solo12 floating base fed by odometry
 against Pinocchio; a 1200-link robot and joint names that are no valid topic names;
@@ -14,6 +15,7 @@ and without the frames robot_state_publisher publishes, and a clean SIGTERM.
 import math
 import signal
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -70,8 +72,11 @@ def test_dynamics_node_description_on_the_topic_survives_what_robots_send(graph,
     import pinocchio as pin
     path = erd_path('ur5')
     model = lm.load_urdf(path)
-    graph.run('dyn', node_argv('dynamics', ['diagnostics_period:=0.2', 'twist_links:=[]',
-                                            'wrench_joints:=[]']))
+    # as a user starts it for a real robot: `liemb launch dynamics`, no robot argument
+    graph.run('launch', [sys.executable, '-m', 'liemb_ros.cli', 'launch', 'dynamics',
+                         '-p', 'liemb_dynamics:diagnostics_period:=0.2',
+                         '-p', 'liemb_dynamics:twist_links:=[]',
+                         '-p', 'liemb_dynamics:wrench_joints:=[]'])
     diags = Latest(graph, DiagnosticArray, '/diagnostics')
     torques = Latest(graph, JointState, '/liemb_dynamics/joint_torques')
     commands = Latest(graph, Float64MultiArray, '/liemb_dynamics/effort_command')
