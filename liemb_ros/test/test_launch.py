@@ -205,7 +205,7 @@ def test_dynamics_with_an_example_robot_data_urdf_builds_the_command_line(tmp_pa
     ({'robot': '/no/such/robot.urdf'}, 'neither'),
     ({'params_file': '/no/such.yaml'}, 'does not exist'),
     ({'robot': '', 'xacro_args': 'a:=1'}, 'xacro_args needs'),
-    ({'robot': XACRO, 'xacro_args': 'oops'}, "not 'name:=value'"),
+    ({'robot': XACRO, 'xacro_args': 'oops'}, "'oops' is not of the form 'name:=value'"),
     ({'use_robot_state_publisher': 'true', 'robot': ''}, 'needs the robot'),
 ])
 def test_bad_arguments_are_refused(values, message):

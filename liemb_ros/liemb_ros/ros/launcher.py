@@ -22,7 +22,6 @@ installed, they are skipped with a message.  Bad arguments raise
 """
 import os
 import re
-import shlex
 import shutil
 import signal
 import subprocess
@@ -138,38 +137,15 @@ def parse_assignments(items):
     return values
 
 
-def parse_xacro_args(text):
-    """Return ``{name: value}`` of a ``'name:=value name2:=value2'`` string."""
-    try:
-        words = shlex.split(text)
-    except ValueError as exc:
-        raise LaunchArgumentError(f'xacro_args {text!r}: {exc}') from None
-    mapping = {}
-    for word in words:
-        name, sep, value = word.partition(':=')
-        if not sep or not name:
-            raise LaunchArgumentError(f"xacro_args: {word!r} is not 'name:=value'")
-        mapping[name] = value
-    return mapping
-
-
 def read_robot(robot, xacro_args=None):
     """
     Return ``(xml, source)`` of a URDF or xacro file or a shipped robot's name.
 
-    Raises LaunchArgumentError when it does not exist or cannot be expanded.
+    ``xacro_args``: ``'name:=value ...'`` (empty: none).  Raises LaunchArgumentError when
+    the robot does not exist or cannot be expanded.
     """
-    read = getattr(resources, 'read_robot_description', None)
     try:
-        if read is not None:
-            return read(robot, xacro_args=xacro_args or None)
-        if xacro_args or robot.endswith('.xacro'):
-            raise LaunchArgumentError(f'robot {robot!r}: xacro is not supported by this install')
-        path = resources.robot_path(robot)
-        with open(path, encoding='utf-8') as f:
-            return f.read(), path
-    except LaunchArgumentError:
-        raise
+        return resources.read_robot_description(robot, xacro_args=xacro_args or None)
     except Exception as exc:  # missing file, xacro or XML errors: all a bad argument
         raise LaunchArgumentError(f'robot {robot!r}: {exc}') from None
 
@@ -253,7 +229,7 @@ def resolve(name, values=None, installed=installed):
             nodes.append(n)
     robot = None
     if v['robot']:
-        xml, _ = read_robot(v['robot'], parse_xacro_args(v['xacro_args']))
+        xml, _ = read_robot(v['robot'], v['xacro_args'])
         robot = {'robot_description': xml}
     elif v['xacro_args']:
         raise LaunchArgumentError('xacro_args needs a robot (robot:=FILE.xacro)')
