@@ -297,8 +297,8 @@ def test_simulation_node_sim_time_tf_reset_bad_parameters_and_sigterm(graph):
     assert graph.call(Trigger, '/liemb_simulation/reset', Trigger.Request()).success
     graph.spin_until(lambda: states.msgs[-1].effort[0] == 0.0)
     # NaN at run time is refused; the node goes on
-    bad = Parameter(name='test_torque_frequency', value=ParameterValue(
-        type=ParameterType.PARAMETER_DOUBLE, double_value=math.nan))
+    bad = Parameter(name='test_torque_amplitude', value=ParameterValue(
+        type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=[math.nan]))
     res = graph.call(SetParameters, '/liemb_simulation/set_parameters',
                      SetParameters.Request(parameters=[bad])).results[0]
     assert not res.successful and 'finite' in res.reason
@@ -322,3 +322,18 @@ def test_simulation_without_link_frames_when_robot_state_publisher_runs(graph):
     moving = {(t.header.frame_id, t.child_frame_id) for m in tf.msgs for t in m.transforms}
     assert moving == {('world', 'base_link')}, moving
     assert not [t for m in static.msgs for t in m.transforms]
+
+
+def test_both_nodes_on_simulation_time(graph):
+    """`liemb launch sim use_sim_time:=true`: /clock from the simulation drives the loop."""
+    graph.start('sim', ['liemb_simulation', 'liemb_dynamics'],
+                ['liemb_dynamics:diagnostics_period:=0.2'], {'use_sim_time': 'true'})
+    clock = Latest(graph, Clock, '/clock')
+    torques = Latest(graph, JointState, '/liemb_dynamics/joint_torques')
+    diags = Latest(graph, DiagnosticArray, '/diagnostics')
+    graph.spin_until(lambda: len(torques.msgs) > 50 and len(clock.msgs) > 50)
+    sim_times = {(c.clock.sec, c.clock.nanosec) for c in clock.msgs}
+    assert {(m.header.stamp.sec, m.header.stamp.nanosec) for m in torques.msgs} & sim_times
+    t = clock.msgs[-1].clock
+    assert t.sec + 1e-9 * t.nanosec > 0.2       # the loop closed: simulated time advanced
+    _diag(diags, graph, lambda lv, m, v: lv == DiagnosticStatus.OK and 'robot' in v)
