@@ -1,0 +1,357 @@
+"""
+The servo law: twist or joint-velocity commands to joint velocity (and position) commands.
+
+ROS-free (the ``servo_node`` is a thin adapter over :class:`Servo`); usable from Python::
+
+    servo = Servo(model, 'tool0', period=0.002)
+    out = servo.twist_step(q, [0, 0, 0, 0.05, 0, 0], representation='hybrid')
+    out.velocities, out.positions, out.status, out.condition
+
+One step, in this order (each stage is a function of this module, batched where natural):
+
+1. the Jacobian of the controlled link in the command's frame (:meth:`Servo.jacobian`),
+   rows selected by the per-axis ``mask`` (angular first, as every twist here);
+2. damped least squares :func:`dls` ``q̇ = Jᵀ(JJᵀ + λ²I)⁻¹V``, by the SVD of J, with the
+   variable damping of :func:`damping` (zero while the smallest singular value stays above
+   ``damping_threshold``, growing to ``damping`` at a singularity);
+3. singularity-aware scaling :func:`singularity_scale`: while the command moves toward a
+   larger condition number (predicted one small step ahead), the speed falls linearly from
+   1 at ``singularity_thresholds[0]`` to 0 at ``[1]`` (named statuses
+   ``decelerate_for_singularity`` / ``halt_for_singularity``, as MoveIt Servo names them);
+   moving away is never slowed;
+4. joint velocity limits (a uniform scale, so the direction of the motion is kept);
+5. optional low-pass smoothing (first order, time constant ``smoothing``);
+6. joint acceleration limits (the change of q̇ scaled uniformly: ramp-up and smooth stops);
+7. joint position limits :func:`joint_limit_bounds`: each joint may move toward its limit
+   no faster than it can stop, at its acceleration limit, ``margin`` before the limit
+   (``decelerate_for_joint_limit`` / ``halt_for_joint_limit``); a uniform scale again.
+
+A stale or missing command is :meth:`Servo.stop_step` (target zero: the acceleration limits
+bring the arm to rest, status ``stale_command``).  The position output integrates the
+velocity output from the measured state (reset to it when they differ by more than
+``reference_tolerance``), for position or trajectory controllers.
+
+Command frames.  ``representation`` (``body | spatial | hybrid | mixed``, design.md) states
+the frames of a twist of the controlled link; "world" is the ``base_frame`` (a link rigidly
+attached to the root; default the root link).  ``frame=F`` instead reads the twist as
+``geometry_msgs/TwistStamped`` does in MoveIt Servo: angular and linear velocity of the
+controlled link's origin, both resolved in frame F (any link).  Fixed-base models only.
+"""
+import enum
+from collections import namedtuple
+
+import numpy as np
+
+from .kinematics import jacobian, link_pose
+from .model import REPRESENTATIONS
+
+
+class Status(enum.IntEnum):
+    """Named servo statuses (``Status.HALT_FOR_SINGULARITY.label`` = its lower-case name)."""
+
+    NO_WARNING = 0
+    DECELERATE_FOR_SINGULARITY = 1
+    HALT_FOR_SINGULARITY = 2
+    DECELERATE_FOR_JOINT_LIMIT = 3
+    HALT_FOR_JOINT_LIMIT = 4
+    STALE_COMMAND = 5
+    IDLE = 6
+
+    @property
+    def label(self):
+        """Return the status name in lower case, e.g. ``'halt_for_singularity'``."""
+        return self.name.lower()
+
+
+#: below this fraction of the commanded speed the singularity scaling halts
+HALT_FRACTION = 0.05
+
+#: One servo step's result: joint velocities and positions (nq,), status, condition number
+#: of the masked command Jacobian, and the product of the speed scales applied.
+ServoOutput = namedtuple('ServoOutput', 'velocities positions status condition scale')
+
+
+def damping(sigma_min, damping_max, threshold):
+    """
+    Variable damping λ of damped least squares, batched over ``sigma_min``.
+
+    ``λ² = damping_max² (1 - (σ_min/threshold)²)`` for ``σ_min < threshold``, else 0
+    (Chiaverini's smooth damping: exact pseudo-inverse away from singularities).
+    """
+    s = np.asarray(sigma_min, dtype=float)
+    ratio = np.minimum(s / threshold, 1.0) if threshold > 0 else np.ones_like(s)
+    return damping_max * np.sqrt(1.0 - ratio * ratio)
+
+
+def dls(J, V, lam):
+    """
+    Damped least-squares solution ``q̇ = Jᵀ(JJᵀ + λ²I)⁻¹V``, batched: J (..., k, n), V (..., k).
+
+    Computed by the SVD ``J = U S Wᵀ``: ``q̇ = W diag(σ/(σ² + λ²)) Uᵀ V`` (rank-deficient
+    J and λ = 0 give the minimum-norm least-squares solution: σ below 1e-12 σ_max count
+    as zero).  ``lam`` scalar or (...,).
+    """
+    U, s, Wt = np.linalg.svd(J, full_matrices=False)
+    return _dls_svd(U, s, Wt, V, lam)
+
+
+def _dls_svd(U, s, Wt, V, lam):
+    lam2 = np.asarray(lam, dtype=float)[..., None] ** 2
+    # singular values below 1e-12 sigma_max are rank deficiency (as numpy's pinv cuts them)
+    keep = s > 1e-12 * s[..., :1]
+    gain = np.divide(s, s * s + lam2, out=np.zeros_like(s), where=keep)
+    c = gain * np.einsum('...ki,...k->...i', U, V)
+    return np.einsum('...ij,...i->...j', Wt, c)
+
+
+def condition_number(s):
+    """Return ``σ_max/σ_min`` of singular values ``s`` (..., k) sorted descending (inf at 0)."""
+    s = np.asarray(s, dtype=float)
+    with np.errstate(divide='ignore', invalid='ignore'):
+        k = s[..., 0] / s[..., -1]
+    return np.where(s[..., -1] > 0, k, np.inf)
+
+
+def singularity_scale(kappa, approaching, lower, upper):
+    """
+    Speed scale near a singularity, batched: 1 below ``lower``, 0 from ``upper`` on.
+
+    Linear in the condition number ``kappa`` between the two thresholds, and only while
+    the command is ``approaching`` (moving toward a larger condition number); 1 otherwise.
+    A linear slow-down alone would only approach ``upper`` asymptotically: below
+    :data:`HALT_FRACTION` the scale is 0 (the acceleration limits smooth that last step).
+    """
+    kappa = np.asarray(kappa, dtype=float)
+    ramp = np.clip((upper - kappa) / (upper - lower), 0.0, 1.0)
+    ramp = np.where(ramp < HALT_FRACTION, 0.0, ramp)
+    return np.where(np.asarray(approaching, dtype=bool), ramp, 1.0)
+
+
+def joint_limit_bounds(q, lower, upper, margin, acceleration, period):
+    """
+    Velocity bounds ``(lo, hi)`` (nq,) that stop each joint ``margin`` before its limits.
+
+    Toward a limit a joint may move no faster than ``sqrt(2 a d)`` (it can still stop at
+    acceleration ``a`` within the distance ``d`` to limit - margin) and than ``d/period``
+    (one step does not cross it); past that point only away from the limit.  Infinite
+    limits (continuous joints) bound nothing.
+    """
+    d_up = np.maximum(upper - margin - q, 0.0)
+    d_lo = np.maximum(q - (lower + margin), 0.0)
+    with np.errstate(invalid='ignore'):
+        hi = np.minimum(np.sqrt(2.0 * acceleration * d_up), d_up / period)
+        lo = -np.minimum(np.sqrt(2.0 * acceleration * d_lo), d_lo / period)
+    return np.where(np.isfinite(lower), lo, -np.inf), np.where(np.isfinite(upper), hi, np.inf)
+
+
+def uniform_scale(qd, lo, hi):
+    """Return the largest ``s`` in [0, 1] with ``lo <= s qd <= hi`` (lo <= 0 <= hi)."""
+    with np.errstate(divide='ignore', invalid='ignore'):
+        r = np.where(qd > 0, hi / qd, np.where(qd < 0, lo / qd, np.inf))
+    return float(min(1.0, max(0.0, np.min(r, initial=np.inf))))
+
+
+def _vector(x, n, name, default=None):
+    """Broadcast a parameter to (n,) (None: ``default``); ValueError unless finite and > 0."""
+    a = np.asarray(default if x is None else x, dtype=float)
+    if a.size not in (1, n):
+        raise ValueError(f'{name} needs 1 or {n} values, got {a.size}')
+    a = np.broadcast_to(a.reshape(-1), (n,)).copy()
+    if np.any(np.isnan(a)) or np.any(a <= 0):
+        raise ValueError(f'{name} must be positive numbers, got {a.tolist()}')
+    return a
+
+
+class Servo:
+    """
+    One servo loop: state (last output, filter, position reference) and the law's settings.
+
+    Parameters (all SI; per-joint ones take one value for every joint or one per joint):
+    ``link`` controlled link; ``base_frame`` the "world" of spatial/hybrid/mixed commands
+    (a link fixed to the root; None: the root); ``period`` [s]; ``mask`` 6 flags (ω, v),
+    None = all; ``damping`` largest DLS damping λ and ``damping_threshold`` the smallest
+    singular value below which it acts; ``singularity_thresholds`` (decelerate, halt)
+    condition numbers; ``margin`` [rad or m] before each position limit;
+    ``velocity_limits`` (None: the URDF's, 1 rad/s where it has none) times
+    ``velocity_scale``; ``acceleration_limits`` [rad/s²]; ``smoothing`` low-pass time
+    constant [s] (0: off); ``reference_tolerance`` [rad]: the position output restarts from
+    the measured state when they differ by more.
+    """
+
+    def __init__(self, model, link, *, base_frame=None, period=0.002, mask=None,
+                 damping=0.05, damping_threshold=0.02, singularity_thresholds=(17.0, 30.0),
+                 margin=0.1, velocity_limits=None, velocity_scale=1.0,
+                 acceleration_limits=5.0, smoothing=0.0, reference_tolerance=0.1):
+        if model.floating:
+            raise ValueError(f"'{model.name}' has a floating base: the servo drives fixed-base "
+                             'arms')
+        self.model = model
+        n = model.nq
+        self.set_link(link)
+        self.set_base_frame(base_frame)
+        self.set_mask(mask)
+        if not (np.isfinite(period) and period > 0):
+            raise ValueError(f'period must be a positive number of seconds, got {period!r}')
+        lo, hi = (float(x) for x in singularity_thresholds)
+        if not (1.0 <= lo < hi):
+            raise ValueError(f'singularity_thresholds must be 1 <= decelerate < halt, got '
+                             f'{singularity_thresholds!r}')
+        for name, value in (('damping', damping), ('damping_threshold', damping_threshold),
+                            ('margin', margin), ('smoothing', smoothing),
+                            ('reference_tolerance', reference_tolerance)):
+            if not (np.isfinite(value) and value >= 0):
+                raise ValueError(f'{name} must be a finite number >= 0, got {value!r}')
+        urdf = np.where(np.isfinite(model.velocity_limit) & (model.velocity_limit > 0),
+                        model.velocity_limit, 1.0)
+        self.period = float(period)
+        self.damping, self.damping_threshold = float(damping), float(damping_threshold)
+        self.singularity_thresholds = (lo, hi)
+        self.margin = float(margin)
+        self.velocity_limits = _vector(velocity_limits, n, 'velocity_limits', urdf) * \
+            _vector(velocity_scale, 1, 'velocity_scale')[0]
+        self.acceleration_limits = _vector(acceleration_limits, n, 'acceleration_limits')
+        self.smoothing = float(smoothing)
+        self.reference_tolerance = float(reference_tolerance)
+        self.reset()
+
+    # -- settings ------------------------------------------------------------------------
+    def set_link(self, link):
+        """Select the controlled link (ValueError naming it when the model has none)."""
+        self.model.link_index(link)
+        self.link = link
+
+    def set_base_frame(self, frame):
+        """Select the "world" of world-resolved commands: a link fixed to the root (None: root)."""
+        m = self.model
+        frame = frame or m.root_link
+        if m.link_body[m.link_index(frame)] >= 0:
+            raise ValueError(f'base_frame {frame!r} moves with the joints; give a link fixed to '
+                             f'the root {m.root_link!r}')
+        C = link_pose(m, m.neutral(), frame)
+        self.base_frame = frame
+        self._base = None if frame == m.root_link or np.allclose(C, np.eye(4)) else C
+
+    def set_mask(self, mask):
+        """Select the commanded axes: 6 flags (ωx, ωy, ωz, vx, vy, vz); None: all."""
+        m = np.ones(6, dtype=bool) if mask is None or len(mask) == 0 else \
+            np.asarray(mask, dtype=float) != 0
+        if m.shape != (6,) or not m.any():
+            raise ValueError(f'mask needs 6 flags with at least one set, got {mask!r}')
+        self.mask = m
+
+    def reset(self):
+        """Forget the last output, the filter and the position reference (arm at rest)."""
+        n = self.model.nq
+        self.velocities = np.zeros(n)
+        self._filtered = np.zeros(n)
+        self.positions = None
+        self.status = Status.IDLE
+        self.condition = float('nan')
+
+    # -- the command Jacobian ------------------------------------------------------------
+    def jacobian(self, q, representation='hybrid', frame=None):
+        """
+        Jacobian (6, nq) of the controlled link in the command's frame (before the mask).
+
+        ``representation`` with "world" = ``base_frame``; or ``frame``: angular and linear
+        velocity of the link origin, both resolved in link ``frame`` (TwistStamped).
+        """
+        m, link = self.model, self.link
+        if frame is not None:
+            if frame == link:
+                return jacobian(m, q, link, 'body')
+            J = jacobian(m, q, link, 'hybrid')
+            if frame == m.root_link:
+                return J
+            R = link_pose(m, q, frame)[:3, :3].T
+            return np.concatenate([R @ J[:3], R @ J[3:]])
+        if representation not in REPRESENTATIONS:
+            raise ValueError(f'unknown representation {representation!r}; expected one of '
+                             f"{', '.join(REPRESENTATIONS)}")
+        J = jacobian(m, q, link, representation)
+        if self._base is None or representation == 'body':
+            return J
+        R, r = self._base[:3, :3].T, self._base[:3, 3]
+        out = J.copy()
+        if representation != 'mixed':
+            out[:3] = R @ J[:3]
+        if representation == 'spatial':   # Ad(C_BW): v_B = Rᵀ(v_W + ω × r)
+            out[3:] = R @ (J[3:] + np.cross(J[:3].T, r).T)
+        else:
+            out[3:] = R @ J[3:]
+        return out
+
+    # -- steps ---------------------------------------------------------------------------
+    def twist_step(self, q, twist, representation='hybrid', frame=None):
+        """
+        One step toward twist ``twist`` (6,) (ω, v) of the controlled link; ServoOutput.
+
+        ``representation`` / ``frame`` as :meth:`jacobian`.  Components outside the mask
+        are ignored.  ValueError for a non-finite twist or an unknown frame/representation
+        (the state is unchanged).
+        """
+        q = np.asarray(q, dtype=float)
+        V = np.asarray(twist, dtype=float)
+        if V.shape != (6,) or not np.all(np.isfinite(V)):
+            raise ValueError(f'a twist needs 6 finite values, got {V.tolist()}')
+        if frame is not None:
+            self.model.link_index(frame)
+        J = self.jacobian(q, representation, frame)[self.mask]
+        Vm = V[self.mask]
+        U, s, Wt = np.linalg.svd(J, full_matrices=False)
+        kappa = float(condition_number(s))
+        target = _dls_svd(U, s, Wt, Vm, damping(s[-1], self.damping, self.damping_threshold))
+        scale, status = 1.0, Status.NO_WARNING
+        lo, hi = self.singularity_thresholds
+        if kappa > lo and np.any(target):
+            # one small step ahead (1 mrad for the fastest joint): toward a singularity?
+            q1 = q + target * (1e-3 / np.max(np.abs(target)))
+            s1 = np.linalg.svd(self.jacobian(q1, representation, frame)[self.mask],
+                               compute_uv=False)
+            scale = float(singularity_scale(kappa, condition_number(s1) > kappa, lo, hi))
+            if scale < 1.0:
+                status = (Status.HALT_FOR_SINGULARITY if scale == 0.0 else
+                          Status.DECELERATE_FOR_SINGULARITY)
+        return self._finish(q, target * scale, scale, status, kappa)
+
+    def joint_step(self, q, velocities):
+        """One step toward joint velocities ``velocities`` (nq,), limits applied; ServoOutput."""
+        q = np.asarray(q, dtype=float)
+        target = np.asarray(velocities, dtype=float)
+        if target.shape != (self.model.nq,) or not np.all(np.isfinite(target)):
+            raise ValueError(f'joint velocities need {self.model.nq} finite values, got '
+                             f'{target.tolist()}')
+        return self._finish(q, target, 1.0, Status.NO_WARNING, float('nan'))
+
+    def stop_step(self, q, status=Status.STALE_COMMAND):
+        """One step toward rest (no or a stale command): decelerate at the limits."""
+        return self._finish(np.asarray(q, dtype=float), np.zeros(self.model.nq), 1.0, status,
+                            self.condition)
+
+    def _finish(self, q, target, scale, status, kappa):
+        """Stages 4-7 of the law, the position output and the state update."""
+        m, dt = self.model, self.period
+        s = uniform_scale(target, -self.velocity_limits, self.velocity_limits)
+        target = target * s
+        if self.smoothing > 0:
+            self._filtered += (1.0 - np.exp(-dt / self.smoothing)) * (target - self._filtered)
+            target = self._filtered
+        else:
+            self._filtered = target
+        step = target - self.velocities
+        k = uniform_scale(step, -self.acceleration_limits * dt, self.acceleration_limits * dt)
+        qd = self.velocities + k * step
+        lo, hi = joint_limit_bounds(q, m.lower, m.upper, self.margin, self.acceleration_limits,
+                                    dt)
+        limit = uniform_scale(qd, lo, hi)
+        if limit < 1.0 and (status == Status.NO_WARNING or limit == 0.0):
+            status = (Status.HALT_FOR_JOINT_LIMIT if limit == 0.0 else
+                      Status.DECELERATE_FOR_JOINT_LIMIT)
+        qd = qd * limit
+        if self.positions is None or np.max(np.abs(self.positions - q)) > \
+                self.reference_tolerance:
+            self.positions = q.copy()
+        self.positions = self.positions + qd * dt
+        self.velocities = qd
+        self.status, self.condition = status, kappa
+        return ServoOutput(qd.copy(), self.positions.copy(), status, kappa, scale * s * limit)
