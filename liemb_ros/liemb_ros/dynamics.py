@@ -66,6 +66,8 @@ _EYE4.setflags(write=False)
 _F64 = np.dtype(np.float64)
 _NO_FEXT = np.zeros((0, 6))
 _NO_FEXT.setflags(write=False)
+_NO_ARM = np.zeros(0)
+_NO_ARM.setflags(write=False)
 
 OK = 0
 BAD_Q = 1
@@ -978,12 +980,13 @@ def _coriolis_batch(dyn, Q, QD, base):
 
 # --------------------------------------------------------------------------- ABA
 @njit(cache=True)
-def _aba(dyn, q, qd, tau, base, fext, lk, qdd, work):
+def _aba(dyn, q, qd, tau, base, fext, lk, qdd, work, arm):
     """
     Articulated-body forward dynamics in body-fixed form; return a status code.
 
     A status ``SINGULAR + 1 + b`` names the body ``b`` whose articulated inertia is
-    singular (``SINGULAR``: the floating base).
+    singular (``SINGULAR``: the floating base).  ``arm``: armature (rotor inertia) per
+    joint coordinate (nq,) added to each pivot ``D`` (``M + diag(arm)``), or empty: none.
 
     Pass 1: ``V_i``, bias acceleration ``c_i = [V_i, X_i θ̇_i]``, bias wrench
     ``p_i = -ad_{V_i}ᵀ M_i V_i - W_i^app``.  Pass 2 (leaves to root):
@@ -1033,6 +1036,8 @@ def _aba(dyn, q, qd, tau, base, fext, lk, qdd, work):
         _mat6_vec(Mi, X[i], U[s])
         m = q_mult[i]
         D = m * m * _dot6(X[i], U[s])
+        if arm.shape[0] > 0:
+            D += arm[q_index[i]]
         if not D > tol:
             return SINGULAR + 1 + i
         for r in range(6):
@@ -1133,14 +1138,20 @@ def _aba_work(nb):
 @njit(cache=True)
 def _aba_into(ki, kf, q, qd, tau, base, fext, qdd):
     dyn, lk = _unpack_dyn(ki, kf)
-    return _aba(dyn, q, qd, tau, base, fext, lk, qdd, _aba_work(ki[0]))
+    return _aba(dyn, q, qd, tau, base, fext, lk, qdd, _aba_work(ki[0]), _NO_ARM)
 
 
 @njit(cache=True)
-def _aba_batch(dyn, Q, QD, TAU, base, fext, lk, out):
+def _aba_arm_into(ki, kf, q, qd, tau, base, fext, qdd, arm):
+    dyn, lk = _unpack_dyn(ki, kf)
+    return _aba(dyn, q, qd, tau, base, fext, lk, qdd, _aba_work(ki[0]), arm)
+
+
+@njit(cache=True)
+def _aba_batch(dyn, Q, QD, TAU, base, fext, lk, out, arm):
     work = _aba_work(dyn[0].shape[0])
     for k in range(Q.shape[0]):
-        st = _aba(dyn, Q[k], QD[k], TAU[k], base[k], fext[k], lk, out[k], work)
+        st = _aba(dyn, Q[k], QD[k], TAU[k], base[k], fext[k], lk, out[k], work, arm)
         if st != OK:
             if st < SINGULAR:
                 _raise(st)
@@ -1316,7 +1327,7 @@ def _owner_bodies(model):
     return owner
 
 
-def mass_matrix(model, q, base_pose=None, out=None):
+def mass_matrix(model, q, base_pose=None, out=None, armature=None):
     """
     Joint-space mass matrix ``M(q) = Jᵀ M^b J`` (seed 002 (81)), (nv, nv) or (B, nv, nv).
 
@@ -1324,7 +1335,16 @@ def mass_matrix(model, q, base_pose=None, out=None):
     has massless leaves.  Floating base: rows/columns 0-5 are the base body twist.
     ``out``: an array of the result's shape to write into instead of a new one (repeated
     large batches; see :func:`~liemb_ros.kinematics.forward_kinematics`).
+    ``armature``: (nq,) rotor inertias [kg m² or kg] added to the joints' diagonal,
+    ``M + diag(0_6, armature)`` (Pinocchio's ``model.armature``; see :func:`singular_joints`).
     """
+    if armature is not None:
+        arm = _armature(model, armature)
+        M = mass_matrix(model, q, base_pose=base_pose, out=out)
+        a = model.nv - model.nq
+        idx = np.arange(a, model.nv)
+        M[..., idx, idx] += arm
+        return M
     q, batched = _as_batch(model, q, model.nq, 'q')
     if not batched:
         out = _out(out, (model.nv, model.nv))
@@ -1389,7 +1409,8 @@ def _singular(model, st):
                       'its joint); the mass matrix is not invertible')
 
 
-def forward_dynamics(model, q, qd, tau, f_ext=None, base_pose=None, method='aba'):
+def forward_dynamics(model, q, qd, tau, f_ext=None, base_pose=None, method='aba',
+                     armature=None):
     """
     Joint accelerations ``q̈ = M^-1 (τ - C q̇ - g + Σ J_lᵀ f_l)``, shape (nv,) or (B, nv).
 
@@ -1398,28 +1419,38 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, base_pose=None, method='aba'
     (used automatically when mimic coupling makes two bodies share a coordinate).
     Floating base: ``qdd[:6]`` is the derivative of the base body twist, ``tau[:6]``
     the base wrench (zero for an unactuated base).  Raises ValueError for a singular
-    mass matrix (massless leaf), wrong shapes or NaN/inf.
+    mass matrix (massless leaf), wrong shapes or NaN/inf.  ``armature``: (nq,) rotor
+    inertias added to the joints' diagonal, ``(M + diag(0_6, armature)) q̈ = …``, in the
+    ABA as an addition to each joint's pivot ``D_i = S_iᵀ I^A_i S_i + armature_i`` (as
+    Pinocchio's ``aba`` with ``model.armature``); it regularises massless leaves.
     """
     if method not in ('aba', 'cholesky'):
         raise ValueError(f"unknown method {method!r}; expected 'aba' or 'cholesky'")
     (q, qd, tau), B = _states(model, q, (('qd', qd), ('tau', tau)))
+    arm = None if armature is None else _armature(model, armature)
     if method == 'cholesky' or model.shared_coordinates:
-        return _fd_cholesky(model, q, qd, tau, f_ext, base_pose, B)
+        return _fd_cholesky(model, q, qd, tau, f_ext, base_pose, B, arm)
     if B is None:
         qdd = np.empty(model.nv)
-        st = _fast(model, ('aba', base_pose is None, f_ext is None), _aba_into,
-                   (model.packed_int, model.packed_float, q, qd, tau,
-                    _EYE4 if base_pose is None else _base(model, base_pose, None),
-                    _NO_FEXT if f_ext is None else _fext(model, f_ext, None), qdd))
+        base = _EYE4 if base_pose is None else _base(model, base_pose, None)
+        fext = _NO_FEXT if f_ext is None else _fext(model, f_ext, None)
+        if arm is None:
+            st = _fast(model, ('aba', base_pose is None, f_ext is None), _aba_into,
+                       (model.packed_int, model.packed_float, q, qd, tau, base, fext, qdd))
+        else:
+            st = _fast(model, ('aba_arm', base_pose is None, f_ext is None), _aba_arm_into,
+                       (model.packed_int, model.packed_float, q, qd, tau, base, fext, qdd,
+                        arm))
     else:
         qdd, st = _aba_batch(_dyn(model), q, qd, tau, _base(model, base_pose, B),
-                             _fext(model, f_ext, B), _lk(model), np.empty((B, model.nv)))
+                             _fext(model, f_ext, B), _lk(model), np.empty((B, model.nv)),
+                             _NO_ARM if arm is None else arm)
     if st:
         _check(model, st)
     return qdd
 
 
-def forward_dynamics_function(model):
+def forward_dynamics_function(model, armature=None):
     """
     Return ``fd(q, qd, tau, base_pose=None) -> qdd`` bound to ``model``, for inner loops.
 
@@ -1429,11 +1460,23 @@ def forward_dynamics_function(model):
     ``base_pose`` a (4, 4) float64 pose or None.  NaN/inf input and a singular
     articulated inertia still raise ValueError (checked inside the kernel).  Models whose
     bodies share coordinates (coupled mimic joints) get :func:`forward_dynamics` itself.
+    ``armature``: (nq,) rotor inertias, as in :func:`forward_dynamics`.
     """
+    arm = None if armature is None else _armature(model, armature)
     if model.shared_coordinates:
         return lambda q, qd, tau, base_pose=None: forward_dynamics(model, q, qd, tau,
-                                                                   base_pose=base_pose)
+                                                                   base_pose=base_pose,
+                                                                   armature=arm)
     ki, kf, nv = model.packed_int, model.packed_float, model.nv
+    if arm is not None:
+        def fd_arm(q, qd, tau, base_pose=None):
+            qdd = np.empty(nv)
+            st = _aba_arm_into(ki, kf, q, qd, tau, _EYE4 if base_pose is None else base_pose,
+                               _NO_FEXT, qdd, arm)
+            if st:
+                _check(model, st)
+            return qdd
+        return fd_arm
 
     def fd(q, qd, tau, base_pose=None):
         qdd = np.empty(nv)
@@ -1445,11 +1488,11 @@ def forward_dynamics_function(model):
     return fd
 
 
-def _fd_cholesky(model, q, qd, tau, f_ext, base_pose, B):
+def _fd_cholesky(model, q, qd, tau, f_ext, base_pose, B, arm=None):
     if not np.all(np.isfinite(tau)):
         raise ValueError('tau contains NaN or inf')
     bias = inverse_dynamics(model, q, qd, np.zeros_like(tau), f_ext=f_ext, base_pose=base_pose)
-    M = mass_matrix(model, q, base_pose=base_pose)
+    M = mass_matrix(model, q, base_pose=base_pose, armature=arm)
     try:
         L = np.linalg.cholesky(M)
     except np.linalg.LinAlgError:
@@ -1461,5 +1504,41 @@ def _fd_cholesky(model, q, qd, tau, f_ext, base_pose, B):
     return np.linalg.solve(np.swapaxes(L, -1, -2), y)[..., 0]
 
 
+def _armature(model, armature):
+    """``armature`` (scalar or (nq,)) as a canonical, finite, non-negative (nq,) array."""
+    arm = np.array(np.broadcast_to(np.asarray(armature, dtype=float), (model.nq,)),
+                   dtype=_F64, order='C')
+    if not (np.all(np.isfinite(arm)) and np.all(arm >= 0)):
+        raise ValueError('armature must be finite and non-negative')
+    return arm
+
+
+def singular_joints(model, q, base_pose=None, armature=None, rtol=1e-9):
+    """
+    Return the indices of the joints whose articulated inertia vanishes at ``q``.
+
+    The pivots of ``M + diag(armature)`` eliminated from the last coordinate to the first
+    (leaves first, the ``U D Uᵀ`` factorisation whose pivots are the ABA's
+    ``D_i = S_iᵀ I^A_i S_i``) are compared with ``rtol · max_i M_ii``: a joint at or below
+    it carries no inertia (a massless leaf, or a subtree without inertia about the joint
+    axis) and makes ``M`` singular or numerically so.  Each is given its armature in turn
+    (elimination continues with the regularised pivot), so the result is the set of
+    joints that :func:`forward_dynamics` needs an armature at.  ``armature`` here is only
+    what is already there.  Returns an int array (joint indices 0..nq-1).
+    """
+    M = mass_matrix(model, q, base_pose=base_pose, armature=armature).copy()
+    a = model.nv - model.nq
+    tol = rtol * max(float(np.max(np.diag(M)[a:], initial=0.0)), 1e-300)
+    found = []
+    for k in range(model.nv - 1, -1, -1):
+        d = M[k, k]
+        if k >= a and not d > tol:
+            found.append(k - a)
+            d = M[k, k] = max(d, 0.0) + tol if tol > 0 else 1.0
+        if d > 0:
+            M[:k, :k] -= np.outer(M[:k, k], M[k, :k]) / d
+    return np.array(sorted(found), dtype=np.int64)
+
+
 __all__ = ['FORMS', 'inverse_dynamics', 'gravity_torques', 'joint_wrenches', 'mass_matrix',
-           'mass_matrix_derivative', 'coriolis_matrix', 'forward_dynamics']
+           'mass_matrix_derivative', 'coriolis_matrix', 'forward_dynamics', 'singular_joints']

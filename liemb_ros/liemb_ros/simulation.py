@@ -19,10 +19,25 @@ applied joint torques and viscous joint damping, in one of two sets of coordinat
     coordinates are recovered from the body poses; the per-joint constraint violation is
     reported.
 
+Joint damping in joint coordinates (``damping_method``): URDF damping on light links can
+have time constants ``M_ii/d_i`` far below the step (``dt · λ_max(M⁻¹D)`` up to 2000 in
+example-robot-data), where any explicit tableau diverges within milliseconds.  Then
+(``'auto'``: when ``dt · λ_max`` at ``q0`` exceeds a fifth of the tableau's stability
+limit) the step is the linearly implicit Rosenbrock W-method ROS2 with the Jacobian of the
+damping and the kinematics, ``J = [[0, I], [0, -M⁻¹D]]``: one Cholesky factor of
+``M + γ dt D`` per step, two ABA calls; order 2, L-stable in the damping, so an overdamped
+joint creeps at ``τ/d`` as it should.  Otherwise the damping stays in the explicit RKMK
+right-hand side (order 4 for RK4, bit for bit the undamped path).  Massless bodies get an
+armature (``armature='auto'``, :class:`Simulator`).
+
 The work done by the applied torques and the damping, ``W = ∫ q̇ᵀ(τ - D q̇) dt``, is
 integrated with the state by the same scheme in joint coordinates, so
 ``energy_balance_error = E - E0 - W`` measures the integration error alone (zero up to
-the scheme's order).  In absolute coordinates the damping torque ``-D q̇`` is evaluated
+the scheme's order).  With the implicit method a stiff transient (a velocity that the
+damping stops well within one step: a nonzero initial joint velocity or a torque jump on
+a joint with ``M_ii/d_i ≪ dt``) is not resolved in time: its dissipation is
+over-counted, by up to ``dt · λ`` times the transient's kinetic energy, and shows in the
+balance.  In absolute coordinates the damping torque ``-D q̇`` is evaluated
 at the start of each step (held over the step, first order) and ``W`` by the trapezoidal
 rule; use them for the constraint-violation study, joint coordinates for accuracy.  A state that
 becomes non-finite, or an energy balance that is off by more than ``max_energy_error``
@@ -30,19 +45,36 @@ becomes non-finite, or an energy balance that is off by more than ``max_energy_e
 state in place.
 """
 import time
+import warnings
 
 import numpy as np
+from numba import njit
 
-from .dynamics import forward_dynamics_function, mass_matrix
+from .dynamics import forward_dynamics_function, mass_matrix, singular_joints
 from .integrators import TABLEAUS, SE3, IntegrationError, Product, Stepper, Vector
 from .kinematics import body_poses
 
 COORDINATES = ('joint', 'absolute')
 UPDATES = ('se3', 'so3r3', 'tailored')
+DAMPING_METHODS = ('auto', 'explicit', 'implicit')
+
+#: ``armature='auto'``: joints without inertia get this fraction of ``max_i M_ii(q0)``
+AUTO_ARMATURE = 1e-4
+#: ``damping_method='auto'`` is implicit when ``dt · λ_max(M⁻¹D)`` exceeds this fraction of the
+#: tableau's stability limit on the negative real axis (at ``q0``, and checked again every
+#: 100 steps along the motion)
+STIFF_FRACTION = 0.85
+#: ``|R(-x)| <= 1`` for ``0 <= x <= limit``: stability interval of each explicit tableau
+STABILITY_LIMIT = {'euler': 2.0, 'heun': 2.0, 'midpoint': 2.0, 'rk3': 2.5127,
+                   'rk4': 2.7853, 'rk38': 2.7853}
 
 
 class SimulationError(RuntimeError):
     """The simulation diverged (the message says why); the last good state is kept."""
+
+
+class SimulationWarning(UserWarning):
+    """The model was regularised to be simulated (armature added to massless joints)."""
 
 
 #: fixed-step explicit tableaus the Simulator accepts (names of integrators.TABLEAUS)
@@ -62,15 +94,18 @@ def com_moments(model):
     return m, mc
 
 
-def mechanical_energy(model, q, qd, base_pose=None):
+def mechanical_energy(model, q, qd, base_pose=None, armature=None):
     """
     Return ``(T, U)``: kinetic energy ``½ q̇ᵀ M(q) q̇`` and gravity potential [J].
 
     ``U = -Σ_i m_i gᵀ r_i`` over all bodies (and the floating base), ``r_i`` the world
-    position of the body's centre of mass, ``g = model.gravity``.
+    position of the body's centre of mass, ``g = model.gravity``.  ``armature`` (nq,):
+    rotor inertias, whose kinetic energy ``½ Σ_j a_j q̇_j²`` is part of ``T``.
     """
     q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
     T = 0.5 * qd @ mass_matrix(model, q, base_pose=base_pose) @ qd
+    if armature is not None:
+        T += 0.5 * float(np.asarray(armature) @ qd[model.nv - model.nq:] ** 2)
     m, mc = com_moments(model)
     Cs = body_poses(model, q, base_pose=base_pose)
     first = np.einsum('bij,bj->i', Cs[:, :3, :3], mc) + m @ Cs[:, :3, 3]
@@ -130,6 +165,25 @@ class Simulator:
         attached to the ground by a joint, SO(3)xR3 for the others (seed 001).
     damping : None, float or (nq,) array
         Viscous joint damping [N m s/rad or N s/m]; None: the URDF ``<dynamics damping>``.
+    damping_method : ``'auto'`` | ``'explicit'`` | ``'implicit'``
+        Joint coordinates: how the damping torque ``-D q̇`` is integrated (module
+        docstring).  ``'explicit'``: inside the Runge-Kutta right-hand side (the tableau's
+        order; unstable once ``dt · λ_max(M⁻¹D)`` passes the tableau's stability limit,
+        2.785 for RK4).  ``'implicit'``: the linearly implicit Rosenbrock method ROS2 with
+        the damping Jacobian (order 2, L-stable in the damping: stable and right in the
+        overdamped limit for any damping; ``integrator`` is then not used).  ``'auto'``:
+        ``'implicit'`` when ``dt · λ_max`` exceeds :data:`STIFF_FRACTION` of the tableau's
+        limit at ``q0`` or, checked every 100 steps, later (the switch is kept until
+        :meth:`reset`), else ``'explicit'``.  The choice is ``self.damping_method``;
+        ``self.damping_stiffness`` is ``dt · λ_max`` at ``q0``.
+    armature : ``'auto'``, float or (nq,) array
+        Rotor inertia added to each joint's diagonal of the mass matrix, ``M + diag(a)``
+        [kg m² or kg] (Pinocchio's ``model.armature``, MuJoCo's ``armature``).
+        ``'auto'``: zero, except at joints that carry no inertia at ``q0`` (massless
+        leaves: :func:`~liemb_ros.dynamics.singular_joints`), which get
+        :data:`AUTO_ARMATURE` ``· max_j M_jj(q0)``, with a warning naming them.  With
+        an explicit armature that leaves such joints, the constructor raises ValueError
+        naming them.  Joint coordinates only.  ``self.armature`` is the one in use.
     q0, qd0, base_pose : arrays, optional
         Initial joint positions (nq,), generalized velocity (nv,) and, for a floating base,
         the base pose (4, 4); defaults: neutral, rest, identity.
@@ -140,7 +194,7 @@ class Simulator:
 
     def __init__(self, model, *, dt=1e-3, integrator='rk4', coordinates='joint',
                  update='tailored', damping=None, q0=None, qd0=None, base_pose=None,
-                 max_energy_error=0.5):
+                 max_energy_error=0.5, damping_method='auto', armature='auto'):
         if integrator not in INTEGRATORS:
             raise ValueError(f'unknown integrator {integrator!r}; expected one of '
                              f'{", ".join(INTEGRATORS)}')
@@ -151,6 +205,9 @@ class Simulator:
             raise ValueError(f'unknown update {update!r}; expected one of {", ".join(UPDATES)}')
         if not (np.isfinite(dt) and dt > 0):
             raise ValueError(f'dt must be a positive number of seconds, got {dt!r}')
+        if damping_method not in DAMPING_METHODS:
+            raise ValueError(f'unknown damping_method {damping_method!r}; expected one of '
+                             f'{", ".join(DAMPING_METHODS)}')
         self.model = model
         self.dt = float(dt)
         self.integrator = integrator
@@ -172,10 +229,67 @@ class Simulator:
         else:
             C = None
         self._base0 = C
+        self.armature = self._armature(armature)
+        self.damping_method, self.damping_stiffness = 'explicit', 0.0
+        if coordinates == 'joint' and np.any(self.damping > 0):
+            self.damping_stiffness = self.dt * damping_rate_max(
+                model, self.damping, self._q0, self._base0, self.armature)
+            self._stiff_limit = STIFF_FRACTION * STABILITY_LIMIT[integrator]
+            self.damping_method = (damping_method if damping_method != 'auto' else
+                                   'implicit' if self.damping_stiffness > self._stiff_limit
+                                   else 'explicit')
+        self._auto = (damping_method == 'auto' and self.damping_method == 'explicit'
+                      and self.damping_stiffness > 0)
+        self._method0 = self.damping_method
         self._tau = np.zeros(model.nq)
         self._backend = (_JointCoordinates(self) if coordinates == 'joint'
                          else _AbsoluteCoordinates(self))
         self.reset()
+
+    def _armature(self, armature):
+        """Resolve the ``armature`` argument: None (none at all) or the (nq,) array in use."""
+        m = self.model
+        auto = isinstance(armature, str)
+        if auto and armature != 'auto':
+            raise ValueError(f"armature must be 'auto', a number or an (nq,) array, got "
+                             f'{armature!r}')
+        arm = np.zeros(m.nq) if auto else np.array(
+            np.broadcast_to(np.asarray(armature, dtype=float), (m.nq,)))
+        if not (np.all(np.isfinite(arm)) and np.all(arm >= 0)):
+            raise ValueError('armature must be finite and non-negative')
+        bad = singular_joints(m, self._q0, base_pose=self._base0, armature=arm)
+        if auto:   # massless bodies: singular at q0 or, gimbal-like, elsewhere
+            massless = np.flatnonzero(~np.any(m.inertia.reshape(m.nb, 36), axis=1))
+            bad = np.union1d(bad, m.q_index[massless]).astype(np.int64)
+        if len(bad) and (not auto or self.coordinates != 'joint'):
+            raise ValueError(
+                f'{m.name}: the joints {_names(m, bad)} carry no inertia at q0 (massless '
+                'bodies): the mass matrix is singular and the accelerations undefined; give '
+                "them a rotor inertia (armature='auto' or armature=array), joint coordinates")
+        if len(bad):
+            M = mass_matrix(m, self._q0, base_pose=self._base0)
+            a = m.nv - m.nq
+            value = AUTO_ARMATURE * float(np.max(np.diag(M)[a:]))
+            arm[bad] = value
+            warnings.warn(f'{m.name}: joints {_names(m, bad)} carry no inertia (massless '
+                          f'bodies); armature {value:.3g} added to each (armature=auto)',
+                          SimulationWarning, stacklevel=3)
+        return arm if np.any(arm > 0) else None
+
+    def _set_method(self, method):
+        self.damping_method = method
+        if self.coordinates == 'joint':
+            self._backend.implicit = method == 'implicit'
+
+    def _recheck_stiffness(self):
+        """'auto': switch to the implicit method once the damping became stiff along the way."""
+        if not self._auto or self.damping_method == 'implicit':
+            return
+        stiff = self.dt * damping_rate_max(self.model, self.damping, self.q, self.base_pose,
+                                           self.armature)
+        self.damping_stiffness = max(self.damping_stiffness, stiff)
+        if stiff > self._stiff_limit:
+            self._set_method('implicit')
 
     # -- state ------------------------------------------------------------------------------
     def reset(self):
@@ -183,11 +297,15 @@ class Simulator:
         self.t = 0.0
         self.steps = 0
         self.wall_time = 0.0
+        self._set_method(self._method0)
         self._backend.set_state(self._q0, self._qd0, self._base0)
         self.work = 0.0
         self._read()
-        self.E0 = sum(mechanical_energy(self.model, self.q, self.qd, self.base_pose))
-        self._U0 = mechanical_energy(self.model, self.q, self.qd, self.base_pose)[1]
+        self.E0 = sum(self._energy())
+        self._U0 = self._energy()[1]
+
+    def _energy(self):
+        return mechanical_energy(self.model, self.q, self.qd, self.base_pose, self.armature)
 
     def _read(self):
         self.q, self.qd, self.base_pose, self.work = self._backend.get_state()
@@ -252,7 +370,8 @@ class Simulator:
                                   f'(step dt = {self.dt} s too large, or torques too big?)')
         if self.steps % 100 == 0:
             self._read()
-            T, U = mechanical_energy(self.model, self.q, self.qd, self.base_pose)
+            self._recheck_stiffness()
+            T, U = self._energy()
             err = T + U - self.E0 - self.work
             scale = 1.0 + abs(T) + abs(U - self._U0) + abs(self.work)
             if abs(err) > self.max_energy_error * scale:
@@ -268,7 +387,7 @@ class Simulator:
         momentum, ``real_time_factor`` (sim seconds per wall second spent in
         :meth:`step`) and, in absolute coordinates, ``constraint_violation`` per joint.
         """
-        T, U = mechanical_energy(self.model, self.q, self.qd, self.base_pose)
+        T, U = self._energy()
         out = {'t': self.t, 'steps': self.steps, 'kinetic': T, 'potential': U,
                'energy': T + U, 'work': self.work,
                'energy_balance_error': T + U - self.E0 - self.work,
@@ -295,6 +414,13 @@ class Simulator:
             qs.append(self.q.copy())
             qds.append(self.qd.copy())
         return np.array(ts), np.array(qs), np.array(qds)
+
+
+def _names(model, idx, most=6):
+    """Joint names of ``idx`` for a message, at most ``most`` of them and a count."""
+    names = [model.joint_names[i] for i in idx]
+    more = f' and {len(names) - most} more' if len(names) > most else ''
+    return ', '.join(names[:most]) + more
 
 
 def _vector(x, n, name):
@@ -326,7 +452,11 @@ class _JointCoordinates:
         self.stepper = Stepper(self.space, self._f, TABLEAUS[sim.integrator])
         self.y = np.zeros(self.space.size)
         self._tau = np.zeros(m.nv)
-        self._fd = forward_dynamics_function(m)
+        self._fd = forward_dynamics_function(m, sim.armature)
+        self.implicit = sim.damping_method == 'implicit'
+        damped = np.flatnonzero(sim.damping > 0)
+        self._P = (m.nv - m.nq + damped).astype(np.int64)   # damped entries of V
+        self._d = np.ascontiguousarray(sim.damping[damped])
         self._a = a = 6 if m.floating else 0
         o, nq, nv = self.o, m.nq, m.nv
         self._sq, self._sv = slice(o, o + nq), slice(o + nq, o + nq + nv)
@@ -373,12 +503,129 @@ class _JointCoordinates:
 
     def advance(self, t, h):
         try:
-            self.y = self.stepper.step(t, self.y, h)
+            if self.implicit:
+                self._ros2(t, h)
+            else:
+                self.y = self.stepper.step(t, self.y, h)
         except IntegrationError as exc:
             raise ValueError(str(exc)) from None
 
+    def _ros2(self, t, h):
+        """
+        One step of ROS2 with the damping Jacobian ``J = [[0, I], [0, -M⁻¹D]]``.
+
+        ``(I - γ h J) k_1 = f(y)``, ``(I - γ h J) k_2 = f(y exp(h k_1)) - 2 k_1``,
+        ``y ← y exp(h (3/2 k_1 + 1/2 k_2))``, ``γ = 1 + 1/√2``: order 2 for any ``J`` (a
+        W-method), L-stable for the linear damping.  ``J`` holds the damping and the
+        kinematics ``q̇ = V`` (its ``q``/base rows: a velocity the damping stops within the
+        step moves nothing); not the other forces' derivatives (the method's order does not
+        need them).  The work ``W`` has no Jacobian row: ``W ← W + h/2 (P(y) + P(y_2))``.
+        The floating base moves on SE(3) by the exponential (an order-2 RKMK update needs
+        no dexp⁻¹ correction).
+        """
+        y, space, g = self.y, self.space, _ROS2_GAMMA * h
+        base = y[:16].reshape(4, 4) if self.o else None
+        M = mass_matrix(self.model, y[self._sq], base_pose=base, armature=self.sim.armature)
+        L = _damped_cholesky(M, self._P, self._d, g)
+        if L is None:
+            raise ValueError('the mass matrix is not positive definite')
+        k1 = self._f(t, y)
+        self._w_solve(L, g, k1)
+        y2 = space.exp_mul(y, h * k1)
+        k2 = self._f(t + h, y2)
+        k2 -= 2.0 * k1
+        self._w_solve(L, g, k2)
+        y1 = space.exp_mul(y, h * (1.5 * k1 + 0.5 * k2))
+        if not np.all(np.isfinite(y1)):
+            raise IntegrationError(f'non-finite state after the step at t={t:g} (h={h:g})')
+        self.y = y1
+
+    def _w_solve(self, L, g, k):
+        """``k ← (I - g J)⁻¹ k``: ``k_V ← k_V - g (M + g D)⁻¹ D k_V``, ``k_q ← k_q + g k_V``."""
+        v = k[self._ov]
+        _w_solve(L, self._P, self._d, g, v)
+        k[:self._ov.start] += g * v
+
     def extra_diagnostics(self):
         return {}
+
+
+def damping_rate_max(model, damping, q, base_pose=None, armature=None):
+    """
+    Return the fastest damping rate ``λ_max(M⁻¹D)`` [1/s] at ``q`` (``inf``: M singular).
+
+    ``D = diag(0_6, damping)``; with ``W = (M⁻¹)_PP`` on the damped joints ``P``,
+    ``λ(M⁻¹D) = λ(d^½ W d^½)`` (a symmetric matrix).  An explicit tableau is stable on the
+    damping alone while ``dt · λ_max`` stays below its :data:`STABILITY_LIMIT`.
+    """
+    d = np.asarray(damping, dtype=float)
+    damped = np.flatnonzero(d > 0)
+    if not len(damped):
+        return 0.0
+    M = mass_matrix(model, q, base_pose=base_pose, armature=armature)
+    P = model.nv - model.nq + damped
+    sd = np.sqrt(d[damped])
+    E = np.zeros((M.shape[0], len(P)))
+    E[P, np.arange(len(P))] = sd
+    try:
+        Y = np.linalg.solve(M, E)
+    except np.linalg.LinAlgError:
+        return np.inf
+    S = Y[P] * sd[:, None]
+    return float(np.linalg.eigvalsh(0.5 * (S + S.T))[-1])
+
+
+@njit(cache=True)
+def _w_solve(L, P, d, g, v):
+    """``v ← v - g (M + g D)⁻¹ D v`` in place, ``L`` the Cholesky factor of ``M + g D``."""
+    r = np.zeros(v.shape[0])
+    for j in range(P.shape[0]):
+        r[P[j]] = d[j] * v[P[j]]
+    _cho_solve(L, r)
+    for i in range(v.shape[0]):
+        v[i] -= g * r[i]
+
+
+#: ROS2's γ (Verwer, Spee, Blom & Hundsdorfer 1999): L-stable, order 2 for any Jacobian
+_ROS2_GAMMA = 1.0 + 1.0 / np.sqrt(2.0)
+
+
+@njit(cache=True)
+def _damped_cholesky(M, P, d, g):
+    """Lower Cholesky factor of ``M + g diag_P(d)``, or None if not positive definite."""
+    n = M.shape[0]
+    L = M.copy()
+    for j in range(P.shape[0]):
+        L[P[j], P[j]] += g * d[j]
+    for c in range(n):
+        sm = L[c, c]
+        for k in range(c):
+            sm -= L[c, k] * L[c, k]
+        if not sm > 0.0:
+            return None
+        L[c, c] = np.sqrt(sm)
+        for r in range(c + 1, n):
+            sm = L[r, c]
+            for k in range(c):
+                sm -= L[r, k] * L[c, k]
+            L[r, c] = sm / L[c, c]
+    return L
+
+
+@njit(cache=True)
+def _cho_solve(L, b):
+    """Solve ``L Lᵀ x = b`` in place of ``b``."""
+    n = b.shape[0]
+    for r in range(n):
+        sm = b[r]
+        for k in range(r):
+            sm -= L[r, k] * b[k]
+        b[r] = sm / L[r, r]
+    for r in range(n - 1, -1, -1):
+        sm = b[r]
+        for k in range(r + 1, n):
+            sm -= L[k, r] * b[k]
+        b[r] = sm / L[r, r]
 
 
 class _AbsoluteCoordinates:
