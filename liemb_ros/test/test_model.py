@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 import liemb_ros as lm
 from liemb_ros.model import random_model
 from liemb_ros.model.synthetic import random_pose
-from conftest import SWAP, erd_path, erd_robots_dir
+from conftest import SWAP, URDF_DIR, erd_path, erd_robots_dir
 
 LIMIT = '<limit lower="-1" upper="1" effort="1" velocity="1"/>'
 INERTIAL = ('<inertial><mass value="1"/>'
@@ -237,3 +237,22 @@ def _Ad(C):
     R, r = C[:3, :3], C[:3, 3]
     h = np.array([[0, -r[2], r[1]], [r[2], 0, -r[0]], [-r[1], r[0], 0]])
     return np.block([[R, np.zeros((3, 3))], [h @ R, R]])
+
+
+def test_model_cannot_drift_and_replace_builds_a_new_one():
+    """Every array read-only (gravity included); replace() gives a new model, single = batch."""
+    model = lm.load_urdf(os.path.join(URDF_DIR, 'liemb_arm7.urdf'))
+    for name, value in vars(model).items():
+        if isinstance(value, np.ndarray):
+            assert not value.flags.writeable, name
+    with pytest.raises(ValueError):
+        model.gravity[:] = (0.0, 0.0, -1.62)
+    moon = model.replace(gravity=(0.0, 0.0, -1.62))
+    q = model.random_configuration(3, size=4)
+    g_earth, g_moon = lm.gravity_torques(model, q), lm.gravity_torques(moon, q)
+    np.testing.assert_allclose(g_moon, g_earth * (1.62 / 9.81), rtol=1e-12, atol=1e-14)
+    for k in range(len(q)):   # a single call reads the same model as the batch
+        np.testing.assert_array_equal(lm.gravity_torques(moon, q[k]), g_moon[k])
+    np.testing.assert_array_equal(model.gravity, (0.0, 0.0, -9.81))
+    with pytest.raises(ValueError, match='unknown'):
+        model.replace(colour='red')

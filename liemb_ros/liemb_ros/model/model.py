@@ -197,10 +197,13 @@ class Model:
         self.packed_int.setflags(write=False)
         self.packed_float.setflags(write=False)
         self.shared_coordinates = len(set(self.q_index.tolist())) != nb  # coupled mimic joints
+        # read-only, every one: single calls read copies packed above, batches the arrays
+        # themselves; a writable array would let the two drift apart (use replace())
         for arr in (self.parent, self.kind, self.S_parent, self.S_child, self.JX,
                     self.inertia, self.base_inertia, self.q_index, self.q_mult, self.q_offset,
                     self.link_body, self.link_offset, self.A_rel, self.X, self.A, self.Y,
-                    self.lower, self.upper, self.support):
+                    self.lower, self.upper, self.velocity_limit, self.effort_limit,
+                    self.damping, self.friction, self.gravity, self.support):
             arr.setflags(write=False)
 
     def __getstate__(self):
@@ -262,17 +265,33 @@ class Model:
         inertia[body] = transform_inertia(inertia[body], Si)
         for l_ in np.nonzero(self.link_body == body)[0]:
             offsets[l_] = Si @ offsets[l_]
-        return Model(name=self.name, source=self.source, body_names=self.body_names,
-                     parent=self.parent, kind=self.kind, S_parent=S_parent, S_child=S_child,
-                     JX=self.JX, inertia=inertia, base_inertia=self.base_inertia,
-                     joint_names=self.joint_names, q_index=self.q_index, q_mult=self.q_mult,
-                     q_offset=self.q_offset, link_names=self.link_names,
-                     link_body=self.link_body, link_offset=offsets, floating=self.floating,
-                     root_link=self.root_link, base_link=self.base_link, lower=self.lower,
-                     upper=self.upper, velocity_limit=self.velocity_limit,
-                     effort_limit=self.effort_limit, damping=self.damping,
-                     friction=self.friction, gravity=self.gravity, mimic=self.mimic,
-                     body_joint_type=self.body_joint_type, link_parent=self.link_parent)
+        return self.replace(S_parent=S_parent, S_child=S_child, inertia=inertia,
+                            link_offset=offsets)
+
+    def replace(self, **changes):
+        """
+        Return a new model with some construction arguments changed; this one is unchanged.
+
+        E.g. ``model.replace(gravity=(0, 0, -1.62))`` (the Moon), ``damping=...``,
+        ``effort_limit=...``.  Every derived array is rebuilt from the new arguments.
+        """
+        args = dict(
+            name=self.name, source=self.source, body_names=self.body_names,
+            parent=self.parent, kind=self.kind, S_parent=self.S_parent, S_child=self.S_child,
+            JX=self.JX, inertia=self.inertia, base_inertia=self.base_inertia,
+            joint_names=self.joint_names, q_index=self.q_index, q_mult=self.q_mult,
+            q_offset=self.q_offset, link_names=self.link_names, link_body=self.link_body,
+            link_offset=self.link_offset, floating=self.floating, root_link=self.root_link,
+            base_link=self.base_link, lower=self.lower, upper=self.upper,
+            velocity_limit=self.velocity_limit, effort_limit=self.effort_limit,
+            damping=self.damping, friction=self.friction, gravity=self.gravity,
+            mimic=self.mimic, body_joint_type=self.body_joint_type,
+            link_parent=self.link_parent)
+        unknown = set(changes) - set(args)
+        if unknown:
+            raise ValueError(f'Model.replace: unknown argument(s) {sorted(unknown)}')
+        args.update(changes)
+        return Model(**args)
 
     def __repr__(self):
         base = 'floating' if self.floating else 'fixed'
