@@ -148,6 +148,11 @@ def test_dynamics_node_description_on_the_topic_survives_what_robots_send(graph,
                      GetParameters.Request(names=['mode'])).values[0].string_value
     _, _, values = _diag(diags, graph, lambda lv, m, v: 'mode' in v)
     assert got == values['mode'] == 'inverse_dynamics'
+    # the counts add up: every message received was processed, skipped or dropped
+    _, _, values = _diag(diags, graph, lambda lv, m, v: int(v.get('received', 0)) >= 4)
+    n = {k: int(values[k]) for k in ('received', 'processed', 'skipped', 'dropped')}
+    assert n['received'] == n['processed'] + n['skipped'] + n['dropped'], n
+    assert n['skipped'] >= 2 and n['processed'] >= 2, n   # empty + refused; two good
 
     # Input stops: commands stop after state_timeout, diagnostics say so with the age,
     # and the rate is that of the last window, not a frozen number.

@@ -45,6 +45,7 @@ from liemb_interfaces.msg import TwistRepresented, TwistRepresentedArray
 from liemb_interfaces.srv import GetJacobian
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import ParameterType, SetParametersResult
+from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from sensor_msgs.msg import JointState
@@ -55,7 +56,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 from ..kinematics import link_twist
 from ..lie import quaternion
 from .common import STEADY, ConfigError, RobotSource, declare, run, topic_token
-from .engine import FRAMES, MODES, DynamicsEngine, OutputError, StateError
+from .engine import FRAMES, MODES, CycleStats, DynamicsEngine, OutputError, StateError
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 #: the settings of the engine that can change at run time (parameter name = setting)
@@ -84,6 +85,8 @@ class DynamicsNode(Node):
              {}),
             ('publish_rate', 0.0, 'outputs per second; 0 publishes on every joint_states '
              'message', D, dict(lo=0.0, hi=5000.0)),
+            ('secondary_rate', 100.0, 'twists and wrenches per second at most (computed only '
+             'when published); 0: with every torque', D, dict(lo=0.0, hi=5000.0)),
             ('state_timeout', 0.5, 'seconds without joint_states after which the node stops '
              'commanding (0: never)', D, dict(lo=0.0, hi=3600.0)),
             ('world_frame', 'world', 'frame of world-resolved quantities and markers', S, {}),
@@ -96,8 +99,12 @@ class DynamicsNode(Node):
              dict(lo=0.05, hi=60.0))))
         self.engine = None
         self._pending_desired = None
-        self._rejected = 0
-        self._refused = 0
+        self._rejected = 0          # invalid messages (dropped)
+        self._refused = 0           # non-finite outputs (not published)
+        self._received = self._processed = self._skipped = self._lost = 0
+        self._pending = False       # publish_rate > 0: a state arrived since the last output
+        self._last_secondary = -1e9
+        self.callback_stats = CycleStats()   # the whole callback: receive to last publish
         self._last_markers = -1e9
         self._last_state = None          # steady time of the last good joint state
         self._window = (time.monotonic(), 0)   # (time, cycles) at the last diagnostics
@@ -110,8 +117,9 @@ class DynamicsNode(Node):
         self.pub_markers = self.create_publisher(MarkerArray, '~/markers', RELIABLE)
         self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', RELIABLE)
         self.pub_wrench = {}
-        self.create_subscription(JointState, 'joint_states', self._on_joint_state,
-                                 qos_profile_sensor_data)
+        self.create_subscription(
+            JointState, 'joint_states', self._on_joint_state, qos_profile_sensor_data,
+            event_callbacks=SubscriptionEventCallbacks(message_lost=self._on_lost))
         self.create_subscription(JointTrajectoryPoint, '~/desired', self._on_desired, RELIABLE)
         self.create_service(GetJacobian, '~/get_jacobian', self._on_get_jacobian)
         self._timer = None
@@ -171,7 +179,7 @@ class DynamicsNode(Node):
             self.destroy_timer(self._timer)
             self._timer = None
         if rate > 0:
-            self._timer = self.create_timer(1.0 / rate, self._publish)
+            self._timer = self.create_timer(1.0 / rate, self._on_timer)
 
     # -- parameters -------------------------------------------------------------------------
     def _on_parameters(self, params):
@@ -199,9 +207,23 @@ class DynamicsNode(Node):
             self.engine.stats.dropped += 1
         self.get_logger().error(f'dropped {what}', throttle_duration_sec=1.0)
 
+    def _on_lost(self, info):
+        """DDS lost samples before we took them (queue overflow): count them."""
+        self._lost += info.total_count_change
+
     def _on_joint_state(self, msg):
+        """
+        Merge a state; publish at once (``publish_rate`` 0) or mark it for the timer.
+
+        Counts: every message is received, then dropped (invalid), skipped (no robot yet,
+        empty, not all joints known yet, stale or refused output, or superseded by a newer
+        one before the timer published) or processed (outputs published from it).
+        """
+        t0 = time.perf_counter()
+        self._received += 1
         if self.engine is None or not msg.name:
-            return   # no robot yet, or an empty message: nothing to do
+            self._skipped += 1   # no robot yet, or an empty message: nothing to do
+            return
         known = len(self.engine.ignored)
         try:
             self.engine.update_state(msg.name, msg.position, msg.velocity, msg.header.stamp)
@@ -213,8 +235,27 @@ class DynamicsNode(Node):
             self.get_logger().info(f"ignoring joint(s) {', '.join(new)} of joint_states: not "
                                    f"in robot '{self.engine.model.name}'")
         self._last_state = time.monotonic()
-        if self._timer is None:
-            self._publish()
+        if self._timer is not None:
+            self._skipped += self._pending   # the one before this never got out
+            self._pending = True
+            return
+        if self._publish():
+            self._processed += 1
+        else:
+            self._skipped += 1
+        self.callback_stats.add(time.perf_counter() - t0)
+
+    def _on_timer(self):
+        t0 = time.perf_counter()
+        published = self._publish()
+        if self._pending:
+            self._pending = False
+            if published:
+                self._processed += 1
+            else:
+                self._skipped += 1
+        if published:
+            self.callback_stats.add(time.perf_counter() - t0)
 
     def _on_odometry(self, msg):
         """Floating base: pose (in header.frame_id) and body-fixed twist (child_frame_id)."""
@@ -257,23 +298,26 @@ class DynamicsNode(Node):
         return timeout > 0 and self._state_age() > timeout
 
     def _publish(self):
+        """Compute and publish the outputs of the current state; return whether it did."""
         e = self.engine
         if e is None or not e.ready:
             if e is not None:
                 self.get_logger().warn(f'no state yet for {", ".join(e.missing_joints())}',
                                        throttle_duration_sec=5.0)
-            return
+            return False
         if self._stale():
             self.get_logger().warn(f'no joint_states for {self._state_age():.2f} s: not '
                                    'commanding', throttle_duration_sec=5.0)
-            return
+            return False
+        now = time.monotonic()
+        rate = self.get_parameter('secondary_rate').value
+        secondary = rate <= 0 or now - self._last_secondary >= 1.0 / rate
         try:
-            out = e.cycle()
+            out = e.cycle(secondary)
         except OutputError as exc:
             self._refused += 1
             self.get_logger().error(str(exc), throttle_duration_sec=1.0)
-            return
-        now = time.monotonic()
+            return False
         stamp = e.stamp if e.stamp is not None else self.get_clock().now().to_msg()
         js = JointState()
         js.header.stamp = stamp
@@ -287,6 +331,14 @@ class DynamicsNode(Node):
                                               stride=len(e.command_joints))]
         cmd.data = out['command'].tolist()
         self.pub_command.publish(cmd)
+        if secondary:
+            self._last_secondary = now
+            self._publish_secondary(out, stamp, now)
+        return True
+
+    def _publish_secondary(self, out, stamp, now):
+        """Twists, wrenches and (at marker_rate) markers."""
+        e = self.engine
         world = self.get_parameter('world_frame').value
         arr = self._twist_message(world)
         arr.header.stamp = stamp
@@ -379,10 +431,14 @@ class DynamicsNode(Node):
                               f"{self.p('state_timeout')} s): not commanding")
             else:
                 st.level, st.message = DiagnosticStatus.OK, 'running'
+            c = self.callback_stats.summary()
             st.values = [KeyValue(key=k, value=v) for k, v in (
                 ('rate_hz', f'{rate:.1f}'), ('compute_p50_us', f"{s['p50']:.1f}"),
                 ('compute_p99_us', f"{s['p99']:.1f}"), ('compute_max_us', f"{s['max']:.1f}"),
-                ('cycles', str(e.stats.count)), ('dropped', str(self._rejected)),
+                ('callback_p50_us', f"{c['p50']:.1f}"), ('callback_p99_us', f"{c['p99']:.1f}"),
+                ('cycles', str(e.stats.count)), ('received', str(self._received)),
+                ('processed', str(self._processed)), ('skipped', str(self._skipped)),
+                ('lost', str(self._lost)), ('dropped', str(self._rejected)),
                 ('refused_outputs', str(self._refused)),
                 ('last_state_age_s', f'{age:.3f}' if math.isfinite(age) else 'never'),
                 ('ignored_joints', ', '.join(e.ignored) or 'none'),

@@ -386,19 +386,23 @@ class DynamicsEngine:
         self.wrenches()
         return time.perf_counter() - start
 
-    def cycle(self):
+    def cycle(self, secondary=True):
         """
-        One publishing cycle: torques, command, twists, wrenches; timed into ``stats``.
+        One publishing cycle: torques and command, and (``secondary``) twists and wrenches.
 
-        Returns a dict with 'tau' (model order), 'command', 'twists', 'wrenches'.  Raises
-        :class:`OutputError` when any of them is not finite (the state is kept).
+        Timed into ``stats``.  Returns a dict with 'tau' (model order), 'command', and
+        'twists', 'wrenches' (None when not ``secondary``).  Raises :class:`OutputError`
+        when any result is not finite (the state is kept).
         """
         t0 = time.perf_counter()
         tau = self.torques()
-        out = {'tau': tau, 'command': self.command(tau), 'twists': self.twists(),
-               'wrenches': self.wrenches() if self.wrench_joints else np.zeros((0, 6))}
+        out = {'tau': tau, 'command': self.command(tau), 'twists': None, 'wrenches': None}
+        if secondary:
+            out['twists'] = self.twists()
+            out['wrenches'] = self.wrenches() if self.wrench_joints else np.zeros((0, 6))
         self.stats.add(time.perf_counter() - t0)
-        bad = [k for k in ('tau', 'twists', 'wrenches') if not np.all(np.isfinite(out[k]))]
+        bad = [k for k in ('tau', 'twists', 'wrenches')
+               if out[k] is not None and not np.all(np.isfinite(out[k]))]
         if bad:
             raise OutputError(
                 f"non-finite {' and '.join(bad)} at |q|max = {np.abs(self.q).max():.3g}, "
