@@ -180,6 +180,14 @@ def test_step_size_guard_and_errors():
     space, f, y0 = top_problem('se3')
     with pytest.raises(itg.StepSizeError, match='pi'):
         itg.step(space, f, 0.0, y0, 2.0)
+    # the guard sits below the pole of dexp^-1 at 2 pi (erratum E12), not at pi
+    assert math.pi < itg.MAX_STEP_ANGLE < 2 * math.pi
+    h = 3.5 / np.linalg.norm(W0)                    # the step rotates by ~5 rad
+    stepper = itg.Stepper(space, f, itg.RK4)
+    assert np.isfinite(stepper.step(0.0, y0, h)).all() and stepper.last_angle > math.pi
+    free = itg.Stepper(space, f, itg.RK4, max_angle=None)
+    free.step(0.0, y0, 2.0)
+    assert free.last_angle > itg.MAX_STEP_ANGLE
     with pytest.raises(ValueError, match='embedded'):
         itg.integrate_adaptive(space, f, y0, (0, 1), itg.RK4)
     with pytest.raises(ValueError, match='shape'):

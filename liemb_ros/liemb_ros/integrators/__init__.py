@@ -29,11 +29,13 @@ configurations ``y exp(Psi_j)``, increment reset to 0 every step), ``RK38`` and 
 pairs ``HEUN_EULER``, ``BOGACKI_SHAMPINE``, ``DORMAND_PRINCE`` for :func:`integrate_adaptive`.
 ``Tableau(name, a, b, c, order, b_hat=None, embedded_order=None)`` makes others.
 
-Errors: :class:`StepSizeError` (a stage rotates a body by more than pi in one step: the
-step is too large), :class:`IntegrationError` (non-finite state, step size underflow).
+Errors: :class:`StepSizeError` (a stage rotates a body by more than ``MAX_STEP_ANGLE`` =
+0.9 * 2 pi in one step, near the pole of ``dexp^-1`` at 2 pi: the step is too large;
+``Stepper(..., max_angle=None)`` runs on), :class:`IntegrationError` (non-finite state, step
+size underflow).
 """
-from .rkmk import (IntegrationError, Solution, Stepper, StepSizeError, integrate,
-                   integrate_adaptive, step)
+from .rkmk import (MAX_STEP_ANGLE, IntegrationError, Solution, Stepper, StepSizeError,
+                   integrate, integrate_adaptive, step)
 from .spaces import SE3, SO3, SO3R3, Product, Vector
 from .tableaus import (BOGACKI_SHAMPINE, DORMAND_PRINCE, EULER, HEUN, HEUN_EULER, MIDPOINT,
                        RK3, RK4, RK38, TABLEAUS, Tableau)
@@ -41,4 +43,4 @@ from .tableaus import (BOGACKI_SHAMPINE, DORMAND_PRINCE, EULER, HEUN, HEUN_EULER
 __all__ = ['Product', 'SE3', 'SO3R3', 'SO3', 'Vector', 'Tableau', 'TABLEAUS', 'EULER', 'HEUN',
            'MIDPOINT', 'RK3', 'RK4', 'RK38', 'HEUN_EULER', 'BOGACKI_SHAMPINE',
            'DORMAND_PRINCE', 'Stepper', 'step', 'integrate', 'integrate_adaptive', 'Solution',
-           'StepSizeError', 'IntegrationError']
+           'StepSizeError', 'IntegrationError', 'MAX_STEP_ANGLE']
