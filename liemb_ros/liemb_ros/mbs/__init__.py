@@ -16,11 +16,22 @@ API::
     sysm.set_torques(tau)                      # joint torques as wrench pairs
     q, qd, violation = joint_state(sysm, y)    # (+ base pose for floating models)
 
+Seed 003's free rigid body in unified local velocity coordinates, with its RK4 Lie group
+scheme (:mod:`.ulv`)::
+
+    body = UnifiedBody(m, J, gravity=(0, 0, -9.81))      # wrench=f(t, H, w) -> (F, tau)
+    y = np.concatenate([H.ravel(), body.coordinates(U, Omega)])
+    y = UnifiedStepper(body).step(t, y, h)
+
 Per-body update groups (``update``) are the papers' tailored update; ``s.alpha``/``s.beta``
 switch on Baumgarte stabilisation and ``simulate(project=True)`` projection (both off by
-default, as in the papers).  The right-hand side is one compiled kernel (:mod:`._kernels`).
+default, as in the papers); ``s.set_updates(s.tailored_updates(), y)`` switches every body
+to the tailored update (SE(3) iff jointed to the ground) and converts the state ``y``.
+The right-hand side is one compiled kernel (:mod:`._kernels`).
 """
 from .from_model import ModelSystem, from_model, joint_state
 from .system import Body, System
+from .ulv import UnifiedBody, UnifiedStepper
 
-__all__ = ['Body', 'System', 'ModelSystem', 'from_model', 'joint_state']
+__all__ = ['Body', 'System', 'ModelSystem', 'from_model', 'joint_state', 'UnifiedBody',
+           'UnifiedStepper']

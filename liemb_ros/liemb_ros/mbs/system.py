@@ -199,6 +199,53 @@ class System:
                 self._prims[k] = p[:6] + (p[6] + h[row],)
         self._compiled = None
 
+    def grounded_bodies(self):
+        """Return the indices of the bodies with a joint to the ground (sorted)."""
+        out = set()
+        for _, i, j, *_ in self._prims:
+            if j < 0 <= i:
+                out.add(i)
+            if i < 0 <= j:
+                out.add(j)
+        return sorted(out)
+
+    def tailored_updates(self):
+        """
+        Per body ``'se3'`` if it has a joint to the ground, else ``'so3r3'``.
+
+        The papers' tailored update (seed 000 §6, seed 001 §6): SE(3) where a lower pair to
+        the ground confines the body to an SE(3) subgroup (exact, Corollary 1), the cheaper
+        SO(3)xR^3 elsewhere (Corollary 3: the same order).
+        """
+        ground = set(self.grounded_bodies())
+        return ['se3' if b in ground else 'so3r3' for b in range(len(self.bodies))]
+
+    def set_updates(self, updates, y):
+        """
+        Switch the bodies to ``updates`` (one per body); return ``y`` in the new forms.
+
+        Velocities are converted between body twists ``(omega, R^T r')`` and mixed
+        velocities ``(omega, r')``; poses are unchanged.
+        """
+        if len(updates) != len(self.bodies):
+            raise ValueError(f'need {len(self.bodies)} updates, got {len(updates)}')
+        self._compile()
+        y = np.array(y, dtype=float)
+        C, V = self.split(y)
+        for b, (body, u) in enumerate(zip(self.bodies, updates)):
+            if u not in UPDATES:
+                raise ValueError(f"body {body.name!r}: update must be 'se3' or 'so3r3', "
+                                 f'got {u!r}')
+            R = C[b, :3, :3]
+            if body.update == 'se3' and u == 'so3r3':
+                V[b, 3:] = R @ V[b, 3:]
+            elif body.update == 'so3r3' and u == 'se3':
+                V[b, 3:] = R.T @ V[b, 3:]
+            body.update = u
+        self._compiled = None
+        self._compile()
+        return y
+
     # -- compiled data ---------------------------------------------------------------------
     def _compile(self):
         if self._compiled is not None:
