@@ -1,12 +1,23 @@
 """
 Reproduce the Lie group integration examples of seeds 000, 001 and 003.
 
-``liemb reproduce NAME --update se3|so3r3 --dt H [--t-end T] [--json] [--plot FILE.png]``
-runs one example with MK-RK4 (index-1 equations, no stabilisation, as in the papers) and
-prints the maximum violation of each constraint (for free bodies: the drift from the
-analytic solution), the maximum energy drift and the run time.  ``--list`` lists the
-examples with their paper sections; parameters the papers do not give are documented
-choices (see docs/examples/).
+``liemb reproduce NAME [--update se3|so3r3|tailored|ulv] [--dt H] [--t-end T] [--json]
+[--plot FILE.png] [--no-step-guard]`` runs one example with MK-RK4 (index-1 equations, no
+stabilisation, as in the papers) and prints the maximum violation of each constraint (for
+free bodies: the drift from the analytic solution), the maximum energy drift and the run
+time.  ``--convergence [--dts H1 H2 ...]`` runs the paper's sequence of step sizes instead
+and prints, per quantity, the value at each step size, the fitted order and, where the
+values stay at round-off, that level; ``--plot`` then draws the papers' log-log figure with
+the updates side by side.  ``--list`` lists the examples with their paper sections;
+parameters the papers do not give are documented choices (see docs/examples/).
+
+Updates: ``se3`` (body-fixed twists), ``so3r3`` (mixed velocities), ``tailored`` (SE(3) for
+bodies with a joint to the ground, SO(3)xR^3 for the others: seed 000 §6) and, for the
+flip of seed 003, ``ulv`` (seed 003's unified local velocity coordinates and its RK4 Lie
+group scheme, :mod:`liemb_ros.mbs.ulv`).  A run that leaves the state finite-less stops and
+reports where it diverged; a step whose stage rotates a body by more than
+:data:`~liemb_ros.integrators.MAX_STEP_ANGLE` (0.9 * 2 pi, the pole of ``dexp^-1``) is refused
+unless ``--no-step-guard``.
 """
 import json
 import math
@@ -15,11 +26,21 @@ import time
 
 import numpy as np
 
-from .integrators import RK4, Stepper
+from .integrators import MAX_STEP_ANGLE, RK4, IntegrationError, Stepper, StepSizeError
 from .mbs import Body, System
+from .mbs.ulv import UnifiedBody, UnifiedStepper
 
 RHO = 2700.0            # aluminium, implied by the papers' masses (digest §5)
 G = (0.0, 0.0, -9.81)
+#: a constraint violation [m] (or dimensionless residual) at or below this is round-off
+#: (the papers' figures show 1e-15 .. 1e-13 m; 1e5 steps accumulate to ~1e-12 m)
+ROUNDOFF = 1e-11
+#: values above this fraction of a quantity's scale are outside the asymptotic range and
+#: left out of the fitted order (e.g. a 1 cm pivot drift for 1 m, 1 % of the energy)
+ASYMPTOTIC = 1e-2
+#: a run whose energy drift exceeds this fraction of E0 when the step guard stops it is
+#: reported as diverged (the explicit scheme had left the solution), not as refused
+DIVERGED = 0.1
 
 
 def _box(a, b, c):
@@ -42,18 +63,58 @@ def _twist(update, C, w, v_world):
 
 
 class Example:
-    """A built example: system, initial state, measures ``{name: f(t, y) -> float}``."""
+    """
+    A built example: initial state ``y0``, measures ``{name: f(t, y) -> float}``.
 
-    def __init__(self, system, y0, measures, energy='total'):
+    ``system`` (a :class:`~liemb_ros.mbs.System`, or ``None`` for seed 003's formulation),
+    ``energy`` ('total' or 'kinetic'), ``stepper(max_angle)`` (default: MK-RK4 on the
+    system), ``energy_fn(y)``, ``rotation(y)`` (R of the first body) and ``omega(y)`` (its
+    body angular velocity) where the defaults do not apply; ``scales`` ``{measure: scale}``
+    for the asymptotic range of a convergence study (default 1).
+    """
+
+    def __init__(self, system, y0, measures, energy='total', stepper=None, energy_fn=None,
+                 rotation=None, omega=None, scales=None):
         self.system = system
         self.y0 = y0
         self.measures = measures
         self.energy = energy
+        self._stepper = stepper
+        self._energy_fn = energy_fn
+        self._rotation = rotation
+        self._omega = omega
+        self.scales = scales or {}
+
+    def stepper(self, max_angle=MAX_STEP_ANGLE):
+        """Return a stepper with ``step(t, y, h)`` (MK-RK4 unless the example has its own)."""
+        if self._stepper is not None:
+            return self._stepper(max_angle)
+        return Stepper(self.system.space, self.system.rhs, RK4, max_angle=max_angle)
 
     def energy_of(self, y):
         """Return the total (or kinetic, for force-free examples) energy of ``y``."""
+        if self._energy_fn is not None:
+            return self._energy_fn(y)
         s = self.system
         return s.kinetic_energy(y) if self.energy == 'kinetic' else s.energy(y)
+
+    def rotation(self, y):
+        """Return the rotation matrix of the first body."""
+        if self._rotation is not None:
+            return self._rotation(y)
+        return self.system.split(y)[0][0, :3, :3]
+
+    def omega(self, y):
+        """Return the body-fixed angular velocity of the first body."""
+        if self._omega is not None:
+            return self._omega(y)
+        return self.system.split(y)[1][0, :3]
+
+    def tailor(self):
+        """Switch every body to the tailored update (SE(3) iff jointed to the ground)."""
+        s = self.system
+        self.y0 = s.set_updates(s.tailored_updates(), self.y0)
+        return self
 
 
 def _joint_measures(s):
@@ -234,31 +295,49 @@ def cardan(update):
 
 
 FLIP_J = np.array([5.2988, 1.1775, 4.3568])
+FLIP_OMEGA0 = np.array([0.01, 0.0, 100.0])
+#: seed 003's reference step (§6: "h = 1e-5")
+FLIP_REFERENCE_H = 1e-5
 
 
 def flip(update):
-    """Seed 003 §6: free box J = diag(5.2988, 1.1775, 4.3568), Omega0 = (0.01, 0, 100)."""
-    s = System()
-    s.add_body(Body('box', 1.0, np.diag(FLIP_J), update=update))
-    w0 = np.array([0.01, 0.0, 100.0])
-    y0 = s.state([np.eye(4)], [np.concatenate([w0, np.zeros(3)])])
+    """
+    Seed 003 §6: free box J = diag(5.2988, 1.1775, 4.3568), m = 1, Omega0 = (0.01, 0, 100).
+
+    ``update`` 'se3' or 'so3r3': body-twist (mixed-velocity) Munthe-Kaas RK4 on
+    :class:`~liemb_ros.mbs.System`; 'ulv': seed 003's unified local velocity coordinates
+    with its RK4 Lie group scheme (:mod:`liemb_ros.mbs.ulv`).
+    """
+    w0 = FLIP_OMEGA0
     L0 = FLIP_J * w0
+    if update == 'ulv':
+        body = UnifiedBody(1.0, np.diag(FLIP_J))
+        y0 = np.concatenate([np.eye(4).reshape(-1), body.coordinates(np.zeros(3), w0)])
+        ex = Example(None, y0, {}, energy='kinetic',
+                     stepper=lambda a: UnifiedStepper(body, max_angle=a),
+                     energy_fn=lambda y: body.kinetic_energy(y[16:]),
+                     rotation=lambda y: y[:16].reshape(4, 4)[:3, :3],
+                     omega=lambda y: body.twist(y[16:])[1])
+    else:
+        s = System()
+        s.add_body(Body('box', 1.0, np.diag(FLIP_J), update=update))
+        y0 = s.state([np.eye(4)], [np.concatenate([w0, np.zeros(3)])])
+        ex = Example(s, y0, {}, energy='kinetic')
 
     def momentum(t, y):
-        C, V = s.split(y)
-        return float(np.linalg.norm(C[0, :3, :3] @ (FLIP_J * V[0, :3]) - L0)
+        return float(np.linalg.norm(ex.rotation(y) @ (FLIP_J * ex.omega(y)) - L0)
                      / np.linalg.norm(L0))
 
     def det_error(t, y):
-        return abs(float(np.linalg.det(s.split(y)[0][0, :3, :3])) - 1.0)
-    return Example(s, y0, {'rel. angular momentum drift': momentum, '|det R - 1|': det_error},
-                   energy='kinetic')
+        return abs(float(np.linalg.det(ex.rotation(y))) - 1.0)
+    ex.measures = {'rel. angular momentum drift': momentum, '|det R - 1|': det_error}
+    return ex
 
 
 def flip_interval():
-    """Analytic time between flips ``2 K(k) / p`` (Landau-Lifshitz; digest §7.2)."""
+    """Analytic time between flips ``2 K(k) / p`` (Landau-Lifshitz; our derivation)."""
     from scipy.special import ellipk
-    w0 = np.array([0.01, 0.0, 100.0])
+    w0 = FLIP_OMEGA0
     T2 = float(FLIP_J @ w0 ** 2)
     L2 = float(np.sum((FLIP_J * w0) ** 2))
     C, B, A = FLIP_J[0], FLIP_J[2], FLIP_J[1]
@@ -267,79 +346,175 @@ def flip_interval():
     return 2.0 * ellipk(k2) / p
 
 
+def euler_rk4(inertia, omega0, t_end, h):
+    """
+    Return ``Omega(t_end)`` of classical RK4 on Euler's equations ``J Omega' = J Omega x Omega``.
+
+    The flip's reference (seed 003 §6 uses ``h = 1e-5``); scalar code, ~0.25 s for 1e5
+    steps.  ``Omega`` does not depend on the configuration, so this is the reference of
+    both formulations.
+    """
+    j1, j2, j3 = (float(v) for v in inertia)
+    a1, a2, a3 = (j2 - j3) / j1, (j3 - j1) / j2, (j1 - j2) / j3
+    x, y, z = (float(v) for v in omega0)
+    n = int(round(t_end / h))
+    h2, h6 = 0.5 * h, h / 6.0
+    for _ in range(n):
+        k1x, k1y, k1z = a1 * y * z, a2 * z * x, a3 * x * y
+        x2, y2, z2 = x + h2 * k1x, y + h2 * k1y, z + h2 * k1z
+        k2x, k2y, k2z = a1 * y2 * z2, a2 * z2 * x2, a3 * x2 * y2
+        x3, y3, z3 = x + h2 * k2x, y + h2 * k2y, z + h2 * k2z
+        k3x, k3y, k3z = a1 * y3 * z3, a2 * z3 * x3, a3 * x3 * y3
+        x4, y4, z4 = x + h * k3x, y + h * k3y, z + h * k3z
+        k4x, k4y, k4z = a1 * y4 * z4, a2 * z4 * x4, a3 * x4 * y4
+        x += h6 * (k1x + 2.0 * k2x + 2.0 * k3x + k4x)
+        y += h6 * (k1y + 2.0 * k2y + 2.0 * k3y + k4y)
+        z += h6 * (k1z + 2.0 * k2z + 2.0 * k3z + k4z)
+    return np.array([x, y, z])
+
+
+def flip_reference(t_end=1.0, h=FLIP_REFERENCE_H):
+    """
+    Return ``(Omega_ref(t_end), spread)``: the reference and its round-off level.
+
+    ``spread = |Omega_ref(h) - Omega_ref(2 h)|``: both are converged (RK4's error at 2e-5 is
+    ~1e-11), so their difference is round-off amplified by the flips (~2e-5 at 1 s; seed
+    003's "up to machine precision" is not reachable in float64).  Errors at or below the
+    spread are at the floor.
+    """
+    ref = euler_rk4(FLIP_J, FLIP_OMEGA0, t_end, h)
+    ref2 = euler_rk4(FLIP_J, FLIP_OMEGA0, t_end, 2.0 * h)
+    return ref, float(np.linalg.norm(ref - ref2))
+
+
+PAPER_000_DTS = (1e-2, 1e-3, 1e-4)
+#: seed 003 §6, Fig. 11
+PAPER_003_DTS = tuple(1.0 / n for n in (10, 40, 80, 160, 320, 640, 1280, 2560, 5120))
+
+
+class Spec:
+    """One entry of :data:`EXAMPLES`: how to build it and what the paper says."""
+
+    def __init__(self, build, section, t_end, dt, claim, dts=PAPER_000_DTS,
+                 updates=('se3', 'so3r3'), dts_source='000 §5: 1e-2, 1e-3, 1e-4 s'):
+        self.build = build
+        self.section = section
+        self.t_end = t_end
+        self.dt = dt
+        self.claim = claim
+        self.dts = dts
+        self.updates = updates
+        self.dts_source = dts_source
+
+
+_001 = '001 uses 1e-3 s only; the sequence of 000 §5 (same authors, same scheme)'
+
 EXAMPLES = {
-    'box_com_rotation': (lambda u: free_box(u, False, False), '000 §5.1 A', 10.0, 1e-3,
-                         'COM stays at 0 for both updates; T0 = 696.399 J'),
-    'box_com_screw': (lambda u: free_box(u, False, True), '000 §5.1 B', 10.0, 1e-3,
-                      'SO(3)xR^3 exact; SE(3) 4th order'),
-    'box_offset_rotation': (lambda u: free_box(u, True, False), '000 §5.2 A', 10.0, 1e-3,
-                            'SE(3) exact for any step; SO(3)xR^3 4th order'),
-    'box_offset_screw': (lambda u: free_box(u, True, True), '000 §5.2 B', 10.0, 1e-3,
-                         'both 4th order, SO(3)xR^3 more accurate'),
-    'heavy_top_spring': (heavy_top_spring, '000 §5.3', 8.0, 1e-3,
-                         'SE(3) pivot at round-off; SO(3)xR^3 drifts; energy better with SE(3)'),
-    'double_pendulum': (double_pendulum, '000 §5.4, 001 §5.2', 5.0, 1e-3,
-                        'joint 1 exact with SE(3); joint 2 similar for both'),
-    'four_bar': (four_bar, '000 §5.5', 2.0, 1e-3,
-                 'ground revolutes exact with SE(3); orientation exact for both'),
-    'rp_mechanism': (rp_mechanism, '000 §5.6', 2.0, 1e-3,
-                     'revolute and prismatic exact with SE(3) even for large steps'),
-    'cardan': (cardan, '000 §5.7', 5.0, 1e-3,
-               'joint 1 exact for both; hook centre exact with SE(3); hook angle same order'),
-    'heavy_top': (heavy_top_001, '001 §5.1', 10.0, 1e-3,
-                  'SE(3) pivot at round-off; SO(3)xR^3 ~1e-5 m; T0 = 13972.4 J'),
-    'floating_pair': (floating_pair, '001 §5.3', 10.0, 1e-3,
-                      'both updates similar (~1e-7 m)'),
-    'three_bar': (three_bar, '001 §5.4', 10.0, 1e-3,
-                  'ground joints exact with SE(3); joint 2 similar for both'),
-    'flip': (flip, '003 §6', 1.0, 1.0 / 1280,
-             'det R - 1 < 1e-13; 4th order; flips every 2K/p = 0.29933 s'),
+    'box_com_rotation': Spec(lambda u: free_box(u, False, False), '000 §5.1 A', 10.0, 1e-3,
+                             'COM stays at 0 for both updates; T0 = 696.399 J'),
+    'box_com_screw': Spec(lambda u: free_box(u, False, True), '000 §5.1 B', 10.0, 1e-3,
+                          'SO(3)xR^3 exact; SE(3) 4th order'),
+    'box_offset_rotation': Spec(lambda u: free_box(u, True, False), '000 §5.2 A', 10.0, 1e-3,
+                                'SE(3) exact for any step; SO(3)xR^3 4th order'),
+    'box_offset_screw': Spec(lambda u: free_box(u, True, True), '000 §5.2 B', 10.0, 1e-3,
+                             'both 4th order, SO(3)xR^3 more accurate'),
+    'heavy_top_spring': Spec(heavy_top_spring, '000 §5.3', 8.0, 1e-3,
+                             'SE(3) pivot at round-off; SO(3)xR^3 drifts; energy better '
+                             'with SE(3)'),
+    'double_pendulum': Spec(double_pendulum, '000 §5.4, 001 §5.2', 5.0, 1e-3,
+                            'joint 1 exact with SE(3); joint 2 similar for both',
+                            updates=('se3', 'so3r3', 'tailored')),
+    'four_bar': Spec(four_bar, '000 §5.5', 2.0, 1e-3,
+                     'ground revolutes exact with SE(3); orientation exact for both',
+                     updates=('se3', 'so3r3', 'tailored')),
+    'rp_mechanism': Spec(rp_mechanism, '000 §5.6', 2.0, 1e-3,
+                         'revolute and prismatic exact with SE(3) even for large steps'),
+    'cardan': Spec(cardan, '000 §5.7', 5.0, 1e-3,
+                   'joint 1 exact for both; hook centre exact with SE(3); hook angle same '
+                   'order', updates=('se3', 'so3r3', 'tailored')),
+    'heavy_top': Spec(heavy_top_001, '001 §5.1', 10.0, 1e-3,
+                      'SE(3) pivot at round-off; SO(3)xR^3 ~1e-5 m; T0 = 13972.4 J',
+                      dts_source=_001),
+    'floating_pair': Spec(floating_pair, '001 §5.3', 10.0, 1e-3,
+                          'both updates similar (~1e-7 m)', dts_source=_001),
+    'three_bar': Spec(three_bar, '001 §5.4', 10.0, 1e-3,
+                      'ground joints exact with SE(3); joint 2 similar for both',
+                      dts_source=_001, updates=('se3', 'so3r3', 'tailored')),
+    'flip': Spec(flip, '003 §6', 1.0, 1.0 / 1280,
+                 '|det R - 1| < 1e-13; 4th order in Omega (Fig. 11, 12)',
+                 dts=PAPER_003_DTS, updates=('se3', 'ulv'),
+                 dts_source='003 §6, Fig. 11: h = 1/10 ... 1/5120'),
 }
+UPDATES = ('se3', 'so3r3', 'tailored', 'ulv')
 
 
 def build(name, update):
     """Return the :class:`Example` ``name`` with every body on ``update``."""
     if name not in EXAMPLES:
         raise ValueError(f'unknown example {name!r}; try --list')
-    return EXAMPLES[name][0](update)
+    if update == 'ulv' and name != 'flip':
+        raise ValueError("update 'ulv' (seed 003's formulation) covers one free rigid body: "
+                         "only the example 'flip'")
+    if update == 'tailored':
+        return EXAMPLES[name].build('se3').tailor()
+    return EXAMPLES[name].build(update)
 
 
-def run_example(name, update='se3', dt=None, t_end=None, every=1, progress=False):
+def run_example(name, update='se3', dt=None, t_end=None, every=1, progress=False,
+                step_guard=True, bar=None):
     """
     Simulate an example; return a dict of results and the sampled history.
 
-    Keys: ``max_violation`` {measure: max}, ``energy0``, ``max_energy_drift``,
-    ``run_time_s``, ``steps``, ``flips`` (times where the tracked body axis z crosses the
-    horizontal plane, flip example), ``history`` (t, measures, energy drift).
+    Keys: ``status`` ('ok', 'diverged' or 'refused' by the step guard) with ``message`` and
+    ``t_stop``, ``max_violation`` {measure: max up to the stop}, ``energy0``,
+    ``max_energy_drift``, ``max_step_angle`` (largest stage rotation [rad]), ``omega_end``
+    (the first body's angular velocity at the end), ``run_time_s``, ``steps``, ``flips``
+    (times where the body z axis crosses the horizontal plane, flip example), ``history``
+    (t, measures, energy drift).  ``bar``: a tqdm bar to advance (one per step).
     """
-    _, section, t_def, dt_def, claim = EXAMPLES[name]
+    spec = EXAMPLES[name]
     ex = build(name, update)
-    dt = dt_def if dt is None else float(dt)
-    t_end = t_def if t_end is None else float(t_end)
-    s = ex.system
-    stepper = Stepper(s.space, s.rhs, RK4)
+    dt = spec.dt if dt is None else float(dt)
+    t_end = spec.t_end if t_end is None else float(t_end)
+    stepper = ex.stepper(MAX_STEP_ANGLE if step_guard else None)
     n = int(round(t_end / dt))
     y = ex.y0
     E0 = ex.energy_of(y)
     worst = {k: 0.0 for k in ex.measures}
-    drift = 0.0
+    drift = angle = 0.0
     hist_t, hist_m, hist_e = [], [], []
     flips = []
-    prev_pz = s.split(y)[0][0, 2, 2]
-    bar = None
-    if progress:
+    prev_pz = ex.rotation(y)[2, 2]
+    own_bar = None
+    if progress and bar is None:
         from tqdm import tqdm
-        bar = tqdm(total=n, mininterval=1.0, delay=1.0, file=sys.stderr, leave=False)
+        bar = own_bar = tqdm(total=n, mininterval=1.0, delay=1.0, file=sys.stderr,
+                             leave=False)
+    status, message, t = 'ok', '', 0.0
     t0 = time.perf_counter()
     for k in range(n):
-        y = stepper.step(k * dt, y, dt)
+        try:
+            y = stepper.step(k * dt, y, dt)
+        except StepSizeError as exc:
+            angle = max(angle, stepper.last_angle)
+            status, message = 'refused', f'{exc}; --no-step-guard runs on'
+            if drift > DIVERGED * abs(E0):
+                status = 'diverged'
+                message = (f'diverging: |E - E0| = {drift / abs(E0):.3g} E0 when the step '
+                           f'guard stopped it ({exc})')
+            break
+        except (IntegrationError, FloatingPointError, OverflowError) as exc:
+            angle = max(angle, stepper.last_angle)
+            status, message = 'diverged', str(exc)
+            break
         t = (k + 1) * dt
+        angle = max(angle, stepper.last_angle)
         vals = {key: f(t, y) for key, f in ex.measures.items()}
         for key, v in vals.items():
             worst[key] = max(worst[key], v)
         e = abs(ex.energy_of(y) - E0)
         drift = max(drift, e)
-        pz = s.split(y)[0][0, 2, 2]
+        pz = ex.rotation(y)[2, 2]
         if name == 'flip' and pz * prev_pz < 0:
             flips.append(t - dt * pz / (pz - prev_pz))
         prev_pz = pz
@@ -350,13 +525,107 @@ def run_example(name, update='se3', dt=None, t_end=None, every=1, progress=False
         if bar is not None:
             bar.update(1)
     run_time = time.perf_counter() - t0
+    if own_bar is not None:
+        own_bar.close()
+    return {'example': name, 'paper': spec.section, 'claim': spec.claim, 'update': update,
+            'dt': dt, 't_end': t_end, 'steps': n, 'status': status, 'message': message,
+            't_stop': t, 'max_violation': worst, 'energy0': E0, 'max_energy_drift': drift,
+            'max_step_angle': angle, 'omega_end': ex.omega(y).tolist(),
+            'run_time_s': run_time, 'flips': flips,
+            'history': (np.array(hist_t),
+                        np.array(hist_m).reshape(len(hist_t), len(ex.measures)),
+                        np.array(hist_e), list(ex.measures))}
+
+
+def fit_order(dts, values, floor, ceiling):
+    """
+    Return ``(order, used)``: least-squares slope of log(value) over log(dt).
+
+    ``dts`` decreasing.  The fit starts at the first value below ``ceiling`` (inside the
+    asymptotic range) and takes the following values while they are finite, above
+    ``floor`` (round-off) and decreasing (a value that no longer decreases has reached the
+    floor); ``used`` are their indices; ``order`` is ``None`` with fewer than two.
+    """
+    used = []
+    for i, v in enumerate(values):
+        ok = v is not None and math.isfinite(v) and floor < v < ceiling
+        if ok and (not used or v < values[used[-1]]):
+            used.append(i)
+        elif used:
+            break
+    if len(used) < 2:
+        return None, used
+    x = np.log([dts[i] for i in used])
+    z = np.log([values[i] for i in used])
+    return float(np.polyfit(x, z, 1)[0]), used
+
+
+def convergence(name, updates=None, dts=None, t_end=None, step_guard=True, progress=False):
+    """
+    Run ``name`` for every step size and update; return the convergence study (a dict).
+
+    ``dts`` default: the paper's sequence (:attr:`Spec.dts`), ``updates``: the example's.
+    Per update: ``runs`` (per step size: status, message, t_stop, run time) and
+    ``quantities`` {name: ``values`` (per step size; ``None`` where the run did not reach
+    ``t_end``), ``order`` (:func:`fit_order`), ``used``, ``roundoff`` (every value at or
+    below ``floor``: the paper's exactness), ``level`` (the largest value), ``floor``}.
+    Quantities: the maximum over the run of every measure and of the energy drift; for the
+    flip also the error of ``Omega(t_end)`` against :func:`flip_reference`.
+    """
+    spec = EXAMPLES[name]
+    dts = tuple(spec.dts if dts is None else (float(d) for d in dts))
+    updates = tuple(spec.updates if updates is None else updates)
+    t_end = spec.t_end if t_end is None else float(t_end)
+    ref = None
+    if name == 'flip':
+        ref, spread = flip_reference(t_end)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        total = len(updates) * sum(int(round(t_end / d)) for d in dts)
+        bar = tqdm(total=total, mininterval=1.0, delay=1.0, file=sys.stderr, leave=False,
+                   desc=f'{name} convergence')
+    out = {'example': name, 'paper': spec.section, 'claim': spec.claim, 't_end': t_end,
+           'dts': list(dts), 'dts_source': spec.dts_source if dts == spec.dts else 'user',
+           'step_guard': step_guard, 'updates': {}}
+    if ref is not None:
+        out['omega_reference'] = {'h': FLIP_REFERENCE_H, 'omega': ref.tolist(),
+                                  'roundoff_spread': spread}
+    for update in updates:
+        runs, table = [], {}
+        scales = {}
+        for dt in dts:
+            res = run_example(name, update, dt, t_end, every=10 ** 9, step_guard=step_guard,
+                              bar=bar)
+            if bar is not None:
+                bar.update(res['steps'] - int(round(res['t_stop'] / dt)))
+            ok = res['status'] == 'ok'
+            runs.append({'dt': dt, 'status': res['status'], 'message': res['message'],
+                         't_stop': res['t_stop'], 'run_time_s': res['run_time_s'],
+                         'max_step_angle': res['max_step_angle']})
+            vals = dict(res['max_violation'])
+            vals['energy drift [J]'] = res['max_energy_drift']
+            scales['energy drift [J]'] = (max(abs(res['energy0']), 1.0),
+                                          ROUNDOFF * max(abs(res['energy0']), 1.0))
+            if ref is not None:
+                vals['|Omega(t_end) - Omega_ref|'] = float(
+                    np.linalg.norm(np.array(res['omega_end']) - ref))
+                scales['|Omega(t_end) - Omega_ref|'] = (float(np.linalg.norm(FLIP_OMEGA0)),
+                                                        spread)
+            for key, v in vals.items():
+                table.setdefault(key, []).append(v if ok else None)
+        quantities = {}
+        for key, values in table.items():
+            scale, floor = scales.get(key, (1.0, ROUNDOFF))
+            order, used = fit_order(dts, values, floor, ASYMPTOTIC * scale)
+            done = [v for v in values if v is not None]
+            quantities[key] = {'values': values, 'order': order, 'used': used,
+                               'roundoff': bool(done) and max(done) <= floor,
+                               'level': max(done) if done else None, 'floor': floor}
+        out['updates'][update] = {'runs': runs, 'quantities': quantities}
     if bar is not None:
         bar.close()
-    return {'example': name, 'paper': section, 'claim': claim, 'update': update, 'dt': dt,
-            't_end': t_end, 'steps': n, 'max_violation': worst, 'energy0': E0,
-            'max_energy_drift': drift, 'run_time_s': run_time, 'flips': flips,
-            'history': (np.array(hist_t), np.array(hist_m).reshape(len(hist_t), -1),
-                        np.array(hist_e), list(ex.measures))}
+    return out
 
 
 def plot(res, path):
@@ -381,46 +650,158 @@ def plot(res, path):
     plt.close(fig)
 
 
+def plot_convergence(study, path):
+    """
+    Save the log-log convergence figure of :func:`convergence` to ``path`` (PNG).
+
+    One panel per quantity, one line per update; a dotted line marks the round-off floor,
+    missing points are runs that diverged or were refused (named in the legend).
+    """
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    ups = study['updates']
+    keys = list(next(iter(ups.values()))['quantities'])
+    ncol = min(3, len(keys))
+    nrow = -(-len(keys) // ncol)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(3.4 * ncol, 2.9 * nrow), dpi=80,
+                             squeeze=False)
+    dts = np.array(study['dts'])
+    for ax, key in zip(axes.ravel(), keys):
+        for update, data in ups.items():
+            q = data['quantities'][key]
+            v = np.array([np.nan if x is None else max(x, 1e-17) for x in q['values']])
+            lost = [f'{r["dt"]:.3g}' for r in data['runs'] if r['status'] != 'ok']
+            label = update + (f" (p = {q['order']:.2f})" if q['order'] is not None else '')
+            if q['roundoff']:
+                label = f'{update} (round-off)'
+            if lost:
+                label += ', no result at dt = ' + ', '.join(lost)
+            ax.loglog(dts, v, 'o-', ms=3, lw=0.9, label=label)
+        ax.axhline(q['floor'], ls=':', lw=0.7, color='grey')
+        ax.set_xlabel('step size [s]')
+        ax.set_title(key, fontsize=8)
+        ax.legend(fontsize=6)
+    for ax in axes.ravel()[len(keys):]:
+        ax.set_visible(False)
+    fig.suptitle(f"{study['example']} ({study['paper']}): max over {study['t_end']:g} s",
+                 fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
 def add_arguments(parser):
     """Add the ``reproduce`` options to an argparse parser."""
     parser.add_argument('name', nargs='?', help='example name (see --list)')
     parser.add_argument('--list', action='store_true', help='list the examples')
-    parser.add_argument('--update', choices=('se3', 'so3r3'), default='se3',
-                        help='configuration update group of every body')
+    parser.add_argument('--update', choices=UPDATES, default=None,
+                        help="configuration update: se3, so3r3, tailored (SE(3) for bodies "
+                             "jointed to the ground), ulv (seed 003's formulation, flip "
+                             "only); default se3, with --convergence the example's set")
     parser.add_argument('--dt', type=float, default=None, help='step size [s]')
     parser.add_argument('--t-end', type=float, default=None, help='duration [s]')
+    parser.add_argument('--convergence', action='store_true',
+                        help="run the paper's sequence of step sizes: values, fitted "
+                             'orders, round-off levels')
+    parser.add_argument('--dts', type=float, nargs='+', metavar='H',
+                        help='step sizes of --convergence (default: the paper\'s)')
+    parser.add_argument('--no-step-guard', action='store_true',
+                        help='run steps that rotate a body by more than 0.9 * 2 pi (the '
+                             'pole of dexp^-1) on, into divergence if it comes')
     parser.add_argument('--json', action='store_true', help='emit one JSON object')
-    parser.add_argument('--plot', metavar='FILE.png', help='save violation/energy plot')
+    parser.add_argument('--plot', metavar='FILE.png',
+                        help='save the violation/energy plot (log-log figure with '
+                             '--convergence)')
+
+
+def _list():
+    for name, spec in EXAMPLES.items():
+        print(f'{name:<20} {spec.section:<20} t_end={spec.t_end:g} s dt={spec.dt:g} s  '
+              f'{spec.claim}')
+
+
+def _fmt(v):
+    return '      -  ' if v is None else f'{v:9.2e}'
+
+
+def _print_convergence(study):
+    print(f"{study['example']} ({study['paper']}): convergence over t_end = "
+          f"{study['t_end']:g} s, step sizes from {study['dts_source']}")
+    print(f"  paper: {study['claim']}")
+    if 'omega_reference' in study:
+        r = study['omega_reference']
+        print(f"  Omega reference: RK4 on Euler's equations, h = {r['h']:g}; its round-off "
+              f"level (h vs 2h) {r['roundoff_spread']:.1e}")
+    head = ''.join(f'{d:>10.3g}' for d in study['dts'])
+    for update, data in study['updates'].items():
+        print(f'  update {update}')
+        print(f"    {'dt [s]':<34}{head}   order")
+        for key, q in data['quantities'].items():
+            vals = ''.join(' ' + _fmt(v) for v in q['values'])
+            if q['roundoff']:
+                tail = f"round-off (<= {q['floor']:.0e})"
+            elif q['order'] is not None:
+                tail = f"{q['order']:.2f} (from {len(q['used'])} points)"
+            else:
+                tail = '-'
+            print(f'    {key[:34]:<34}{vals}   {tail}')
+        for r in data['runs']:
+            if r['status'] != 'ok':
+                print(f"    dt = {r['dt']:g}: {r['status']} at t = {r['t_stop']:g} s: "
+                      f"{r['message']}")
 
 
 def run(args):
     """Run ``liemb reproduce`` with parsed ``args``; return the exit status."""
     if args.list or not args.name:
-        for name, (_, section, t_end, dt, claim) in EXAMPLES.items():
-            print(f'{name:<20} {section:<20} t_end={t_end:g} s dt={dt:g} s  {claim}')
+        _list()
         return 0
     if args.name not in EXAMPLES:
         print(f'liemb reproduce: unknown example {args.name!r} (see --list)', file=sys.stderr)
         return 2
-    n = (args.t_end or EXAMPLES[args.name][2]) / (args.dt or EXAMPLES[args.name][3])
-    res = run_example(args.name, args.update, args.dt, args.t_end,
-                      every=max(1, int(n) // 2000), progress=not args.json)
+    if args.update == 'ulv' and args.name != 'flip':
+        print("liemb reproduce: --update ulv (seed 003's formulation) covers the example "
+              "'flip' only", file=sys.stderr)
+        return 2
+    guard = not args.no_step_guard
+    if args.convergence:
+        study = convergence(args.name, None if args.update is None else (args.update,),
+                            args.dts, args.t_end, step_guard=guard, progress=True)
+        if args.plot:
+            plot_convergence(study, args.plot)
+        if args.json:
+            print(json.dumps(study))
+        else:
+            _print_convergence(study)
+        return 0
+    spec = EXAMPLES[args.name]
+    update = args.update or 'se3'
+    n = (args.t_end or spec.t_end) / (args.dt or spec.dt)
+    res = run_example(args.name, update, args.dt, args.t_end, every=max(1, int(n) // 2000),
+                      progress=True, step_guard=guard)
     if args.plot:
         plot(res, args.plot)
     out = {k: v for k, v in res.items() if k != 'history'}
     if args.name == 'flip':
         out['flip_interval_analytic_s'] = flip_interval()
+    status = 0 if res['status'] == 'ok' else 1
     if args.json:
         print(json.dumps(out))
-        return 0
+        return status
     print(f"{res['example']} ({res['paper']}): update {res['update']}, dt = {res['dt']:g} s, "
           f"t_end = {res['t_end']:g} s, {res['steps']} steps")
     print(f"  paper: {res['claim']}")
+    if res['status'] != 'ok':
+        print(f"  {res['status'].upper()} at t = {res['t_stop']:g} s: {res['message']}")
+        print('  maxima below are up to that time')
     for k, v in res['max_violation'].items():
         print(f'  max {k:<32} {v:.3e}')
     print(f"  energy E0 = {res['energy0']:.6g} J, max |E - E0| = {res['max_energy_drift']:.3e} J")
+    print(f"  largest stage rotation {res['max_step_angle']:.3g} rad "
+          f'(guard {MAX_STEP_ANGLE:.3g} rad' + (')' if guard else ', off)'))
     if res['flips']:
         print('  flips at t = ' + ', '.join(f'{t:.5f}' for t in res['flips'])
-              + f' s (analytic spacing {flip_interval():.5f} s)')
+              + f' s (our analytic spacing 2K/p = {flip_interval():.5f} s)')
     print(f"  run time {res['run_time_s']:.2f} s")
-    return 0
+    return status

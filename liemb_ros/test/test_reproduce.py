@@ -7,6 +7,7 @@ with SO(3)xR^3; joints between moving bodies show the same order for both update
 Seed 003: energy and momentum drift shrink at 4th order, flips at the analytic interval.
 """
 import json
+import math
 
 import numpy as np
 import pytest
@@ -94,3 +95,70 @@ def test_cli_json_list_and_plot(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out['max_violation']['pivot position [m]'] < 1e-11 and png.stat().st_size > 1000
     assert rp.run(parser.parse_args(['nope'])) == 2
+
+
+def test_convergence_heavy_top_se3_roundoff_so3r3_order4():
+    """The papers' figure as a study: SE(3) pivot at round-off at every step, SO(3)xR^3 order 4."""
+    study = rp.convergence('heavy_top', dts=(4e-3, 2e-3, 1e-3), t_end=0.5)
+    se3 = study['updates']['se3']['quantities']['pivot position [m]']
+    so3 = study['updates']['so3r3']['quantities']['pivot position [m]']
+    assert se3['roundoff'] and all(v <= 1e-11 for v in se3['values'])
+    assert not so3['roundoff'] and abs(so3['order'] - 4) < 0.3, so3
+    assert len(so3['used']) == 3
+
+
+def test_convergence_flip_order4_in_omega_both_formulations():
+    study = rp.convergence('flip', dts=(1 / 160, 1 / 320, 1 / 640))
+    for update in ('se3', 'ulv'):
+        q = study['updates'][update]['quantities']
+        assert abs(q['|Omega(t_end) - Omega_ref|']['order'] - 4) < 0.3, q
+        assert q['|det R - 1|']['level'] < 1e-13                  # seed 003 Fig. 12
+    ref = study['omega_reference']
+    np.testing.assert_allclose(ref['omega'], [5.86216, 6.76901, -99.72874], atol=1e-4)
+    assert 1e-7 < ref['roundoff_spread'] < 1e-4
+
+
+def test_fit_order_leaves_out_floor_and_pre_asymptotic_values():
+    dts = [0.1, 0.05, 0.025, 0.0125, 0.00625]
+    order, used = rp.fit_order(dts, [None, 5.0, 0.3, 0.02, 0.03], 1e-3, 1.0)
+    assert used == [2, 3] and order == pytest.approx(math.log2(15))
+    assert rp.fit_order(dts, [1e-14] * 5, 1e-11, 1.0) == (None, [])
+
+
+def test_step_guard_at_the_pole_of_dexpinv_and_divergence_reported():
+    refused = rp.run_example('flip', 'se3', 0.1, 1.0)
+    assert refused['status'] == 'refused' and refused['t_stop'] == 0.0
+    assert '--no-step-guard' in refused['message']
+    for update in ('se3', 'ulv'):
+        run_on = rp.run_example('flip', update, 0.1, 1.0, step_guard=False)
+        assert run_on['status'] == 'diverged' and 0 < run_on['t_stop'] < 1.0
+    # the paper's h = 1/40 passes the guard (2.5 rad per step) and diverges (RK4 on Euler)
+    assert rp.run_example('flip', 'se3', 0.025, 1.0)['status'] == 'diverged'
+    assert rp.run_example('four_bar', 'se3', 0.01, 2.0)['status'] == 'diverged'
+
+
+def test_tailored_update_exact_on_ground_joints():
+    res = rp.run_example('double_pendulum', 'tailored', 0.004, 0.3)
+    assert res['max_violation']['joint1 position [m]'] <= 1e-11
+    assert res['max_violation']['joint2 position [m]'] > 1e-9
+    assert rp.build('double_pendulum', 'tailored').system.tailored_updates() == ['se3', 'so3r3']
+    with pytest.raises(ValueError, match='flip'):
+        rp.build('heavy_top', 'ulv')
+
+
+def test_cli_convergence_json_and_plot(tmp_path, capsys):
+    import argparse
+    parser = argparse.ArgumentParser()
+    rp.add_arguments(parser)
+    png = tmp_path / 'c.png'
+    args = parser.parse_args(['heavy_top', '--convergence', '--dts', '0.004', '0.002',
+                              '--t-end', '0.2', '--json', '--plot', str(png)])
+    assert rp.run(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out['updates']) == {'se3', 'so3r3'} and out['dts'] == [0.004, 0.002]
+    assert out['updates']['se3']['quantities']['pivot position [m]']['roundoff']
+    assert png.stat().st_size > 1000
+    args = parser.parse_args(['flip', '--dt', '0.1', '--update', 'ulv', '--no-step-guard'])
+    assert rp.run(args) == 1
+    assert 'DIVERGED' in capsys.readouterr().out
+    assert rp.run(parser.parse_args(['heavy_top', '--update', 'ulv'])) == 2
