@@ -18,6 +18,7 @@ What every liemb node shares: parameters, the robot's source, names, the process
 """
 import re
 import sys
+import warnings
 
 import rclpy
 from rcl_interfaces.msg import ParameterType
@@ -111,8 +112,14 @@ class RobotSource:
         return self.node.get_parameter(name).value
 
     def _load(self, xml, where):
-        return load_urdf_string(xml, source=where,
-                                floating_base=self._p('floating_base') or None)
+        """Parse the description; the parser's warnings go to the node's log."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            model = load_urdf_string(xml, source=where,
+                                     floating_base=self._p('floating_base') or None)
+        for w in caught:
+            self.node.get_logger().warn(str(w.message))
+        return model
 
     def start(self):
         """Load the robot from the parameter or file, or subscribe to the topic."""
