@@ -162,3 +162,19 @@ def test_cli_convergence_json_and_plot(tmp_path, capsys):
     assert rp.run(args) == 1
     assert 'DIVERGED' in capsys.readouterr().out
     assert rp.run(parser.parse_args(['heavy_top', '--update', 'ulv'])) == 2
+
+
+def test_rotating_frame_seed_000_section_4():
+    """SE(3): the midpoint rule is exact for any step; SO(3)xR^3: the paper's step error."""
+    for dt in (0.1, 1.0):
+        assert viol('rotating_frame', 'se3', dt, 3.0, 'position error [m]') < 1e-14
+        step = rp.run_example('rotating_frame', 'so3r3', dt, dt)
+        assert step['max_violation']['first-step error [m]'] == pytest.approx(
+            rp.rotating_frame_step_error(dt), rel=1e-9)
+    assert rp.rotating_frame_step_error(0.1) == pytest.approx(0.1 ** 3 / 24, rel=2e-4)
+
+
+def test_rp_with_cylindrical_joint1_exact_with_se3_for_large_steps():
+    for key in ('joint1 position [m]', 'joint2 position [m]'):
+        assert viol('rp_cylindrical', 'se3', 0.02, 0.5, key) <= 1e-11
+    assert viol('rp_cylindrical', 'so3r3', 0.02, 0.5, 'joint1 position [m]') > 1e-6
