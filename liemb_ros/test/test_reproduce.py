@@ -178,3 +178,8 @@ def test_rp_with_cylindrical_joint1_exact_with_se3_for_large_steps():
     for key in ('joint1 position [m]', 'joint2 position [m]'):
         assert viol('rp_cylindrical', 'se3', 0.02, 0.5, key) <= 1e-11
     assert viol('rp_cylindrical', 'so3r3', 0.02, 0.5, 'joint1 position [m]') > 1e-6
+
+
+def test_convergence_json_serialisable_with_numpy_values():
+    study = rp.convergence('rp_mechanism', dts=(0.02, 0.01), t_end=0.1)
+    assert json.loads(json.dumps(study))['updates']['se3']['quantities']
