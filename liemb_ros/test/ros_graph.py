@@ -140,3 +140,16 @@ def diagnostics(msgs, name):
             if s.name == name:
                 return s.level, s.message, {kv.key: kv.value for kv in s.values}
     return None, None, {}
+
+
+def wait_ready(graph, node='/liemb_dynamics', timeout=TIMEOUT):
+    """Wait until a dynamics node has its robot compiled (its Jacobian service says so)."""
+    from liemb_interfaces.srv import GetJacobian
+    deadline = time.monotonic() + timeout
+    while True:
+        resp = graph.call(GetJacobian, f'{node}/get_jacobian',
+                          GetJacobian.Request(link='', representation='body'))
+        if not resp.message.startswith(('compiling', 'no robot')):
+            return
+        assert time.monotonic() < deadline, f'{node} never got ready:\n{graph.output()}'
+        graph.spin_for(0.1)

@@ -28,7 +28,7 @@ from liemb_ros import resources  # noqa: E402
 from liemb_ros.dynamics import inverse_dynamics  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from liemb_interfaces.srv import GetJacobian  # noqa: E402
-from ros_graph import RELIABLE, Latest  # noqa: E402
+from ros_graph import RELIABLE, Latest, wait_ready  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_srvs.srv import SetBool, Trigger  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
@@ -65,6 +65,7 @@ def test_dynamics_node_torques_jacobians_and_bad_input(graph, rng):
     # answers a service call (it is spinning), then publish.
     graph.spin_until(lambda: pub.get_subscription_count() > 0
                      and pub_des.get_subscription_count() > 0)
+    wait_ready(graph)
     resp = graph.call(GetJacobian, '/liemb_dynamics/get_jacobian',
                       GetJacobian.Request(link='panda_hand', representation='body'))
     assert not resp.success and 'state' in resp.message, resp.message
@@ -281,6 +282,7 @@ def test_representation_changes_at_run_time(graph, rng):
             type=ParameterType.PARAMETER_STRING, string_value=value))
         return graph.call(SetParameters, '/liemb_dynamics/set_parameters',
                           SetParameters.Request(parameters=[p])).results[0]
+    wait_ready(graph)
     for rep in ('body', 'mixed'):
         assert set_rep(rep).successful
         n = len(twists.msgs)

@@ -35,7 +35,7 @@ from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue  # noqa:
 from rcl_interfaces.srv import GetParameters, SetParameters  # noqa: E402
 from rcl_interfaces.srv import SetParametersAtomically  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
-from ros_graph import RELIABLE, Latest, diagnostics, node_argv  # noqa: E402
+from ros_graph import RELIABLE, Latest, diagnostics, node_argv, wait_ready  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
@@ -185,9 +185,7 @@ def test_floating_base_state_from_odometry_against_pinocchio(graph, rng):
     odom = graph.node.create_publisher(Odometry, '/odom', RELIABLE)
     desired = graph.node.create_publisher(JointTrajectoryPoint, '/liemb_dynamics/desired',
                                           RELIABLE)
-    # queued messages are taken per subscription: wait until the node spins (it answers)
-    graph.call(GetJacobian, '/liemb_dynamics/get_jacobian',
-               GetJacobian.Request(link='base_link', representation='body'))
+    wait_ready(graph)   # it compiles while it spins: messages before that are skipped
     q = model.random_configuration(rng)
     qd = rng.normal(size=model.nv)
     qdd = np.r_[np.zeros(6), rng.normal(size=model.nq)]   # the base's twist rate: zero
@@ -242,6 +240,7 @@ def test_long_robot_and_joint_names_that_are_no_topic_names(graph, tmp_path):
     graph.run('dyn', node_argv('dynamics', [f'urdf_path:={path}',
                                             'wrench_joints:=[arm.joint-1, arm.joint-2]']))
     wrench = Latest(graph, WrenchStamped, '/liemb_dynamics/wrench/arm_joint_1')
+    wait_ready(graph)
     resp = graph.call(GetJacobian, '/liemb_dynamics/get_jacobian', GetJacobian.Request(
         link='l1200', representation='hybrid', positions=[0.0] * 1200))
     assert resp.success, resp.message
@@ -342,3 +341,27 @@ def test_both_nodes_on_simulation_time(graph):
     t = clock.msgs[-1].clock
     assert t.sec + 1e-9 * t.nanosec > 0.2       # the loop closed: simulated time advanced
     _diag(diags, graph, lambda lv, m, v: lv == DiagnosticStatus.OK and 'robot' in v)
+
+
+def test_the_node_answers_while_it_compiles(graph, tmp_path):
+    """A cold numba cache: the node serves parameters and says 'compiling' meanwhile."""
+    graph.env['NUMBA_CACHE_DIR'] = str(tmp_path / 'cold_cache')
+    graph.run('dyn', node_argv('dynamics', ['urdf_path:=liemb_arm7',
+                                            'diagnostics_period:=0.2']))
+    diags = Latest(graph, DiagnosticArray, '/diagnostics')
+    level, text, _ = _diag(diags, graph, lambda lv, m, v: m is not None)
+    assert level == DiagnosticStatus.WARN and text.startswith('compiling kernels'), text
+    res = graph.call(SetParameters, '/liemb_dynamics/set_parameters', SetParameters.Request(
+        parameters=[_param('mode', 'inverse_dynamics')])).results[0]
+    assert res.successful, res.reason
+    bad = graph.call(SetParameters, '/liemb_dynamics/set_parameters', SetParameters.Request(
+        parameters=[_param('representation', 'world')])).results[0]
+    assert not bad.successful and 'world' in bad.reason    # checked against the robot
+    got = graph.call(GetParameters, '/liemb_dynamics/get_parameters',
+                     GetParameters.Request(names=['mode'])).values[0].string_value
+    assert got == 'inverse_dynamics'
+    resp = graph.call(GetJacobian, '/liemb_dynamics/get_jacobian',
+                      GetJacobian.Request(link='tool0', representation='body'))
+    assert not resp.success and resp.message.startswith('compiling'), resp.message
+    _, text, _ = diagnostics(diags.msgs, DYN)
+    assert text.startswith('compiling kernels'), text     # all of it while compiling

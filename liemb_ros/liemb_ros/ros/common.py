@@ -11,6 +11,9 @@ What every liemb node shares: parameters, the robot's source, names, the process
   a path.  A parameter or file that cannot work is a :class:`ConfigError` (the process
   exits non-zero with the reason); a bad description on the topic is logged and the node
   waits for the next one.
+* :class:`Preparation` compiles a new robot's kernels in a thread while the node spins, so
+  that it answers parameter and service requests meanwhile and reports "compiling" in its
+  log and ``/diagnostics`` (minutes on a cold numba cache, a fraction of a second after).
 * :func:`topic_token` turns a joint or link name into a valid topic name token.
 * :func:`run` is every node's ``main``: a clean exit on Ctrl-C and SIGTERM (no traceback
   from callbacks that race the shutdown), exit code 1 with the reason for a
@@ -18,6 +21,8 @@ What every liemb node shares: parameters, the robot's source, names, the process
 """
 import re
 import sys
+import threading
+import time
 import warnings
 
 import rclpy
@@ -64,6 +69,47 @@ def declare(node, specs):
             node.set_parameters([Parameter(name, Parameter.Type(kind), [])])
         if final.read_only:
             node.set_descriptor(name, final)
+
+
+class Preparation:
+    """
+    Run ``work()`` in a thread; then ``done(result)`` in the node's executor.
+
+    ``work`` compiles kernels (numba holds the GIL in bursts, so the executor still answers
+    requests, a little slower).  An exception in ``work`` is logged as an error and
+    ``done`` is not called.  :attr:`seconds` tells how long it has been running.
+    """
+
+    def __init__(self, node, work, done, what):
+        self.node, self.what = node, what
+        self.started = time.monotonic()
+        self._result = self._error = None
+        self._done = done
+        node.get_logger().info(f'{what}: compiling kernels (a first start on a cold cache '
+                               'takes a minute or more; later starts well under a second)')
+        self._thread = threading.Thread(target=self._run, args=(work,), daemon=True)
+        self._thread.start()
+        self._timer = node.create_timer(0.05, self._poll, clock=STEADY)
+
+    @property
+    def seconds(self):
+        """Seconds since the preparation started."""
+        return time.monotonic() - self.started
+
+    def _run(self, work):
+        try:
+            self._result = work()
+        except Exception as exc:  # reported in the executor thread by _poll
+            self._error = exc
+
+    def _poll(self):
+        if self._thread.is_alive():
+            return
+        self.node.destroy_timer(self._timer)
+        if self._error is not None:
+            self.node.get_logger().error(f'{self.what}: preparing failed: {self._error}')
+            return
+        self._done(self._result)
 
 
 def topic_token(name):

@@ -34,6 +34,7 @@ simulation node's ``effort_timeout``) and ``/diagnostics`` turns WARN with the a
 last state.  A parameter or file that cannot work (missing file, unknown link or joint)
 ends the process with exit code 1 and the reason.
 """
+import copy
 import math
 import sys
 import time
@@ -55,7 +56,8 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from ..kinematics import link_twist
 from ..lie import quaternion
-from .common import STEADY, ConfigError, RobotSource, declare, run, topic_token
+from .common import (STEADY, ConfigError, Preparation, RobotSource, declare, run,
+                     topic_token)
 from .engine import FRAMES, MODES, CycleStats, DynamicsEngine, OutputError, StateError
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -98,6 +100,7 @@ class DynamicsNode(Node):
             ('diagnostics_period', 1.0, 'seconds between /diagnostics messages', D,
              dict(lo=0.05, hi=60.0))))
         self.engine = None
+        self._candidate = self._preparing = self._odom_sub = None
         self._pending_desired = None
         self._rejected = 0          # invalid messages (dropped)
         self._refused = 0           # non-finite outputs (not published)
@@ -140,14 +143,25 @@ class DynamicsNode(Node):
         except ValueError as exc:
             raise ConfigError(f"the parameters do not fit robot '{model.name}' from {where}: "
                               f'{exc}') from None
-        warm = engine.warm_up()   # compile now, not in the first cycle
+        # compile now, not in the first cycle; in a thread, so that the node answers meanwhile
+        self._candidate = engine
+        self._preparing = Preparation(
+            self, engine.warm_up, lambda warm: self._install(engine, where, warm),
+            f"robot '{model.name}'")
+
+    def _install(self, engine, where, warm):
+        """Serve a prepared engine (in the executor thread)."""
+        if engine is not self._candidate:
+            return   # a newer description replaced it while it compiled
+        engine.configure(**{k: self.p(k) for k in SETTINGS})   # changed while compiling
+        model = engine.model
         first = self.engine is None
-        self.engine = engine
+        self.engine, self._candidate, self._preparing = engine, None, None
         self._twist_key = None
         self._wrench_msgs = {}
-        if first and model.floating:
-            self.create_subscription(Odometry, 'odom', self._on_odometry,
-                                     qos_profile_sensor_data)
+        if model.floating and self._odom_sub is None:
+            self._odom_sub = self.create_subscription(Odometry, 'odom', self._on_odometry,
+                                                      qos_profile_sensor_data)
         if self._pending_desired is not None:
             self._apply_desired(self._pending_desired)
             self._pending_desired = None
@@ -190,12 +204,16 @@ class DynamicsNode(Node):
                 return SetParametersResult(successful=False,
                                            reason=f'{name} must be a finite number')
         settings = {k: v for k, v in changes.items() if k in SETTINGS}
-        if self.engine is not None and settings:
+        if settings and (self.engine is not None or self._candidate is not None):
             try:
-                self.engine.configure(**settings)
+                if self.engine is not None:
+                    self.engine.configure(**settings)
+                else:   # compiling: check on a copy, _install applies the parameters
+                    copy.copy(self._candidate).configure(**settings)
             except ValueError as exc:
                 return SetParametersResult(successful=False, reason=str(exc))
-            self._make_wrench_publishers()
+            if self.engine is not None:
+                self._make_wrench_publishers()
         if 'publish_rate' in changes:
             self._set_rate(changes['publish_rate'])
         return SetParametersResult(successful=True)
@@ -413,9 +431,14 @@ class DynamicsNode(Node):
         if e is None:
             src = self.source
             st.level = DiagnosticStatus.ERROR if src.error else DiagnosticStatus.WARN
-            st.message = (f'unusable robot description: {src.error}' if src.error else
-                          'waiting for the robot description on '
-                          + self.resolve_topic_name('robot_description'))
+            if self._preparing is not None:
+                st.message = (f'compiling kernels for robot '
+                              f"'{self._candidate.model.name}' "
+                              f'({self._preparing.seconds:.0f} s so far)')
+            else:
+                st.message = (f'unusable robot description: {src.error}' if src.error else
+                              'waiting for the robot description on '
+                              + self.resolve_topic_name('robot_description'))
         else:
             s = e.stats.summary()
             t0, n0 = self._window
@@ -453,7 +476,8 @@ class DynamicsNode(Node):
         e = self.engine
         if e is None:
             resp.success = False
-            resp.message = 'no robot model loaded yet'
+            resp.message = ('compiling kernels for the robot; ask again in a moment'
+                            if self._preparing is not None else 'no robot model loaded yet')
             return resp
         try:
             J, cols = e.jacobian(req.link, req.representation or 'body', req.derivative,
