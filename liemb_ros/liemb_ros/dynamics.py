@@ -21,6 +21,13 @@ Inverse dynamics, three forms selected by ``form=`` (they agree to round-off):
   + ad_v(ṙ_λ - ṙ_i) V_λ + ad_ω(ω_i) Z_i θ̇_i + Z_i θ̈_i``, ``M^h_i = Ad_{R_i} M_i Ad_{R_i}ᵀ``,
   ``W_i = Σ_c Adr(r_i - r_c)ᵀ W_c + M^h_i V̇_i + ad_ω(ω_i) M^h_i (ω_i, 0) - W_i^app``.
 
+The spatial and hybrid forms and every spatial kernel below (mass matrix, ``Ṁ``, Coriolis
+matrix, and the RNEA derivatives of :mod:`liemb_ros.eom`) work in a world-aligned frame at
+the base origin rather than at the world origin (:func:`_local_base`): exact, since every
+joint-space result pairs screws with wrenches or inertias expressed in one inertial frame,
+and invariant to where the robot stands (at the world origin the lever arms grow with the
+distance ``|r|`` and the round-off with ``|r|² eps``: 1e-6 relative at 100 km).
+
 All backward loops start at the last body (erratum E15) and subtract the applied wrench
 (erratum E16).  Gravity enters by the base-acceleration trick ``V̇_0 = (0, -g)`` in the
 world frame (``model.gravity``, default (0, 0, -9.81)).
@@ -120,6 +127,27 @@ def _compose(C1, C2, out):
     out[3, 0] = 0.0
     out[3, 1] = 0.0
     out[3, 2] = 0.0
+    out[3, 3] = 1.0
+
+
+@njit(cache=True, inline='always')
+def _local_base(base, out):
+    """
+    Write the base pose seen from a world-aligned frame at the base origin: ``(R, 0)``.
+
+    The spatial kernels (spatial/hybrid RNEA, mass matrix, ``Ṁ``, Coriolis matrix, RNEA
+    derivatives) express twists, wrenches and inertias in this inertial frame instead of
+    the world frame.  That is exact (every joint-space result is a pairing ``J_aᵀ W`` or
+    ``J_aᵀ M J_b``, unchanged by a fixed change of frame; gravity ``(0, -g)`` is a pure
+    translation, the same in both) and keeps lever arms of the robot's size: at the world
+    origin they grow with the distance ``|r|`` and the round-off with ``|r|² eps``.
+    """
+    for r in range(3):
+        out[r, 0] = base[r, 0]
+        out[r, 1] = base[r, 1]
+        out[r, 2] = base[r, 2]
+        out[r, 3] = 0.0
+        out[3, r] = 0.0
     out[3, 3] = 1.0
 
 
@@ -330,7 +358,13 @@ def _rnea_body(dyn, q, qd, qdd, base, fb, grav, tau, G, V, A, W):
 # --------------------------------------------------------------------------- RNEA, spatial
 @njit(cache=True)
 def _rnea_spatial(dyn, q, qd, qdd, base, fb, grav, tau):
-    """Spatial RNEA (seed 002 (70)-(71)): everything at the world origin, world axes."""
+    """
+    Spatial RNEA (seed 002 (70)-(71)): everything in one inertial frame, world axes.
+
+    The frame's origin is the base origin (:func:`_local_base`), not the world origin:
+    the same equations in an inertial frame translated by the base position, exact and
+    free of the ``|r|² eps`` round-off of a robot far from the world origin.
+    """
     parent, X, _, q_index, q_mult, _, nbase, inertia, base_inertia, gravity = dyn
     nb = parent.shape[0]
     C = np.empty((nb + 1, 4, 4))
@@ -342,10 +376,10 @@ def _rnea_spatial(dyn, q, qd, qdd, base, fb, grav, tau):
     In = np.empty(10)
     h = np.empty(6)
     t = np.empty(6)
-    C[0] = base
+    _local_base(base, C[0])
     if nbase > 0:
-        Ad_apply_into(base, qd[:6], V[0])
-        Ad_apply_into(base, qdd[:6], A[0])   # V̇^s = Ad_C V̇^b (digest §1.4)
+        Ad_apply_into(C[0], qd[:6], V[0])
+        Ad_apply_into(C[0], qdd[:6], A[0])   # V̇^s = Ad_C V̇^b (digest §1.4)
     for r in range(3):
         A[0, 3 + r] -= grav * gravity[r]
     for i in range(nb):
@@ -382,7 +416,7 @@ def _rnea_spatial(dyn, q, qd, qdd, base, fb, grav, tau):
         for r in range(6):
             W[p, r] += W[s, r]
     if nbase > 0:
-        AdT_apply_into(base, W[0], t)   # base wrench in the base frame
+        AdT_apply_into(C[0], W[0], t)   # base wrench in the base frame
         for r in range(6):
             tau[r] = t[r]
 
@@ -412,7 +446,7 @@ def _rnea_hybrid(dyn, q, qd, qdd, base, fb, grav, tau):
     t = np.empty(6)
     d = np.empty(3)
     x = np.empty(3)
-    C[0] = base
+    _local_base(base, C[0])   # positions relative to the base origin: differences stay exact
     if nbase > 0:
         for r in range(3):
             V[0, r] = base[r, 0] * qd[0] + base[r, 1] * qd[1] + base[r, 2] * qd[2]
@@ -571,7 +605,7 @@ def _inertia10_to(C, M, rotate_only, out):
 
     ``M = [[Θ, h~], [-h~, m I]]`` (6x6, body frame, ``h = m c``); ``out`` (10,) receives
     ``(m, h', Θ'00, Θ'11, Θ'22, Θ'01, Θ'02, Θ'12)`` of ``Ad_C^-T M Ad_C^-1`` (seed 002 (34)),
-    the spatial inertia at the world origin, or with ``rotate_only`` of ``Ad_R M Ad_Rᵀ``
+    the spatial inertia at the origin of ``C``'s frame, or with ``rotate_only`` of ``Ad_R M Ad_Rᵀ``
     (76a), the hybrid one at the body origin:
     ``Θ' = R Θ Rᵀ - (h_o~ r~ + r~ h_o~ + m r~²)``, ``h' = h_o + m r``, ``h_o = R h``
     (parallel axes without dividing by ``m``; Θ symmetric: 6 numbers, not 36).
@@ -621,7 +655,7 @@ def _inertia10_to(C, M, rotate_only, out):
 
 @njit(cache=True, inline='always')
 def _spatial_inertias10(dyn, C, Ic):
-    """``Ic[s]`` (10,): spatial inertia of node ``s`` at the world origin (zero: fixed base)."""
+    """``Ic[s]`` (10,): spatial inertia of node ``s`` in the frame of ``C`` (zero: fixed base)."""
     parent, _, _, _, _, _, nbase, inertia, base_inertia, _ = dyn
     if nbase > 0:
         _inertia10_to(C[0], base_inertia, False, Ic[0])
@@ -726,23 +760,21 @@ def _spatial_columns(dyn, q, qd, base, C, Js, Vs):
     Node 0 is the base, node ``i + 1`` body ``i``.  ``Js`` (nbase + nb, 6): the spatial
     columns (unscaled by ``q_mult``): the base columns ``Ad_{C_base} e_k`` then
     ``J^s_i = Ad_{C_i} X_i`` (seed 004 eq. (29)).  ``Vs`` (nb + 1, 6) the spatial twists.
+    "Spatial" here means in the world-aligned frame at the base origin
+    (:func:`_local_base`): ``C`` are the poses in that frame, ``C[0] = (R_base, 0)``.
     """
     parent, X, _, q_index, q_mult, _, nbase, _, _, _ = dyn
     nb = parent.shape[0]
     kin = dyn[:7]
-    C[0] = base
+    _local_base(base, C[0])
     for r in range(6):
         Vs[0, r] = 0.0
     for k in range(nbase):
-        # Ad_{C_base} e_k: (R e_k, r x R e_k) for k < 3, (0, R e_{k-3}) otherwise
+        # Ad_{C[0]} e_k: (R e_k, 0) for k < 3, (0, R e_{k-3}) otherwise
         for r in range(3):
             a = base[r, k % 3]
             Js[k, r] = a if k < 3 else 0.0
             Js[k, 3 + r] = 0.0 if k < 3 else a
-        if k < 3:
-            Js[k, 3] = base[1, 3] * base[2, k] - base[2, 3] * base[1, k]
-            Js[k, 4] = base[2, 3] * base[0, k] - base[0, 3] * base[2, k]
-            Js[k, 5] = base[0, 3] * base[1, k] - base[1, 3] * base[0, k]
         for r in range(6):
             Vs[0, r] += Js[k, r] * qd[k]
     for i in range(nb):

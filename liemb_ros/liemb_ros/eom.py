@@ -60,7 +60,9 @@ def _derivatives(dyn, q, qd, qdd, base, fext, lk, dq, dqd):
     """
     ``dq = ∂τ/∂q``, ``dqd = ∂τ/∂q̇`` (each (nv, nv)) in spatial form; returns a status code.
 
-    All quantities at the world origin, world axes.  ``S_k`` are the spatial columns
+    All quantities in world axes at the base origin (an inertial frame translated by the
+    base position, :func:`~liemb_ros.dynamics._local_base`: exact, and free of the
+    ``|r|² eps`` round-off far from the world origin).  ``S_k`` are the spatial columns
     ``Ad_{C_k} X_k`` (seed 004 (29)), ``v``, ``a`` the spatial twists and accelerations
     (gravity as a base acceleration ``a_w``), ``I_i`` the spatial inertias, ``f_i = I_i a_i
     - ad_{v_i}ᵀ I_i v_i - f^ext_i`` the body wrenches and ``F``, ``I^C``, ``B^C`` their
@@ -114,7 +116,7 @@ def _derivatives(dyn, q, qd, qdd, base, fext, lk, dq, dqd):
     _body_fext(dyn, fext, lk, fb)
     _spatial_inertias10(dyn, C, Ic)
     if nbase > 0:
-        Ad_apply_into(base, qdd[:6], As[0])   # V̇^s = Ad_C V̇^b (digest §1.4)
+        Ad_apply_into(C[0], qdd[:6], As[0])   # V̇^s = Ad_C V̇^b (digest §1.4)
     else:
         for r in range(6):
             As[0, r] = 0.0
