@@ -525,8 +525,13 @@ def build(name, update):
     if update == 'ulv' and name != 'flip':
         raise ValueError("update 'ulv' (seed 003's formulation) covers one free rigid body: "
                          "only the example 'flip'")
+    if update not in UPDATES:
+        raise ValueError(f'unknown update {update!r}; one of {", ".join(UPDATES)}')
     if update == 'tailored':
-        return EXAMPLES[name].build('se3').tailor()
+        ex = EXAMPLES[name].build('se3')
+        if ex.system is None:
+            raise ValueError(f"update 'tailored' needs a multibody example; {name!r} has none")
+        return ex.tailor()
     return EXAMPLES[name].build(update)
 
 
@@ -832,11 +837,12 @@ def run(args):
     if args.name not in EXAMPLES:
         print(f'liemb reproduce: unknown example {args.name!r} (see --list)', file=sys.stderr)
         return 2
-    if args.update == 'ulv' and args.name != 'flip':
-        print("liemb reproduce: --update ulv (seed 003's formulation) covers the example "
-              "'flip' only", file=sys.stderr)
-        return 2
     guard = not args.no_step_guard
+    try:
+        build(args.name, args.update or 'se3')
+    except ValueError as exc:
+        print(f'liemb reproduce: {exc}', file=sys.stderr)
+        return 2
     if args.convergence:
         study = convergence(args.name, None if args.update is None else (args.update,),
                             args.dts, args.t_end, step_guard=guard, progress=True)
