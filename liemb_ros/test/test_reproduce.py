@@ -162,7 +162,7 @@ def test_cli_convergence_json_and_plot(tmp_path, capsys):
     assert rp.run(args) == 1
     assert 'DIVERGED' in capsys.readouterr().out
     assert rp.run(parser.parse_args(['heavy_top', '--update', 'ulv'])) == 2
-    assert rp.run(parser.parse_args(['flip', '--update', 'tailored'])) == 2
+    assert rp.run(parser.parse_args(['rotating_frame', '--update', 'tailored'])) == 2
     assert 'multibody' in capsys.readouterr().err
 
 
