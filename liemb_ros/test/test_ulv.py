@@ -115,3 +115,19 @@ def test_step_guard_and_bad_input():
         ulv.UnifiedStepper(body, stages='frozen')
     with pytest.raises(ValueError, match='mass'):
         ulv.UnifiedBody(0.0, np.eye(3))
+
+
+def test_half_sides_change_coordinates_not_motion():
+    """Another hexahedron (l != 1, D not orthogonal) gives the same motion (eq. (26)-(27))."""
+    ends = []
+    for sides in ((1.0, 1.0, 1.0), (0.3, 0.5, 0.7)):
+        body = ulv.UnifiedBody(1.3, np.diag([0.2, 0.5, 0.4]), half_sides=sides,
+                               gravity=(0, 0, -9.81))
+        stepper = ulv.UnifiedStepper(body)
+        y = np.r_[np.eye(4).ravel(), body.coordinates(np.array([1.0, -2.0, 0.5]),
+                                                      np.array([0.3, 2.0, -1.0]))]
+        for k in range(20):
+            y = stepper.step(0.05 * k, y, 0.05)
+        ends.append((y[:16], body.twist(y[16:])))
+    np.testing.assert_allclose(ends[0][0], ends[1][0], atol=1e-12)
+    np.testing.assert_allclose(np.r_[ends[0][1]], np.r_[ends[1][1]], atol=1e-12)
