@@ -40,6 +40,7 @@ setup(
             'liemb = liemb_ros.cli:main',
             'dynamics_node = liemb_ros.ros.dynamics_node:main',
             'simulation_node = liemb_ros.ros.simulation_node:main',
+            'servo_node = liemb_ros.ros.servo_node:main',
         ],
     },
 )

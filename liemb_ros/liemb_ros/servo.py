@@ -27,9 +27,15 @@ One step, in this order (each stage is a function of this module, batched where 
    (``decelerate_for_joint_limit`` / ``halt_for_joint_limit``); a uniform scale again.
 
 A stale or missing command is :meth:`Servo.stop_step` (target zero: the acceleration limits
-bring the arm to rest, status ``stale_command``).  The position output integrates the
-velocity output from the measured state (reset to it when they differ by more than
-``reference_tolerance``), for position or trajectory controllers.
+bring the arm to rest, status ``stale_command``).
+
+The position output is ``q + q̇ dt`` (for position or trajectory controllers).
+
+Latency.  A joint state is a few ms old when a step uses it, and the arm has moved on
+meanwhile under the commands sent since: at 0.1 rad/s that lag alone makes the achieved
+twist miss the command by ~1 %.  :class:`CommandHistory` predicts the present state, the
+measurement plus the commanded velocities integrated since it arrived; a node steps the
+law at that prediction (a Python caller with an exact state needs none of this).
 
 Command frames.  ``representation`` (``body | spatial | hybrid | mixed``, design.md) states
 the frames of a twist of the controlled link; "world" is the ``base_frame`` (a link rigidly
@@ -56,6 +62,7 @@ class Status(enum.IntEnum):
     HALT_FOR_JOINT_LIMIT = 4
     STALE_COMMAND = 5
     IDLE = 6
+    INVALID_COMMAND = 7
 
     @property
     def label(self):
@@ -164,7 +171,7 @@ def _vector(x, n, name, default=None):
 
 class Servo:
     """
-    One servo loop: state (last output, filter, position reference) and the law's settings.
+    One servo loop: its state (the last output, the filter) and the law's settings.
 
     Parameters (all SI; per-joint ones take one value for every joint or one per joint):
     ``link`` controlled link; ``base_frame`` the "world" of spatial/hybrid/mixed commands
@@ -174,14 +181,13 @@ class Servo:
     condition numbers; ``margin`` [rad or m] before each position limit;
     ``velocity_limits`` (None: the URDF's, 1 rad/s where it has none) times
     ``velocity_scale``; ``acceleration_limits`` [rad/s²]; ``smoothing`` low-pass time
-    constant [s] (0: off); ``reference_tolerance`` [rad]: the position output restarts from
-    the measured state when they differ by more.
+    constant [s] (0: off).
     """
 
     def __init__(self, model, link, *, base_frame=None, period=0.002, mask=None,
                  damping=0.05, damping_threshold=0.02, singularity_thresholds=(17.0, 30.0),
                  margin=0.1, velocity_limits=None, velocity_scale=1.0,
-                 acceleration_limits=5.0, smoothing=0.0, reference_tolerance=0.1):
+                 acceleration_limits=5.0, smoothing=0.0):
         if model.floating:
             raise ValueError(f"'{model.name}' has a floating base: the servo drives fixed-base "
                              'arms')
@@ -197,8 +203,7 @@ class Servo:
             raise ValueError(f'singularity_thresholds must be 1 <= decelerate < halt, got '
                              f'{singularity_thresholds!r}')
         for name, value in (('damping', damping), ('damping_threshold', damping_threshold),
-                            ('margin', margin), ('smoothing', smoothing),
-                            ('reference_tolerance', reference_tolerance)):
+                            ('margin', margin), ('smoothing', smoothing)):
             if not (np.isfinite(value) and value >= 0):
                 raise ValueError(f'{name} must be a finite number >= 0, got {value!r}')
         urdf = np.where(np.isfinite(model.velocity_limit) & (model.velocity_limit > 0),
@@ -211,7 +216,6 @@ class Servo:
             _vector(velocity_scale, 1, 'velocity_scale')[0]
         self.acceleration_limits = _vector(acceleration_limits, n, 'acceleration_limits')
         self.smoothing = float(smoothing)
-        self.reference_tolerance = float(reference_tolerance)
         self.reset()
 
     # -- settings ------------------------------------------------------------------------
@@ -240,11 +244,10 @@ class Servo:
         self.mask = m
 
     def reset(self):
-        """Forget the last output, the filter and the position reference (arm at rest)."""
+        """Forget the last output and the filter (arm at rest)."""
         n = self.model.nq
         self.velocities = np.zeros(n)
         self._filtered = np.zeros(n)
-        self.positions = None
         self.status = Status.IDLE
         self.condition = float('nan')
 
@@ -282,13 +285,13 @@ class Servo:
         return out
 
     # -- steps ---------------------------------------------------------------------------
-    def twist_step(self, q, twist, representation='hybrid', frame=None):
+    def twist_step(self, q, twist, representation='hybrid', frame=None, dt=None):
         """
         One step toward twist ``twist`` (6,) (ω, v) of the controlled link; ServoOutput.
 
-        ``representation`` / ``frame`` as :meth:`jacobian`.  Components outside the mask
-        are ignored.  ValueError for a non-finite twist or an unknown frame/representation
-        (the state is unchanged).
+        ``representation`` / ``frame`` as :meth:`jacobian`; ``dt`` the time since the last
+        step (default ``period``).  Components outside the mask are ignored.  ValueError
+        for a non-finite twist or an unknown frame or representation (state unchanged).
         """
         q = np.asarray(q, dtype=float)
         V = np.asarray(twist, dtype=float)
@@ -312,25 +315,25 @@ class Servo:
             if scale < 1.0:
                 status = (Status.HALT_FOR_SINGULARITY if scale == 0.0 else
                           Status.DECELERATE_FOR_SINGULARITY)
-        return self._finish(q, target * scale, scale, status, kappa)
+        return self._finish(q, target * scale, scale, status, kappa, dt)
 
-    def joint_step(self, q, velocities):
+    def joint_step(self, q, velocities, dt=None):
         """One step toward joint velocities ``velocities`` (nq,), limits applied; ServoOutput."""
         q = np.asarray(q, dtype=float)
         target = np.asarray(velocities, dtype=float)
         if target.shape != (self.model.nq,) or not np.all(np.isfinite(target)):
             raise ValueError(f'joint velocities need {self.model.nq} finite values, got '
                              f'{target.tolist()}')
-        return self._finish(q, target, 1.0, Status.NO_WARNING, float('nan'))
+        return self._finish(q, target, 1.0, Status.NO_WARNING, float('nan'), dt)
 
-    def stop_step(self, q, status=Status.STALE_COMMAND):
-        """One step toward rest (no or a stale command): decelerate at the limits."""
+    def stop_step(self, q, status=Status.STALE_COMMAND, dt=None):
+        """One step toward rest (no, a stale or a refused command): decelerate at the limits."""
         return self._finish(np.asarray(q, dtype=float), np.zeros(self.model.nq), 1.0, status,
-                            self.condition)
+                            self.condition, dt)
 
-    def _finish(self, q, target, scale, status, kappa):
+    def _finish(self, q, target, scale, status, kappa, dt):
         """Stages 4-7 of the law, the position output and the state update."""
-        m, dt = self.model, self.period
+        m, dt = self.model, self.period if dt is None else float(dt)
         s = uniform_scale(target, -self.velocity_limits, self.velocity_limits)
         target = target * s
         if self.smoothing > 0:
@@ -348,10 +351,44 @@ class Servo:
             status = (Status.HALT_FOR_JOINT_LIMIT if limit == 0.0 else
                       Status.DECELERATE_FOR_JOINT_LIMIT)
         qd = qd * limit
-        if self.positions is None or np.max(np.abs(self.positions - q)) > \
-                self.reference_tolerance:
-            self.positions = q.copy()
-        self.positions = self.positions + qd * dt
         self.velocities = qd
         self.status, self.condition = status, kappa
-        return ServoOutput(qd.copy(), self.positions.copy(), status, kappa, scale * s * limit)
+        return ServoOutput(qd.copy(), q + qd * dt, status, kappa, scale * s * limit)
+
+
+class CommandHistory:
+    """
+    Joint velocity commands by the time they were sent; predicts the state they lead to.
+
+    :meth:`add` each command with its time (the arm's clock); :meth:`predict` returns a measured
+    ``q`` advanced by the commands integrated from ``since`` (when the measurement arrived)
+    to ``now``: each command acts from its time until the next one.  ``horizon`` seconds
+    of commands are kept (older measurements are advanced over that much at most).
+    """
+
+    def __init__(self, horizon=0.25):
+        self.horizon = float(horizon)
+        self.clear()
+
+    def clear(self):
+        """Forget every command (the arm is taken to be at rest)."""
+        self._t, self._qd = [], []
+
+    def add(self, t, qd):
+        """Record command ``qd`` sent at time ``t`` (a time before the last: a clock reset)."""
+        if self._t and t < self._t[-1]:
+            self.clear()
+        self._t.append(float(t))
+        self._qd.append(np.asarray(qd, dtype=float))
+        while self._t and self._t[0] < t - self.horizon:
+            del self._t[0], self._qd[0]
+
+    def predict(self, q, since, now):
+        """Return ``q + ∫ q̇_cmd dt`` over ``[since, now]``."""
+        out = np.array(q, dtype=float)
+        ends = self._t[1:] + [now]
+        for t0, t1, qd in zip(self._t, ends, self._qd):
+            overlap = min(t1, now) - max(t0, since)
+            if overlap > 0:
+                out += overlap * qd
+        return out

@@ -162,6 +162,18 @@ def test_velocity_limits_keep_the_direction_and_positions_integrate(arm):
     np.testing.assert_allclose(out.positions, Q_BENT + out.velocities * servo.period)
 
 
+def test_command_history_integrates_the_commands_since_the_measurement():
+    h = sv.CommandHistory(horizon=1.0)
+    h.add(0.0, [1.0, 0.0])
+    h.add(0.1, [0.0, 2.0])
+    h.add(0.3, [-1.0, 0.0])
+    # from 0.05: 0.05 s of the first, 0.2 s of the second, 0.1 s of the third
+    np.testing.assert_allclose(h.predict([0.0, 0.0], 0.05, 0.4), [0.05 - 0.1, 0.4])
+    np.testing.assert_allclose(h.predict([1.0, 1.0], 0.4, 0.4), [1.0, 1.0])
+    h.add(2.0, [5.0, 5.0])              # older commands fall out of the horizon
+    np.testing.assert_allclose(h.predict([0.0, 0.0], 0.0, 2.1), [0.5, 0.5])
+
+
 def test_bad_input_is_refused_and_changes_nothing(arm):
     servo = sv.Servo(arm, 'tool0')
     for call in (lambda: servo.twist_step(Q_BENT, [np.nan, 0, 0, 0, 0, 0]),

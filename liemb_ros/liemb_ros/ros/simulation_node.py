@@ -26,7 +26,22 @@ Applied torques: ``~/effort_command`` (``std_msgs/Float64MultiArray`` in
 ``command_joints`` order, what a ros2_control effort controller takes) and ``~/effort``
 (``sensor_msgs/JointState`` effort by name, joints the model does not know ignored);
 both are held until ``effort_timeout`` seconds pass without a new command, then drop to
-zero; ``~/reset`` clears them.  A test torque
+zero; ``~/reset`` clears them.
+
+Velocity and position commands (fixed-base robots): ``~/velocity_command`` and
+``~/position_command`` (``std_msgs/Float64MultiArray`` in ``command_joints`` order, what
+ros2_control's JointGroupVelocityController / JointGroupPositionController take) engage a
+joint drive that the simulated robot obeys through its dynamics: computed torque
+``τ = ID(q, q̇, K_p (q_ref - q) + K_d (q̇_ref - q̇)) + D q̇`` (inverse dynamics of the model,
+gravity and Coriolis terms included, plus the joint damping the simulation applies), with
+``K_p = ω²``, ``K_d = 2ω``, ``ω = 2π drive_frequency`` (critically damped).  A velocity
+command sets ``q̇_ref`` and integrates ``q_ref`` from the state where the drive engaged
+(joint velocities then follow the command exactly once the transient of ``1/ω`` has
+passed); a position command sets ``q_ref`` with ``q̇_ref = 0`` (a PD drive).  A command
+older than ``effort_timeout`` holds the reference where it is (the robot stops and stays);
+an effort command hands the robot back to the efforts, ``~/reset`` clears the drive.  The
+drive torque is what ``joint_states`` reports as effort.  A test torque
+
 ``amplitude * sin(2 pi f t)`` per joint (``test_torque_*``) is added on top.  Services
 (``std_srvs``): ``~/reset`` (Trigger), ``~/pause`` (SetBool), ``~/step`` (Trigger: one
 publish period while paused).  A diverging simulation stops stepping and says why in the
@@ -52,6 +67,7 @@ from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
 from tf2_msgs.msg import TFMessage
 
+from ..dynamics import inverse_dynamics
 from ..kinematics import forward_kinematics
 from ..simulation import COORDINATES, INTEGRATORS, UPDATES, SimulationError, Simulator
 from .common import LATCHED, STEADY, ConfigError, RobotSource, declare, run
@@ -59,6 +75,8 @@ from .conversions import quaternion_xyzw, to_time
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 TF_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+#: streamed commands: a queue of old ones would only delay the newest
+LATEST = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
 
 
 class SimulationNode(Node):
@@ -101,8 +119,12 @@ class SimulationNode(Node):
              SA, ro),
             ('wait_for_command', False, 'hold the robot still until the first effort '
              'command arrives (a controller that starts later)', B, ro),
-            ('effort_timeout', 0.5, 'seconds a command is held; then zero torque', D,
-             dict(lo=0.0, hi=3600.0)),
+            ('effort_timeout', 0.5, 'seconds a command is held; then zero torque (velocity '
+             'or position drive: the robot holds still)', D, dict(lo=0.0, hi=3600.0)),
+            ('drive_frequency', 20.0, 'natural frequency [Hz] of the computed-torque joint '
+             'drive of ~/velocity_command and ~/position_command', D,
+             dict(lo=0.1, hi=200.0)),
+
             ('test_torque_amplitude', [0.0], 'test torque amplitude per joint [N m] '
              '(one value: every joint)', DA, {}),
             ('test_torque_frequency', 0.5, 'test torque frequency [Hz]', D,
@@ -115,11 +137,13 @@ class SimulationNode(Node):
         self.error = None
         self._command = None
         self._command_time = None
+        self._drive = None
         self._wall = None
         self._rtf_window = []
         self._rejected = 0
         self._ignored = {}
         self._check_numbers(['dt', 'real_time_factor', 'publish_rate', 'effort_timeout',
+                             'drive_frequency',
                              'test_torque_amplitude', 'test_torque_frequency',
                              'initial_positions', 'initial_velocities', 'damping'])
         self.sim_time = self.p('publish_clock') or self.p('use_sim_time')
@@ -137,6 +161,10 @@ class SimulationNode(Node):
                                  RELIABLE)
         self.create_subscription(JointState, '~/effort', self._on_effort,
                                  qos_profile_sensor_data)
+        for kind in ('velocity', 'position'):   # only the newest matters: no backlog
+            self.create_subscription(Float64MultiArray, f'~/{kind}_command',
+                                     lambda msg, kind=kind: self._on_drive(kind, msg),
+                                     LATEST)
         self.create_service(Trigger, '~/reset', self._on_reset)
         self.create_service(SetBool, '~/pause', self._on_pause)
         self.create_service(Trigger, '~/step', self._on_step)
@@ -178,11 +206,14 @@ class SimulationNode(Node):
         start = time.perf_counter()
         sim.warm_up()
         forward_kinematics(model, sim.q, base_pose=sim.base_pose)
+        if not model.floating:    # the joint drive's inverse dynamics
+            inverse_dynamics(model, sim.q, sim.qd, np.zeros(model.nv))
         warm = time.perf_counter() - start
         if self._timer is not None:
             self.destroy_timer(self._timer)
         self.sim, self.model, self._command_order = sim, model, command_order
         self.error, self._command, self._command_time = None, None, None
+        self._drive = None
         if where != 'the robot_description topic':
             self.pub_description.publish(String(data=xml))
         if model.floating and self.pub_odom is None:
@@ -230,17 +261,43 @@ class SimulationNode(Node):
         self._rejected += 1
         self.get_logger().error(f'dropped {what}', throttle_duration_sec=1.0)
 
+    def _joint_array(self, msg, topic):
+        """Return a command array in model order, or None (rejected) when it does not fit."""
+        data = np.asarray(msg.data, dtype=float)
+        if data.size != self._command_order.size or not np.all(np.isfinite(data)):
+            self._reject(f'{topic}: expected {self._command_order.size} finite values, got '
+                         f'{data.size}')
+            return None
+        out = np.zeros(self.model.nq)
+        out[self._command_order] = data
+        return out
+
     def _on_command(self, msg):
         if self.sim is None:
             return
-        data = np.asarray(msg.data, dtype=float)
-        if data.size != self._command_order.size or not np.all(np.isfinite(data)):
-            self._reject(f'~/effort_command: expected {self._command_order.size} finite '
-                         f'values, got {data.size}')
+        tau = self._joint_array(msg, '~/effort_command')
+        if tau is not None:
+            self._command, self._command_time = tau, time.monotonic()
+            self._drive = None
+
+    def _on_drive(self, kind, msg):
+        """Engage (or feed) the computed-torque drive with a velocity or position command."""
+        if self.sim is None:
             return
-        tau = np.zeros(self.model.nq)
-        tau[self._command_order] = data
-        self._command, self._command_time = tau, time.monotonic()
+        if self.model.floating:
+            self._reject(f'~/{kind}_command: the joint drive needs a fixed-base robot')
+            return
+        target = self._joint_array(msg, f'~/{kind}_command')
+        if target is None:
+            return
+        if self._drive is None:
+            self._drive = {'q_ref': self.sim.q.copy(), 'tau': np.zeros(self.model.nq),
+                           'queue': []}
+        # by arrival time: each step of the next tick obeys the command of its own moment
+        queue = self._drive['queue']
+        queue.append((time.monotonic(), kind, target))
+        del queue[:-64]
+        self._command = self._command_time = None
 
     def _on_effort(self, msg):
         """Efforts by name; joints the model does not know are ignored (and counted)."""
@@ -273,7 +330,7 @@ class SimulationNode(Node):
         for prm in params:
             value = np.asarray(prm.value, dtype=float) if prm.name in (
                 'real_time_factor', 'effort_timeout', 'test_torque_amplitude',
-                'test_torque_frequency') else None
+                'test_torque_frequency', 'drive_frequency') else None
             if value is not None and not np.all(np.isfinite(value)):
                 return SetParametersResult(successful=False,
                                            reason=f'{prm.name} must be finite')
@@ -299,11 +356,48 @@ class SimulationNode(Node):
             tau += amp * math.sin(2.0 * math.pi * self.p('test_torque_frequency') * t)
         return tau
 
-    def _advance(self, seconds):
+    def drive_torque(self, wall):
+        """
+        Return the joint drive's torque for the current state; advance its reference one dt.
+
+        Computed torque (module docstring) with the command that had arrived by the
+        wall-clock time ``wall`` of the step (a tick integrates several steps at once:
+        each obeys the command of its own moment, as a real arm would); the velocity
+        reference is zero once that command is older than ``effort_timeout``; a position
+        command has zero velocity.
+        """
+        sim, d = self.sim, self._drive
+        queue = d['queue']
+        k = 0
+        while k + 1 < len(queue) and queue[k + 1][0] <= wall:
+            k += 1
+        del queue[:k]                      # the steps go forward in time
+        arrived, kind, target = queue[0]
+        timeout = self.p('effort_timeout')
+        fresh = timeout == 0 or wall - arrived <= timeout
+        if kind == 'position':
+            if fresh:
+                d['q_ref'] = target
+            qd_ref = np.zeros(self.model.nq)
+        else:
+            qd_ref = target if fresh else np.zeros(self.model.nq)
+        w = 2.0 * math.pi * self.p('drive_frequency')
+        qdd = w * w * (d['q_ref'] - sim.q) + 2.0 * w * (qd_ref - sim.qd)
+        d['tau'] = inverse_dynamics(self.model, sim.q, sim.qd, qdd) + sim.damping * sim.qd
+        d['q_ref'] = d['q_ref'] + qd_ref * sim.dt
+        return d['tau']
+
+    def _advance(self, seconds, span=0.0):
+        """Advance ``seconds`` of simulation time over the last ``span`` wall-clock seconds."""
         sim = self.sim
         n = max(1, int(round(seconds / sim.dt)))
         try:
-            sim.step(self.applied_torque(sim.t), n=n)
+            if self._drive is None:
+                sim.step(self.applied_torque(sim.t), n=n)
+            now = time.monotonic()
+            for k in range(n if self._drive is not None else 0):
+                wall = now - span * (n - 1 - k) / n
+                sim.step(self.drive_torque(wall) + self.applied_torque(sim.t))
         except SimulationError as exc:
             self.error = str(exc)
             self.get_logger().error(f'simulation stopped: {exc} (call ~/reset to restart)')
@@ -313,7 +407,8 @@ class SimulationNode(Node):
         elapsed, self._wall = now - self._wall, now
         if self.sim is None or self.error is not None:
             return
-        waiting = self.p('wait_for_command') and self._command is None
+        waiting = (self.p('wait_for_command') and self._command is None
+                   and self._drive is None)
         if not self.paused and not waiting:
             rtf = self.p('real_time_factor')
             t0 = self.sim.t
@@ -324,7 +419,7 @@ class SimulationNode(Node):
                 while time.monotonic() < deadline and self.error is None:
                     self._advance(10 * self.sim.dt)
             else:
-                self._advance(rtf * budget)
+                self._advance(rtf * budget, budget)
             self._rtf_window.append((now, self.sim.t - t0, elapsed))
             del self._rtf_window[:-100]
         self._publish()
@@ -345,7 +440,8 @@ class SimulationNode(Node):
         js.name = list(model.joint_names)
         js.position = sim.q.tolist()
         js.velocity = sim.qd[model.nv - model.nq:].tolist()
-        js.effort = self.applied_torque(sim.t).tolist()
+        effort = self.applied_torque(sim.t)
+        js.effort = (effort if self._drive is None else effort + self._drive['tau']).tolist()
         self.pub_js.publish(js)
         if self.p('publish_tf'):
             self.pub_tf.publish(TFMessage(transforms=self._transforms(stamp, moving=True)))
@@ -425,15 +521,19 @@ class SimulationNode(Node):
                 st.level, st.message = DiagnosticStatus.ERROR, f'stopped: {self.error}'
             elif self.paused:
                 st.level, st.message = DiagnosticStatus.OK, 'paused'
-            elif self.p('wait_for_command') and self._command is None:
+            elif (self.p('wait_for_command') and self._command is None
+                  and self._drive is None):
                 st.level, st.message = DiagnosticStatus.OK, 'waiting for the first command'
             else:
                 st.level, st.message = DiagnosticStatus.OK, 'running'
+            drive = 'effort' if self._drive is None else (
+                f"{self._drive['queue'][-1][1]} (computed torque, "
+                f"{self.p('drive_frequency'):g} Hz)")
             values = [('sim_time', f"{d['t']:.4f}"), ('real_time_factor', f'{rtf:.3f}'),
                       ('steps', str(d['steps'])), ('energy', f"{d['energy']:.6g}"),
                       ('energy_balance_error', f"{d['energy_balance_error']:.3e}"),
                       ('integrator', self.p('integrator')), ('dt', str(self.p('dt'))),
-                      ('coordinates', self.p('coordinates')),
+                      ('coordinates', self.p('coordinates')), ('drive', drive),
                       ('dropped', str(self._rejected)),
                       ('ignored_joints', ', '.join(self._ignored) or 'none')]
             if 'constraint_violation' in d:
@@ -452,6 +552,7 @@ class SimulationNode(Node):
         self.sim.reset()
         self.error = None
         self._command = self._command_time = None   # a held command must not act again
+        self._drive = None
         self._wall = time.monotonic()
         resp.success, resp.message = True, ('simulation reset to the initial state; held '
                                             'commands cleared')

@@ -1,0 +1,472 @@
+"""
+``servo_node``: teleoperation; twist or joint-jog commands to joint commands at a fixed rate.
+
+A thin adapter over :class:`liemb_ros.servo.Servo` (the servo law, its stages and named
+statuses are documented there).  Reads the robot like the dynamics node (``RobotSource``:
+``robot_description`` parameter, ``urdf_path``, or the ``robot_description`` topic) and
+``joint_states`` (merged by name; joints the model does not know are ignored and counted).
+Each step uses the present state predicted from the last joint state (its stamp, ROS time)
+and the velocity commands sent since (:class:`liemb_ros.servo.CommandHistory`): a loop of a
+few ms latency would otherwise miss the commanded twist by about 1 % at 0.1 rad/s.  Run
+the servo on the arm's clock: ``use_sim_time`` with a simulation that is not real time.
+
+Commands (the newest wins; one older than ``command_timeout`` brings the arm smoothly to
+rest, status ``stale_command``):
+
+* ``~/twist_cmd`` (``geometry_msgs/TwistStamped``): the twist of the controlled link,
+  angular and linear velocity of its origin both resolved in ``header.frame_id`` (any link
+  of the robot, or ``world_frame``; empty: ``base_frame``), as MoveIt Servo reads it;
+* ``~/twist_cmd_represented`` (``liemb_interfaces/TwistRepresented``): ``body``,
+  ``spatial``, ``hybrid`` or ``mixed``, "world" being ``base_frame``; non-empty
+  ``angular_frame`` / ``linear_frame`` must be the frames that representation names;
+* ``~/joint_jog`` (``sensor_msgs/JointState``): velocities by joint name (others zero).
+
+A bad command (NaN, unknown frame, representation or joint) is refused and logged
+(throttled), counted in ``/diagnostics``, and the arm decelerates to rest (status
+``invalid_command``) instead of acting on it; the node keeps running.
+
+Outputs every ``1/publish_rate`` seconds (steady clock), those named in ``outputs``:
+``~/velocity_command`` and ``~/position_command`` (``std_msgs/Float64MultiArray`` in
+``command_joints`` order, for ros2_control's JointGroupVelocityController /
+JointGroupPositionController: remap them to ``/<controller>/commands``) and
+``~/joint_trajectory`` (``trajectory_msgs/JointTrajectory``, one point
+``trajectory_lookahead`` seconds ahead, for a JointTrajectoryController).  A new command is
+served at once when half a period has passed since the last output (latency: the DDS hop,
+not up to a period), the timer then restarts.  ``~/status`` (``std_msgs/String``,
+latched, on change): the status name (``no_warning``, ``decelerate_for_singularity``,
+``halt_for_singularity``, ``decelerate_for_joint_limit``, ``halt_for_joint_limit``,
+``stale_command``, ``idle``, ``invalid_command``); ``/diagnostics``: status, condition
+number, speed scale, compute time p50/p99, command age, refused commands.
+
+Without joint states for ``state_timeout`` seconds the node stops commanding (a consumer
+needs its own timeout, as the simulation node's ``effort_timeout``).  Every servo
+parameter can change at run time (``link``, ``base_frame``, ``mask``, the limits ...),
+several at once all or none; invalid values are refused with the reason.
+"""
+import math
+import sys
+import time
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import TwistStamped
+from liemb_interfaces.msg import TwistRepresented
+from rcl_interfaces.msg import ParameterType, SetParametersResult
+from rclpy.duration import Duration
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from ..model import REPRESENTATIONS
+from ..servo import CommandHistory, Servo, Status
+from .common import LATCHED, STEADY, ConfigError, RobotSource, declare, run
+from .engine import FRAMES, CycleStats, DynamicsEngine, StateError, leaf_links
+
+RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+#: streamed commands: a queue of old ones would only delay the newest
+LATEST = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
+NEWEST_STATE = QoSProfile(depth=1, reliability=qos_profile_sensor_data.reliability)
+OUTPUTS = ('velocity', 'position', 'trajectory')
+#: node parameter -> Servo keyword (the law's settings; all changeable at run time)
+LAW = {'link': 'link', 'base_frame': 'base_frame', 'mask': 'mask', 'damping': 'damping',
+       'damping_threshold': 'damping_threshold', 'joint_limit_margin': 'margin',
+       'velocity_limits': 'velocity_limits', 'velocity_scale': 'velocity_scale',
+       'acceleration_limits': 'acceleration_limits', 'smoothing_time_constant': 'smoothing'}
+SINGULARITY = ('lower_singularity_threshold', 'hard_stop_singularity_threshold')
+OTHER = ('command_timeout', 'state_timeout', 'trajectory_lookahead', 'outputs',
+         'command_joints')
+
+
+class ServoNode(Node):
+    """Thin ROS adapter over :class:`liemb_ros.servo.Servo`."""
+
+    NAME = 'liemb_servo'
+
+    def __init__(self, **kwargs):
+        super().__init__(self.NAME, **kwargs)
+        S, SA = ParameterType.PARAMETER_STRING, ParameterType.PARAMETER_STRING_ARRAY
+        D, DA = ParameterType.PARAMETER_DOUBLE, ParameterType.PARAMETER_DOUBLE_ARRAY
+        BA = ParameterType.PARAMETER_BOOL_ARRAY
+        ro = {'read_only': True}
+        self.source = RobotSource(self, self._on_robot)
+        declare(self, (
+            # frames
+            ('link', '', 'controlled link (empty: the last leaf link)', S, {}),
+            ('base_frame', '', "the 'world' of spatial / hybrid / mixed commands: a link fixed "
+             'to the root (empty: the root link)', S, {}),
+            ('world_frame', 'world', 'name of the world frame in commands (the root link)', S,
+             ro),
+            ('mask', [], 'commanded axes (wx, wy, wz, vx, vy, vz) as 6 booleans; empty: all',
+             BA, {}),
+            # loop and outputs
+            ('publish_rate', 500.0, 'servo steps and joint commands per second', D,
+             dict(ro, lo=1.0, hi=1000.0)),
+            ('outputs', ['velocity'], 'joint commands to publish: velocity | position | '
+             'trajectory', SA, {}),
+            ('command_joints', [], 'joint order of the command arrays and the trajectory '
+             '(empty: model order)', SA, {}),
+            ('trajectory_lookahead', 0.05, 'time_from_start [s] of the trajectory point', D,
+             dict(lo=1e-3, hi=10.0)),
+            ('command_timeout', 0.2, 'seconds after which a command is stale (smooth stop)',
+             D, dict(lo=1e-3, hi=3600.0)),
+            ('state_timeout', 0.5, 'seconds without joint_states after which the node stops '
+             'commanding (0: never)', D, dict(lo=0.0, hi=3600.0)),
+            # damped least squares and singularities
+            ('damping', 0.05, 'largest damping of damped least squares', D,
+             dict(lo=0.0, hi=10.0)),
+            ('damping_threshold', 0.02, 'smallest singular value of the Jacobian below which '
+             'the damping acts', D, dict(lo=0.0, hi=10.0)),
+            ('lower_singularity_threshold', 17.0, 'condition number where the speed toward a '
+             'singularity starts to fall', D, dict(lo=1.0, hi=1e6)),
+            ('hard_stop_singularity_threshold', 30.0, 'condition number where motion toward a '
+             'singularity halts', D, dict(lo=1.0, hi=1e6)),
+            # limits and smoothing
+            ('joint_limit_margin', 0.1, 'distance [rad or m] before a position limit where '
+             'joints stop', D, dict(lo=0.0, hi=10.0)),
+            ('velocity_limits', [], 'joint velocity limits (empty: the URDF; one value: '
+             'every joint)', DA, {}),
+            ('velocity_scale', 1.0, 'fraction of the velocity limits used', D,
+             dict(lo=1e-3, hi=1.0)),
+            ('acceleration_limits', [5.0], 'joint acceleration limits [rad/s^2] (one value: '
+             'every joint)', DA, {}),
+            ('smoothing_time_constant', 0.0, 'low-pass time constant [s] of the joint '
+             'velocity target (0: off)', D, dict(lo=0.0, hi=10.0)),
+            ('diagnostics_period', 1.0, 'seconds between /diagnostics messages', D,
+             dict(ro, lo=0.05, hi=60.0))))
+        self.servo = self.state = None
+        self._cmd = None              # (kind, payload, steady time of arrival)
+        self._refused = 0
+        self._last_refused = ''
+        self._last_state = None
+        self._last_step = None
+        self._history = CommandHistory()
+        self._stats = CycleStats()
+        self._window = (time.monotonic(), 0)
+        self._status = None
+        self.pub = {
+            'velocity': self.create_publisher(Float64MultiArray, '~/velocity_command',
+                                              RELIABLE),
+            'position': self.create_publisher(Float64MultiArray, '~/position_command',
+                                              RELIABLE),
+            'trajectory': self.create_publisher(JointTrajectory, '~/joint_trajectory',
+                                                RELIABLE)}
+        self.pub_status = self.create_publisher(String, '~/status', LATCHED)
+        self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', RELIABLE)
+        # the newest state only (best effort, depth 1): a backlog would age every step's state
+        self.create_subscription(JointState, 'joint_states', self._on_joint_state,
+                                 NEWEST_STATE)
+        self.create_subscription(TwistStamped, '~/twist_cmd', self._on_twist, LATEST)
+        self.create_subscription(TwistRepresented, '~/twist_cmd_represented',
+                                 self._on_represented, LATEST)
+        self.create_subscription(JointState, '~/joint_jog', self._on_jog, LATEST)
+        self._timer = None
+        self.create_timer(self.p('diagnostics_period'), self._diagnostics, clock=STEADY)
+        self._check_other({k: self.p(k) for k in OTHER}, ConfigError)
+        self.source.start()
+        self.add_on_set_parameters_callback(self._on_parameters)
+
+    def p(self, name):
+        """Return the value of parameter ``name``."""
+        return self.get_parameter(name).value
+
+    # -- robot and settings ---------------------------------------------------------------
+    def _law(self, model, values):
+        """Return a new Servo for ``model`` with parameter ``values`` (ValueError if bad)."""
+        kw = {LAW[k]: values[k] for k in LAW}
+        kw['link'] = kw['link'] or leaf_links(model)[-1]
+        kw['base_frame'] = kw['base_frame'] or None
+        for k in ('velocity_limits',):
+            kw[k] = kw[k] if len(kw[k]) else None
+        kw['mask'] = list(kw['mask']) or None
+        return Servo(model, period=1.0 / self.p('publish_rate'),
+                     singularity_thresholds=tuple(values[k] for k in SINGULARITY), **kw)
+
+    def _check_other(self, values, error=ValueError):
+        bad = [o for o in values['outputs'] if o not in OUTPUTS]
+        if bad:
+            raise error(f"outputs: unknown {bad}; expected some of {', '.join(OUTPUTS)}")
+        for k in ('command_timeout', 'state_timeout', 'trajectory_lookahead'):
+            if not math.isfinite(values[k]):
+                raise error(f'{k} must be finite')
+
+    def _order(self, model, joints):
+        joints = list(joints) or list(model.joint_names)
+        unknown = [j for j in joints if j not in model.joint_names]
+        if unknown:
+            raise ValueError(f'command_joints: unknown joints {unknown}; the robot has '
+                             f'{model.joint_names}')
+        return joints, np.array([model.joint_index(j) for j in joints], dtype=np.int64)
+
+    def _on_robot(self, model, xml, where):
+        """Build the law and the state for a (new) robot; ConfigError when they do not fit."""
+        values = {k: self.p(k) for k in list(LAW) + list(SINGULARITY)}
+        try:
+            servo = self._law(model, values)
+            joints, order = self._order(model, self.p('command_joints'))
+        except ValueError as exc:
+            raise ConfigError(f"the parameters do not fit robot '{model.name}' from {where}: "
+                              f'{exc}') from None
+        state = DynamicsEngine(model)
+        start = time.perf_counter()   # compile now, not in the first cycle
+        q = model.neutral()
+        for rep in REPRESENTATIONS:
+            servo.twist_step(q, np.zeros(6), representation=rep)
+        servo.twist_step(q, np.zeros(6), frame=servo.link)
+        servo.reset()
+        warm = time.perf_counter() - start
+        self.servo, self.state, self._joints, self._order_idx = servo, state, joints, order
+        self._cmd = None
+        if self._timer is None:
+            self._timer = self.create_timer(1.0 / self.p('publish_rate'), self._cycle,
+                                            clock=STEADY)
+        self.get_logger().info(
+            f"servo of '{servo.link}' of robot '{model.name}' ({model.nq} joints) from "
+            f"{where}; base frame {servo.base_frame}; {self.p('publish_rate'):g} Hz, outputs "
+            f"{', '.join(self.p('outputs'))}; kernels ready in {warm:.1f} s")
+
+    def _on_parameters(self, params):
+        """Check every changed parameter first, then apply them all (or none)."""
+        changes = {p.name: p.value for p in params}
+        values = {k: changes.get(k, self.p(k)) for k in list(LAW) + list(SINGULARITY) + list(
+            OTHER)}
+        try:
+            for k in ('damping', 'damping_threshold', 'joint_limit_margin', 'velocity_scale',
+                      'smoothing_time_constant') + SINGULARITY:
+                if not math.isfinite(values[k]):
+                    raise ValueError(f'{k} must be finite')
+            self._check_other(values)
+            if self.servo is None:
+                return SetParametersResult(successful=True)
+            model = self.servo.model
+            joints, order = self._order(model, values['command_joints'])
+            servo = self._law(model, values) if set(changes) & (
+                set(LAW) | set(SINGULARITY)) else None
+        except ValueError as exc:
+            return SetParametersResult(successful=False, reason=str(exc))
+        if servo is not None:   # continue from the old law's state: no jump
+            old = self.servo
+            servo.velocities, servo._filtered = old.velocities, old._filtered
+            servo.status, servo.condition = old.status, old.condition
+            self.servo = servo
+            if 'link' in changes or 'base_frame' in changes:
+                self._cmd = None    # a twist meant for another link or frame: stop
+        self._joints, self._order_idx = joints, order
+        return SetParametersResult(successful=True)
+
+    # -- input ----------------------------------------------------------------------------
+    def _refuse(self, what):
+        """Refuse a command: log (throttled), count, and stop the arm smoothly."""
+        self._refused += 1
+        self._last_refused = what
+        self._cmd = ('invalid', None, time.monotonic())
+        self.get_logger().error(f'refused {what}; stopping', throttle_duration_sec=1.0)
+
+    def _on_joint_state(self, msg):
+        if self.state is None or not msg.name:
+            return
+        known = len(self.state.ignored)
+        try:
+            self.state.update_state(msg.name, msg.position, msg.velocity, msg.header.stamp)
+        except StateError as exc:
+            self.get_logger().error(f'dropped joint_states message: {exc}',
+                                    throttle_duration_sec=1.0)
+            return
+        if len(self.state.ignored) > known:
+            new = list(self.state.ignored)[known:]
+            self.get_logger().info(f"ignoring joint(s) {', '.join(new)} of joint_states: not "
+                                   f"in robot '{self.state.model.name}'")
+        self._last_state = time.monotonic()
+        # when the state was measured, in ROS time (wall, or sim time with use_sim_time, as
+        # the arm's own): its stamp, unless missing or implausible (another machine's
+        # clock); then its arrival
+        now = self._ros_now()
+        stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        self._state_time = stamp if stamp > 0 and 0.0 <= now - stamp < 0.05 else now
+
+    def _ros_now(self):
+        return self.get_clock().now().nanoseconds * 1e-9
+
+    def _frame(self, name):
+        """Return the model link a message's frame names (world_frame: the root), or None."""
+        if name == self.p('world_frame'):
+            return self.servo.model.root_link
+        return name if name in self.servo.model.link_ids else None
+
+    def _command(self, kind, payload):
+        self._cmd = (kind, payload, time.monotonic())
+        last = self._last_step
+        if last is not None and time.monotonic() - last >= 0.5 * self.servo.period:
+            self._cycle()                # serve it now; the timer restarts from here
+            self._timer.reset()
+
+    def _on_twist(self, msg):
+        if self.servo is None:
+            return
+        t = msg.twist
+        V = np.array([t.angular.x, t.angular.y, t.angular.z, t.linear.x, t.linear.y,
+                      t.linear.z])
+        frame = self._frame(msg.header.frame_id) if msg.header.frame_id else \
+            self.servo.base_frame
+        if frame is None:
+            return self._refuse(f'~/twist_cmd: unknown frame {msg.header.frame_id!r} (links '
+                                f"of '{self.servo.model.name}' or {self.p('world_frame')!r})")
+        if not np.all(np.isfinite(V)):
+            return self._refuse(f'~/twist_cmd: non-finite twist {V.tolist()}')
+        self._command('twist', (V, None, frame))
+
+    def _on_represented(self, msg):
+        if self.servo is None:
+            return
+        rep = msg.representation
+        if rep not in REPRESENTATIONS:
+            return self._refuse(f'~/twist_cmd_represented: unknown representation {rep!r} '
+                                f"(expected {', '.join(REPRESENTATIONS)})")
+        link, base = self.servo.link, self.servo.base_frame
+        want = [link if f == 'link' else base for f in FRAMES[rep][:2]]
+        for got, expected, what in zip((msg.angular_frame, msg.linear_frame), want,
+                                       ('angular_frame', 'linear_frame')):
+            if got and self._frame(got) != expected:
+                return self._refuse(f'~/twist_cmd_represented: {what} {got!r} is not the '
+                                    f'{expected!r} a {rep} twist of {link!r} names')
+        a, v = msg.angular, msg.linear
+        V = np.array([a.x, a.y, a.z, v.x, v.y, v.z])
+        if not np.all(np.isfinite(V)):
+            return self._refuse(f'~/twist_cmd_represented: non-finite twist {V.tolist()}')
+        self._command('twist', (V, rep, None))
+
+    def _on_jog(self, msg):
+        if self.servo is None:
+            return
+        model = self.servo.model
+        unknown = [n for n in msg.name if n not in model.joint_names]
+        if unknown or len(msg.velocity) != len(msg.name) or len(set(msg.name)) != len(
+                msg.name):
+            return self._refuse(f'~/joint_jog: names {list(msg.name)} (unknown: {unknown}) '
+                                f'with {len(msg.velocity)} velocities')
+        qd = np.zeros(model.nq)
+        qd[[model.joint_index(n) for n in msg.name]] = msg.velocity
+        if not np.all(np.isfinite(qd)):
+            return self._refuse('~/joint_jog: non-finite velocity')
+        self._command('jog', qd)
+
+    # -- the loop -------------------------------------------------------------------------
+    def _state_age(self):
+        return math.inf if self._last_state is None else time.monotonic() - self._last_state
+
+    def _stale_state(self):
+        timeout = self.p('state_timeout')
+        return timeout > 0 and self._state_age() > timeout
+
+    def _cycle(self):
+        servo, state = self.servo, self.state
+        if servo is None or not state.ready or self._stale_state():
+            return
+        now = time.monotonic()
+        # the present state: the last measurement advanced by the commands sent since
+        t_ros = self._ros_now()
+        q = self._history.predict(state.q, self._state_time, t_ros)
+        # the time that really passed (acceleration limits, position output); after a
+        # pause (stale state), one period
+        elapsed = math.inf if self._last_step is None else now - self._last_step
+        dt = max(elapsed, 0.5 * servo.period) if elapsed < 0.1 else servo.period
+        self._last_step = now
+        t0 = time.perf_counter()
+        cmd = self._cmd
+        if cmd is None:
+            out = servo.stop_step(q, Status.IDLE, dt=dt)
+        elif cmd[0] == 'invalid':
+            out = servo.stop_step(q, Status.INVALID_COMMAND, dt=dt)
+        elif now - cmd[2] > self.p('command_timeout'):
+            out = servo.stop_step(q, Status.STALE_COMMAND, dt=dt)
+        elif cmd[0] == 'jog':
+            out = servo.joint_step(q, cmd[1], dt=dt)
+        else:
+            V, rep, frame = cmd[1]
+            out = servo.twist_step(q, V, representation=rep or 'hybrid', frame=frame, dt=dt)
+        self._stats.add(time.perf_counter() - t0)
+        self._history.add(t_ros, out.velocities)
+        self._publish(out)
+
+    def _publish(self, out):
+        order = self._order_idx
+        outputs = self.p('outputs')
+        if 'velocity' in outputs:
+            self.pub['velocity'].publish(_array(out.velocities[order]))
+        if 'position' in outputs:
+            self.pub['position'].publish(_array(out.positions[order]))
+        if 'trajectory' in outputs:
+            ahead = self.p('trajectory_lookahead')
+            traj = JointTrajectory(joint_names=list(self._joints))
+            traj.points = [JointTrajectoryPoint(
+                positions=(out.positions[order] + ahead * out.velocities[order]).tolist(),
+                velocities=out.velocities[order].tolist(),
+                time_from_start=Duration(seconds=ahead).to_msg())]
+            self.pub['trajectory'].publish(traj)
+        if out.status != self._status:
+            self._status = out.status
+            self.pub_status.publish(String(data=out.status.label))
+            level = self.get_logger().warn if out.status in (
+                Status.HALT_FOR_SINGULARITY, Status.HALT_FOR_JOINT_LIMIT,
+                Status.INVALID_COMMAND) else self.get_logger().info
+            level(f'status: {out.status.label} (condition number {out.condition:.3g})')
+
+    def _diagnostics(self):
+        st = DiagnosticStatus(name='liemb_servo', hardware_id='liemb_ros')
+        servo = self.servo
+        if servo is None:
+            err = self.source.error
+            st.level = DiagnosticStatus.ERROR if err else DiagnosticStatus.WARN
+            st.message = (f'unusable robot description: {err}' if err else
+                          'waiting for the robot description on '
+                          + self.resolve_topic_name('robot_description'))
+        else:
+            now = time.monotonic()
+            s = self._stats.summary()
+            t0, n0 = self._window
+            rate = (self._stats.count - n0) / (now - t0) if now > t0 else 0.0
+            self._window = (now, self._stats.count)
+            age = self._state_age()
+            if not self.state.ready:
+                st.level = DiagnosticStatus.WARN
+                st.message = ('waiting for joint states of '
+                              + ', '.join(self.state.missing_joints()))
+            elif self._stale_state():
+                st.level = DiagnosticStatus.WARN
+                st.message = f'no joint_states for {age:.2f} s: not commanding'
+            else:
+                status = servo.status
+                st.level = (DiagnosticStatus.OK if status in (
+                    Status.NO_WARNING, Status.IDLE, Status.STALE_COMMAND)
+                    else DiagnosticStatus.WARN)
+                st.message = status.label
+            cmd_age = 'never' if self._cmd is None else f'{now - self._cmd[2]:.3f}'
+            st.values = [KeyValue(key=k, value=v) for k, v in (
+                ('status', servo.status.label), ('condition_number', f'{servo.condition:.4g}'),
+                ('link', servo.link), ('base_frame', servo.base_frame),
+                ('rate_hz', f'{rate:.1f}'), ('compute_p50_us', f"{s['p50']:.1f}"),
+                ('compute_p99_us', f"{s['p99']:.1f}"), ('compute_max_us', f"{s['max']:.1f}"),
+                ('command_age_s', cmd_age), ('refused_commands', str(self._refused)),
+                ('last_refused', self._last_refused or 'none'),
+                ('last_state_age_s', f'{age:.3f}' if math.isfinite(age) else 'never'),
+                ('ignored_joints', ', '.join(self.state.ignored) or 'none'))]
+        msg = DiagnosticArray(status=[st])
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self.pub_diag.publish(msg)
+
+
+def _array(values):
+    msg = Float64MultiArray()
+    msg.layout.dim = [MultiArrayDimension(label='joints', size=len(values), stride=len(values))]
+    msg.data = values.tolist()
+    return msg
+
+
+def main(args=None):
+    """Run the servo node until Ctrl-C or SIGTERM; exit 1 when it cannot work."""
+    return run(ServoNode, args)
+
+
+if __name__ == '__main__':
+    sys.exit(main())
