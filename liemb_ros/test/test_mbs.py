@@ -140,3 +140,24 @@ def test_bad_input():
             'type="continuous"><parent link="world"/><child link="tip"/></joint></robot>')
     with pytest.warns(lm.URDFWarning), pytest.raises(ValueError, match="'tip' has no mass"):
         from_model(lm.load_urdf(leaf), np.zeros(1), np.zeros(1))
+
+
+def test_tailored_updates_and_velocity_conversion():
+    """Grounded bodies on SE(3), the others on SO(3)xR^3; r' = R v converts the velocities."""
+    s = System()
+    b1 = s.add_body(Body('a', 1.0, np.eye(3)))
+    b2 = s.add_body(Body('b', 1.0, np.eye(3)))
+    s.spherical(b1, [-0.1, 0, 0], None, np.zeros(3))
+    s.spherical(b1, [0.1, 0, 0], b2, [-0.1, 0, 0])
+    assert s.grounded_bodies() == [0] and s.tailored_updates() == ['se3', 'so3r3']
+    R = np.array([[0.0, -1, 0], [1, 0, 0], [0, 0, 1]])
+    C = np.eye(4)
+    C[:3, :3] = R
+    y = s.state([C, C], [[1, 2, 3, 4, 5, 6], [0, 0, 1, 1, 0, 0]])
+    y2 = s.set_updates(s.tailored_updates(), y)
+    np.testing.assert_allclose(s.split(y2)[1][1, 3:], R @ [1, 0, 0])
+    np.testing.assert_array_equal(s.split(y2)[1][0], [1, 2, 3, 4, 5, 6])
+    assert s.space.factors[1].kind != s.space.factors[0].kind
+    np.testing.assert_allclose(s.set_updates(['se3', 'se3'], y2), y, atol=1e-15)
+    with pytest.raises(ValueError, match='update'):
+        s.set_updates(['se3', 'nope'], y)

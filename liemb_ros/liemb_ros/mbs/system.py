@@ -229,13 +229,14 @@ class System:
         """
         if len(updates) != len(self.bodies):
             raise ValueError(f'need {len(self.bodies)} updates, got {len(updates)}')
+        for body, u in zip(self.bodies, updates):
+            if u not in UPDATES:
+                raise ValueError(f"body {body.name!r}: update must be 'se3' or 'so3r3', "
+                                 f'got {u!r}')
         self._compile()
         y = np.array(y, dtype=float)
         C, V = self.split(y)
         for b, (body, u) in enumerate(zip(self.bodies, updates)):
-            if u not in UPDATES:
-                raise ValueError(f"body {body.name!r}: update must be 'se3' or 'so3r3', "
-                                 f'got {u!r}')
             R = C[b, :3, :3]
             if body.update == 'se3' and u == 'so3r3':
                 V[b, 3:] = R @ V[b, 3:]
