@@ -5,6 +5,8 @@ Independent sources: the joint-coordinate forward dynamics (liemb_ros.dynamics) 
 RK4 integration, the seed 000 heavy top (digest §5.4 [CHK] numbers), analytic free-body
 motion, and the subgroup property of seed 000 Corollary 1.
 """
+import os
+
 import numpy as np
 import pytest
 
@@ -12,8 +14,9 @@ import liemb_ros as lm
 from liemb_ros import integrators as itg
 from liemb_ros.dynamics import forward_dynamics
 from liemb_ros.mbs import Body, System, from_model, joint_state
+from conftest import URDF_DIR
 
-ARM = 'urdf/liemb_arm7.urdf'
+ARM = os.path.join(URDF_DIR, 'liemb_arm7.urdf')
 
 
 def heavy_top(update):
