@@ -6,6 +6,7 @@ The ``liemb`` command line.
 ``liemb reproduce NAME``  reproduce a published Lie group integration example
 ``liemb demo``            simulation + dynamics node on the default robot
 ``liemb launch NAME``     start a node set with launch arguments (stand-in for ros2 launch)
+``liemb teleop``          keyboard twists for the servo node (``liemb launch servo``)
 
 ROBOT is a URDF or xacro file or the name of a shipped robot (``liemb inspect --list``).
 """
@@ -140,6 +141,7 @@ def _launch_sets_text():
 _PLUGGED = [
     ('dynamics', '.dynamics_cli', 'inverse dynamics, mass matrix, Coriolis and gravity terms'),
     ('reproduce', '.reproduce', 'reproduce a published Lie group integration example'),
+    ('teleop', '.ros.teleop', 'keyboard twists for the servo node, in a chosen representation'),
 ]
 
 

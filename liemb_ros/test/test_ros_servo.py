@@ -9,9 +9,16 @@ a constant command in each of the four representations and as ``TwistStamped`` i
 within 1 % after the ramp-up; a stale command stops the arm; bad commands (NaN, unknown
 frame, representation, joint) are refused, counted, and the arm decelerates instead of
 jumping; a joint jog into a limit stops at the margin; a command toward a singularity
-(thresholds and mask changed at run time) slows and halts without a jump.
+(thresholds and mask changed at run time) slows and halts without a jump.  ``liemb teleop``
+in a pseudo-terminal: keys become represented twists on the servo's topic.
 """
 import math
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -197,3 +204,42 @@ def test_servo_flies_the_simulated_arm(graph):
     assert arm.max_acceleration(first) < ACC_TOLERANCE
     _, _, values = diagnostics(arm.diags.msgs, 'liemb_servo')
     assert float(values['condition_number']) > 5.0
+
+
+def test_liemb_teleop_in_a_terminal_sends_represented_twists(graph):
+    received = Latest(graph, TwistRepresented, '/liemb_servo/twist_cmd_represented')
+    main, child = pty.openpty()          # a terminal, as a user has one
+    proc = subprocess.Popen([sys.executable, '-m', 'liemb_ros.cli', 'teleop', '--linear',
+                             '0.05'], stdin=child, stdout=child, stderr=child, env=graph.env)
+    screen = []
+
+    def drain():                          # the terminal must be read, or the writer blocks
+        while select.select([main], [], [], 0)[0]:
+            screen.append(os.read(main, 65536).decode(errors='replace'))
+    try:
+        def press(key, until):
+            end = time.monotonic() + 30.0
+            while not until():
+                assert time.monotonic() < end and proc.poll() is None, ''.join(screen)[-300:]
+                os.write(main, key.encode())
+                graph.spin_for(0.05)
+                drain()
+        press('w', lambda: any(m.linear.x == 0.05 for m in received.msgs))
+        assert received.msgs[-1].representation == 'hybrid'
+        os.write(main, b'1')              # body
+        press('r', lambda: any(m.linear.z == 0.05 and m.representation == 'body'
+                               for m in received.msgs))
+        os.write(main, b'q')
+        end = time.monotonic() + 10.0
+        while proc.poll() is None and time.monotonic() < end:
+            drain()
+            time.sleep(0.05)
+        assert proc.wait(timeout=1) == 0
+        text = ''.join(screen)
+        assert 'body' in text and '+0.050' in text, text[-500:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(main)
+        os.close(child)

@@ -189,3 +189,30 @@ def test_bad_input_is_refused_and_changes_nothing(arm):
         sv.Servo(arm, 'nowhere')
     with pytest.raises(ValueError, match='thresholds'):
         sv.Servo(arm, 'tool0', singularity_thresholds=(30.0, 17.0))
+
+
+def test_teleop_keys_map_to_twists_without_a_terminal():
+    from liemb_ros.ros import teleop
+    np.testing.assert_allclose(teleop.key_twist('w', 0.05, 0.2), [0, 0, 0, 0.05, 0, 0])
+    np.testing.assert_allclose(teleop.key_twist('f', 0.05, 0.2), [0, 0, 0, 0, 0, -0.05])
+    np.testing.assert_allclose(teleop.key_twist('u', 0.05, 0.2), [0, 0, 0.2, 0, 0, 0])
+    assert teleop.key_twist('x', 0.05, 0.2) is None
+    # every axis both ways, each key once
+    twists = np.array([teleop.key_twist(k, 1.0, 1.0) for k in teleop.AXIS_KEYS])
+    np.testing.assert_allclose(np.sort(twists.sum(axis=0)), 0.0)
+    assert sorted(map(tuple, np.abs(twists))) == sorted(map(tuple, np.repeat(np.eye(6), 2, 0)))
+    t = teleop.Teleop('hybrid', linear=0.1, angular=0.5, hold=0.6)
+    assert t.command(0.0) is None
+    t.press('d', 1.0)
+    np.testing.assert_allclose(t.command(1.5), [0, 0, 0, 0, -0.1, 0])
+    assert t.command(1.7) is None                  # released: the servo's timeout stops it
+    t.press('2', 2.0)
+    t.press('+', 2.0)
+    t.press('i', 2.0)
+    assert t.representation == 'spatial'
+    np.testing.assert_allclose(t.command(2.1), [0.625, 0, 0, 0, 0, 0])
+    assert 'spatial' in t.line(2.1) and '+0.62' in t.line(2.1)
+    t.press(' ', 2.2)
+    assert t.command(2.3) is None
+    t.press('q', 2.4)
+    assert t.done
