@@ -257,6 +257,8 @@ class Simulator:
             np.broadcast_to(np.asarray(armature, dtype=float), (m.nq,)))
         if not (np.all(np.isfinite(arm)) and np.all(arm >= 0)):
             raise ValueError('armature must be finite and non-negative')
+        if auto and self.coordinates != 'joint':
+            return None   # bodies in absolute coordinates: no joint-space mass matrix
         bad = singular_joints(m, self._q0, base_pose=self._base0, armature=arm)
         if auto:   # massless bodies: singular at q0 or, gimbal-like, elsewhere
             massless = np.flatnonzero(~np.any(m.inertia.reshape(m.nb, 36), axis=1))
