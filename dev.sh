@@ -3,7 +3,7 @@
 #   ./dev.sh demo   set everything up, then run the main job (the demo)
 #   ./dev.sh test   set everything up, then run all tests and linters (and the colcon build
 #                   check when no pytest arguments are given)
-#   ./dev.sh setup  only set up (.venv with the package and every dependency)
+#   ./dev.sh setup  only set up (.venv with the package and every dependency, kernels compiled)
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$PWD
@@ -35,22 +35,34 @@ setup_ros() {
   tools/ros/setup_ros.sh "$VENV"
 }
 
+numba_cache() {
+  # numba checks a cached kernel against its own file only, not the files of the kernels it
+  # calls: one cache folder per state of the sources keeps an edit from running stale code.
+  if [ -n "${NUMBA_CACHE_DIR:-}" ]; then return; fi
+  local src_hash
+  src_hash=$(cat $(find liemb_ros/liemb_ros -name '*.py' | sort) | sha1sum | cut -c1-12)
+  mkdir -p "$VENV/numba-cache"
+  find "$VENV/numba-cache" -mindepth 1 -maxdepth 1 ! -name "$src_hash" -exec rm -rf {} +
+  export NUMBA_CACHE_DIR=$VENV/numba-cache/$src_hash
+}
+
+prepare() {
+  # Compile every kernel once into that cache, so that nodes and commands start at once.
+  numba_cache
+  if [ -f "$NUMBA_CACHE_DIR/.prepared" ]; then return; fi
+  echo "== compiling the kernels into $NUMBA_CACHE_DIR (once per state of the sources)"
+  "$VENV/bin/liemb" prepare
+  touch "$NUMBA_CACHE_DIR/.prepared"
+}
+
 cmd=${1:-demo}; shift || true
 case "$cmd" in
-  setup) setup; setup_ros ;;
+  setup) setup; setup_ros; prepare ;;
   demo)
-    setup; setup_ros
+    setup; setup_ros; prepare
     "$VENV/bin/liemb" demo "$@" ;;
   test)
-    setup; setup_ros
-    # numba checks a cached kernel against its own file only, not the files of the kernels it
-    # calls: one cache folder per state of the sources keeps an edit from running stale code.
-    src_hash=$(cat $(find liemb_ros/liemb_ros -name '*.py' | sort) | sha1sum | cut -c1-12)
-    if [ -z "${NUMBA_CACHE_DIR:-}" ]; then
-      mkdir -p "$VENV/numba-cache"
-      find "$VENV/numba-cache" -mindepth 1 -maxdepth 1 ! -name "$src_hash" -exec rm -rf {} +
-      export NUMBA_CACHE_DIR=$VENV/numba-cache/$src_hash
-    fi
+    setup; setup_ros; prepare
     if [ $# -eq 0 ]; then
       # The package must also build in a colcon workspace (both packages found and importable).
       tools/ros/colcon_check.sh "$VENV"

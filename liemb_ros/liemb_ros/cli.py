@@ -7,6 +7,7 @@ The ``liemb`` command line.
 ``liemb demo``            simulation + dynamics node on the default robot
 ``liemb launch NAME``     start a node set with launch arguments (stand-in for ros2 launch)
 ``liemb teleop``          keyboard twists for the servo node (``liemb launch servo``)
+``liemb prepare``         compile every kernel into numba's cache (the set-up does it)
 
 ROBOT is a URDF or xacro file or the name of a shipped robot (``liemb inspect --list``).
 """
@@ -107,6 +108,12 @@ def _cmd_demo(args):
     return 0
 
 
+def _cmd_prepare(args):
+    from .prepare import prepare
+    prepare(progress=not args.quiet)
+    return 0
+
+
 def _cmd_launch(args):
     from .ros import launcher
     try:
@@ -167,6 +174,10 @@ def build_parser():
     p.add_argument('--duration', type=float, default=10.0,
                    help='seconds to run the simulation (Ctrl-C stops earlier)')
     p.set_defaults(func=_cmd_demo)
+    p = sub.add_parser('prepare', help='compile every kernel into the numba cache (once after '
+                                       'installing: later starts take well under a second)')
+    p.add_argument('--quiet', action='store_true', help='no progress bar')
+    p.set_defaults(func=_cmd_prepare)
     p = sub.add_parser(
         'launch', help='start a node set of config/launch.yaml with launch arguments '
                        '(ros2 launch stand-in): sim | dynamics',

@@ -1,0 +1,124 @@
+"""
+``liemb prepare``: compile every kernel ahead of time into numba's on-disk cache.
+
+The kernels are compiled on first use and cached (``@njit(cache=True)``); on a fresh machine
+the first node start, the first ``liemb`` command and the first call of each public function
+would otherwise pay for it (minutes in all on two cores).  :func:`prepare` calls, once, every
+kernel the nodes, the CLI and the public functions use — kinematics and dynamics single and
+batched, fixed and floating base, the node engine, the Simulator in joint and absolute
+coordinates with explicit and implicit damping — so that later processes load them from the
+cache in well under a second.  The README's set-up (``./dev.sh setup``) runs it; on a colcon
+install run ``ros2 run liemb_ros liemb prepare`` (or ``liemb prepare``) once after building.
+
+The cache lives beside the sources (numba's default) or in ``NUMBA_CACHE_DIR``; processes
+that should use it must see the same setting.
+"""
+import time
+import warnings
+
+import numpy as np
+
+
+def _steps():
+    """Return ``(label, function)`` pairs; each function exercises one family of kernels."""
+    import liemb_ros as lm
+    from . import resources
+    from .ros.engine import DynamicsEngine
+    from .simulation import Simulator
+
+    path = resources.robot_path('liemb_arm7')
+    fixed = lm.load_urdf(path)
+    floating = lm.load_urdf(path, floating_base=True)
+    rng = np.random.default_rng(0)
+
+    def state(model, batch=None):
+        q = model.random_configuration(rng, size=batch)
+        shape = (model.nv,) if batch is None else (batch, model.nv)
+        base = None
+        if model.floating:
+            base = np.eye(4)
+            base[:3, 3] = (0.1, -0.2, 0.3)
+            if batch is not None:
+                base = np.broadcast_to(base, (batch, 4, 4)).copy()
+        return q, rng.normal(size=shape), rng.normal(size=shape), base
+
+    def kinematics(model, batch):
+        q, qd, qdd, base = state(model, batch)
+        link = model.link_names[-1]
+        lm.link_pose(model, q, link, base_pose=base)
+        lm.forward_kinematics(model, q, base_pose=base)
+        if batch is None:   # single configurations only
+            lm.body_twists(model, q, qd, 'spatial', base_pose=base)
+        for rep in lm.REPRESENTATIONS:
+            lm.jacobian(model, q, link, rep, base_pose=base)
+            lm.jacobian_derivative(model, q, qd, link, rep, base_pose=base)
+            lm.link_twist(model, q, qd, link, rep, base_pose=base)
+            lm.link_acceleration(model, q, qd, qdd, link, rep, base_pose=base)
+
+    def dynamics(model, batch):
+        q, qd, qdd, base = state(model, batch)
+        for form in ('body', 'spatial', 'hybrid'):
+            lm.inverse_dynamics(model, q, qd, qdd, form=form, base_pose=base)
+        tau = lm.inverse_dynamics(model, q, qd, qdd, base_pose=base)
+        lm.gravity_torques(model, q, base_pose=base)
+        lm.joint_wrenches(model, q, qd, qdd, base_pose=base)
+        lm.mass_matrix(model, q, base_pose=base)
+        lm.mass_matrix_derivative(model, q, qd, base_pose=base)
+        lm.coriolis_matrix(model, q, qd, base_pose=base)
+        lm.forward_dynamics(model, q, qd, tau, base_pose=base)
+        lm.forward_dynamics(model, q, qd, tau, base_pose=base, method='cholesky')
+        lm.inverse_dynamics_derivatives(model, q, qd, qdd, base_pose=base)
+
+    def engine(model):
+        e = DynamicsEngine(model)
+        q, qd, _, base = state(model)
+        e.update_state(model.joint_names, q, qd[model.nv - model.nq:])
+        if model.floating:
+            e.update_base(base, qd[:6])
+        e.warm_up()
+        e.cycle()
+
+    def simulate(model, **kwargs):
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            sim = Simulator(model, **kwargs)
+        sim.warm_up()
+        sim.step(n=2)
+
+    steps = []
+    for name, model in (('fixed base', fixed), ('floating base', floating)):
+        steps += [
+            (f'kinematics, {name}', lambda m=model: kinematics(m, None)),
+            (f'kinematics, {name}, batch', lambda m=model: kinematics(m, 3)),
+            (f'dynamics, {name}', lambda m=model: dynamics(m, None)),
+            (f'dynamics, {name}, batch', lambda m=model: dynamics(m, 3)),
+            (f'dynamics node engine, {name}', lambda m=model: engine(m)),
+            (f'simulation, {name}', lambda m=model: simulate(m)),
+            (f'simulation, {name}, implicit damping',
+             lambda m=model: simulate(m, damping=1.0, damping_method='implicit')),
+        ]
+    steps.append(('simulation, absolute coordinates',
+                  lambda: simulate(fixed, coordinates='absolute')))
+    return steps
+
+
+def prepare(progress=True, echo=print):
+    """
+    Compile every kernel the nodes, the CLI and the public functions use; return seconds.
+
+    ``progress``: show a progress bar (tqdm) with the step being compiled.
+    """
+    start = time.perf_counter()
+    steps = _steps()
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(steps, desc='compiling kernels', unit='step')
+    else:
+        bar = steps
+    for label, work in bar:
+        if progress:
+            bar.set_postfix_str(label)
+        work()
+    seconds = time.perf_counter() - start
+    echo(f'liemb prepare: every kernel compiled or loaded from the cache in {seconds:.1f} s')
+    return seconds
