@@ -182,3 +182,20 @@ def test_warm_up_leaves_no_trace(engine, rng):
     out = engine.cycle()
     for k in ('tau', 'command', 'twists', 'wrenches'):
         np.testing.assert_array_equal(out[k], ref[k])
+
+
+def test_effort_command_is_limited_by_the_urdf(engine):
+    """<limit effort> of the Panda (87 / 12 / 20 N m): the command, not the torques."""
+    import xml.etree.ElementTree as ET
+    root = ET.parse(erd_path('panda')).getroot()
+    limit = {j.get('name'): float(j.find('limit').get('effort')) for j in root.findall('joint')
+             if j.find('limit') is not None}
+    m = engine.model
+    tau = np.linspace(-500.0, 500.0, m.nq)
+    cmd = engine.command(tau)
+    expected = [np.clip(tau[m.joint_names.index(j)], -limit[j], limit[j])
+                for j in engine.command_joints]
+    np.testing.assert_array_equal(cmd, expected)
+    assert engine.clamped == 1
+    engine.configure(clamp_effort=False)
+    np.testing.assert_array_equal(engine.command(tau), tau[::-1])

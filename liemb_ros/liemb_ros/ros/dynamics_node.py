@@ -62,7 +62,8 @@ from .engine import FRAMES, MODES, CycleStats, DynamicsEngine, OutputError, Stat
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 #: the settings of the engine that can change at run time (parameter name = setting)
-SETTINGS = ('mode', 'representation', 'twist_links', 'wrench_joints', 'command_joints')
+SETTINGS = ('mode', 'representation', 'twist_links', 'wrench_joints', 'command_joints',
+            'clamp_effort')
 
 
 class DynamicsNode(Node):
@@ -85,6 +86,8 @@ class DynamicsNode(Node):
             ('wrench_joints', [], 'joints whose transmitted wrenches are published', SA, {}),
             ('command_joints', [], 'joint order of ~/effort_command (empty: model order)', SA,
              {}),
+            ('clamp_effort', True, 'limit ~/effort_command to the URDF <limit effort> of each '
+             'joint (~/joint_torques stays the computed torque)', B, {}),
             ('publish_rate', 0.0, 'outputs per second; 0 publishes on every joint_states '
              'message', D, dict(lo=0.0, hi=5000.0)),
             ('secondary_rate', 100.0, 'twists and wrenches per second at most (computed only '
@@ -463,6 +466,7 @@ class DynamicsNode(Node):
                 ('processed', str(self._processed)), ('skipped', str(self._skipped)),
                 ('lost', str(self._lost)), ('dropped', str(self._rejected)),
                 ('refused_outputs', str(self._refused)),
+                ('clamped_commands', str(e.clamped)),
                 ('last_state_age_s', f'{age:.3f}' if math.isfinite(age) else 'never'),
                 ('ignored_joints', ', '.join(e.ignored) or 'none'),
                 ('robot', e.model.name), ('mode', e.mode),

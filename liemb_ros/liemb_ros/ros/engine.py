@@ -88,9 +88,12 @@ class DynamicsEngine:
     """Model + last good state + the computations the dynamics node publishes."""
 
     def __init__(self, model, *, mode='gravity_compensation', representation='hybrid',
-                 twist_links=(), wrench_joints=(), command_joints=None, base_pose=None):
+                 twist_links=(), wrench_joints=(), command_joints=None, base_pose=None,
+                 clamp_effort=True):
         self.model = model
         self.stats = CycleStats()
+        self.clamped = 0            # commands limited to the URDF <limit effort>
+        self.set_clamp_effort(clamp_effort)
         self._index = {n: i for i, n in enumerate(model.joint_names)}
         self.q = np.zeros(model.nq)
         self.qd = np.zeros(model.nv)
@@ -265,9 +268,26 @@ class DynamicsEngine:
                                             base_pose=self.base_pose)
         return tau[self.model.nv - self.model.nq:]
 
+    def set_clamp_effort(self, clamp):
+        """Limit the effort command to the URDF ``<limit effort>`` of each joint (or not)."""
+        self.clamp_effort = bool(clamp)
+
     def command(self, tau):
-        """Reorder joint torques into the effort-command order."""
-        return tau[self._command_index]
+        """
+        Return the effort command: joint torques in ``command_joints`` order.
+
+        With :attr:`clamp_effort`, each is limited to ``±model.effort_limit`` (URDF
+        ``<limit effort>``; joints without one are not limited) and :attr:`clamped` counts
+        the commands that were.
+        """
+        cmd = tau[self._command_index]
+        if self.clamp_effort:
+            lim = self.model.effort_limit[self._command_index]
+            limited = np.clip(cmd, -lim, lim)
+            if np.any(limited != cmd):
+                self.clamped += 1
+            cmd = limited
+        return cmd
 
     def twists(self):
         """
