@@ -44,9 +44,11 @@ attached to the root; default the root link).  ``frame=F`` instead reads the twi
 controlled link's origin, both resolved in frame F (any link).  Fixed-base models only.
 """
 import enum
+import math
 from collections import namedtuple
 
 import numpy as np
+from numba import njit
 
 from .kinematics import jacobian, link_pose
 from .model import REPRESENTATIONS
@@ -156,6 +158,66 @@ def uniform_scale(qd, lo, hi):
     with np.errstate(divide='ignore', invalid='ignore'):
         r = np.where(qd > 0, hi / qd, np.where(qd < 0, lo / qd, np.inf))
     return float(min(1.0, max(0.0, np.min(r, initial=np.inf))))
+
+
+@njit(cache=True)
+def _dls_step(J, V, damping_max, threshold, qd):
+    """
+    Write the damped least-squares ``qd`` (:func:`dls`, :func:`damping`); return ``κ(J)``.
+
+    One compiled call: the SVD, the variable damping of its smallest singular value, the
+    solution and the condition number (inf at a singular J).
+    """
+    U, s, Wt = np.linalg.svd(J, full_matrices=False)
+    smin = s[-1]
+    lam2 = 0.0
+    if smin < threshold:
+        r = smin / threshold
+        lam2 = damping_max * damping_max * (1.0 - r * r)
+    c = U.T @ V
+    for i in range(s.shape[0]):
+        c[i] = c[i] * s[i] / (s[i] * s[i] + lam2) if s[i] > 1e-12 * s[0] else 0.0
+    qd[:] = Wt.T @ c
+    return s[0] / smin if smin > 0.0 else np.inf
+
+
+@njit(cache=True)
+def _limits(q, target, prev, filtered, vlim, alim, lower, upper, margin, dt, gain, qd):
+    """
+    Stages 4-7 of :class:`Servo` in one pass; writes ``qd`` and ``filtered``.
+
+    Velocity-limit scale of ``target``, low-pass (``gain`` = 1: off), acceleration-limited
+    change from ``prev``, joint-limit scale (:func:`joint_limit_bounds`,
+    :func:`uniform_scale`).  Returns ``(velocity scale, joint-limit scale)``.
+    """
+    n = q.shape[0]
+    s = 1.0
+    for j in range(n):
+        a = abs(target[j])
+        if a * s > vlim[j]:
+            s = vlim[j] / a
+    k = 1.0
+    for j in range(n):
+        filtered[j] += gain * (s * target[j] - filtered[j])
+        step = abs(filtered[j] - prev[j])
+        if step * k > alim[j] * dt:
+            k = alim[j] * dt / step
+    limit = 1.0
+    for j in range(n):
+        qd[j] = prev[j] + k * (filtered[j] - prev[j])
+        if qd[j] > 0.0:
+            d = max(upper[j] - margin - q[j], 0.0)
+            bound = min(math.sqrt(2.0 * alim[j] * d), d / dt)
+        elif qd[j] < 0.0:
+            d = max(q[j] - (lower[j] + margin), 0.0)
+            bound = min(math.sqrt(2.0 * alim[j] * d), d / dt)
+        else:
+            continue
+        if abs(qd[j]) * limit > bound:
+            limit = bound / abs(qd[j])
+    for j in range(n):
+        qd[j] *= limit
+    return s, limit
 
 
 def _vector(x, n, name, default=None):
@@ -301,9 +363,8 @@ class Servo:
             self.model.link_index(frame)
         J = self.jacobian(q, representation, frame)[self.mask]
         Vm = V[self.mask]
-        U, s, Wt = np.linalg.svd(J, full_matrices=False)
-        kappa = float(condition_number(s))
-        target = _dls_svd(U, s, Wt, Vm, damping(s[-1], self.damping, self.damping_threshold))
+        target = np.empty(self.model.nq)
+        kappa = _dls_step(J, Vm, self.damping, self.damping_threshold, target)
         scale, status = 1.0, Status.NO_WARNING
         lo, hi = self.singularity_thresholds
         if kappa > lo and np.any(target):
@@ -332,25 +393,16 @@ class Servo:
                             self.condition, dt)
 
     def _finish(self, q, target, scale, status, kappa, dt):
-        """Stages 4-7 of the law, the position output and the state update."""
+        """Stages 4-7 of the law (one compiled kernel), the outputs and the state update."""
         m, dt = self.model, self.period if dt is None else float(dt)
-        s = uniform_scale(target, -self.velocity_limits, self.velocity_limits)
-        target = target * s
-        if self.smoothing > 0:
-            self._filtered += (1.0 - np.exp(-dt / self.smoothing)) * (target - self._filtered)
-            target = self._filtered
-        else:
-            self._filtered = target
-        step = target - self.velocities
-        k = uniform_scale(step, -self.acceleration_limits * dt, self.acceleration_limits * dt)
-        qd = self.velocities + k * step
-        lo, hi = joint_limit_bounds(q, m.lower, m.upper, self.margin, self.acceleration_limits,
-                                    dt)
-        limit = uniform_scale(qd, lo, hi)
+        gain = 1.0 - math.exp(-dt / self.smoothing) if self.smoothing > 0 else 1.0
+        qd = np.empty(m.nq)
+        s, limit = _limits(q, np.ascontiguousarray(target, dtype=float), self.velocities,
+                           self._filtered, self.velocity_limits, self.acceleration_limits,
+                           m.lower, m.upper, self.margin, dt, gain, qd)
         if limit < 1.0 and (status == Status.NO_WARNING or limit == 0.0):
             status = (Status.HALT_FOR_JOINT_LIMIT if limit == 0.0 else
                       Status.DECELERATE_FOR_JOINT_LIMIT)
-        qd = qd * limit
         self.velocities = qd
         self.status, self.condition = status, kappa
         return ServoOutput(qd.copy(), q + qd * dt, status, kappa, scale * s * limit)
@@ -386,9 +438,13 @@ class CommandHistory:
     def predict(self, q, since, now):
         """Return ``q + ∫ q̇_cmd dt`` over ``[since, now]``."""
         out = np.array(q, dtype=float)
-        ends = self._t[1:] + [now]
-        for t0, t1, qd in zip(self._t, ends, self._qd):
+        t1 = now
+        for k in range(len(self._t) - 1, -1, -1):   # newest first, back to ``since``
+            t0 = self._t[k]
             overlap = min(t1, now) - max(t0, since)
             if overlap > 0:
-                out += overlap * qd
+                out += overlap * self._qd[k]
+            if t0 <= since:
+                break
+            t1 = t0
         return out

@@ -36,7 +36,8 @@ from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue  # noqa:
 from rcl_interfaces.srv import SetParametersAtomically  # noqa: E402
 from ros_graph import RELIABLE, Latest, diagnostics  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
-from std_msgs.msg import String  # noqa: E402
+from std_msgs.msg import Float64MultiArray, String  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 from liemb_ros.ros.common import LATCHED  # noqa: E402
 
 Q0 = [0.3, 0.6, -0.2, -1.2, 0.4, 0.8, 2.5]
@@ -136,8 +137,11 @@ def test_servo_flies_the_simulated_arm(graph):
                 params=[f'liemb_simulation:initial_positions:={q0}',
                         'liemb_simulation:publish_tf:=false',   # nobody listens: save CPU
                         'liemb_simulation:diagnostics_period:=0.2',
-                        'liemb_servo:diagnostics_period:=0.2'])
+                        'liemb_servo:diagnostics_period:=0.2',
+                        'liemb_servo:outputs:=[velocity, position, trajectory]'])
     arm = Arm(graph)
+    position = Latest(graph, Float64MultiArray, '/liemb_servo/position_command')
+    trajectory = Latest(graph, JointTrajectory, '/liemb_servo/joint_trajectory')
     arm.wait_status('idle', timeout=180.0)     # state received, zero commands flowing
     graph.spin_until(lambda: len(arm.states.msgs) > 10)
 
@@ -147,10 +151,21 @@ def test_servo_flies_the_simulated_arm(graph):
     for pub, msg, rep in cases:
         first = arm.hold(pub, msg, 1.0)
         measured = arm.twists(first, rep)
-        assert len(measured) > 50, len(measured)
+        assert len(measured) > 20, len(measured)
         err = np.abs(measured - V).max(axis=1) / np.abs(V).max()
         assert err.max() < 0.01, (rep, err.max(), measured[np.argmax(err)])
         arm.wait_rest()                          # the command went stale: the arm stops
+
+    # the outputs of one step agree: the trajectory point is the position output moved on
+    # by the velocities for the lookahead (0.05 s); matched by content (this client drops)
+    positions = np.array([m.data for m in position.msgs])
+    moving = [t for t in trajectory.msgs if np.abs(t.points[0].velocities).max() > 0.01]
+    assert moving and moving[-1].joint_names == list(arm.model.joint_names)
+    for t in moving[-5:]:
+        point = t.points[0]
+        assert point.time_from_start.nanosec == 50_000_000
+        p = np.subtract(point.positions, 0.05 * np.array(point.velocities))
+        assert np.abs(positions - p).max(axis=1).min() < 1e-12
 
     # bad commands: refused, counted; the moving arm decelerates, never jumps
     first = arm.hold(arm.rep, _represented('hybrid', V), 0.4)

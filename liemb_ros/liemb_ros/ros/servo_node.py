@@ -31,7 +31,7 @@ Outputs every ``1/publish_rate`` seconds (steady clock), those named in ``output
 JointGroupPositionController: remap them to ``/<controller>/commands``) and
 ``~/joint_trajectory`` (``trajectory_msgs/JointTrajectory``, one point
 ``trajectory_lookahead`` seconds ahead, for a JointTrajectoryController).  A new command is
-served at once when half a period has passed since the last output (latency: the DDS hop,
+served at once when a quarter period has passed since the last output (latency: the DDS hop,
 not up to a period), the timer then restarts.  ``~/status`` (``std_msgs/String``,
 latched, on change): the status name (``no_warning``, ``decelerate_for_singularity``,
 ``halt_for_singularity``, ``decelerate_for_joint_limit``, ``halt_for_joint_limit``,
@@ -93,7 +93,7 @@ class ServoNode(Node):
         self.source = RobotSource(self, self._on_robot)
         declare(self, (
             # frames
-            ('link', '', 'controlled link (empty: the last leaf link)', S, {}),
+            ('link', '', 'controlled link (empty: the first leaf link, e.g. a tool frame)', S, {}),
             ('base_frame', '', "the 'world' of spatial / hybrid / mixed commands: a link fixed "
              'to the root (empty: the root link)', S, {}),
             ('world_frame', 'world', 'name of the world frame in commands (the root link)', S,
@@ -175,7 +175,7 @@ class ServoNode(Node):
     def _law(self, model, values):
         """Return a new Servo for ``model`` with parameter ``values`` (ValueError if bad)."""
         kw = {LAW[k]: values[k] for k in LAW}
-        kw['link'] = kw['link'] or leaf_links(model)[-1]
+        kw['link'] = kw['link'] or leaf_links(model)[0]
         kw['base_frame'] = kw['base_frame'] or None
         for k in ('velocity_limits',):
             kw[k] = kw[k] if len(kw[k]) else None
@@ -297,7 +297,7 @@ class ServoNode(Node):
     def _command(self, kind, payload):
         self._cmd = (kind, payload, time.monotonic())
         last = self._last_step
-        if last is not None and time.monotonic() - last >= 0.5 * self.servo.period:
+        if last is not None and time.monotonic() - last >= 0.25 * self.servo.period:
             self._cycle()                # serve it now; the timer restarts from here
             self._timer.reset()
 
@@ -370,7 +370,7 @@ class ServoNode(Node):
         # the time that really passed (acceleration limits, position output); after a
         # pause (stale state), one period
         elapsed = math.inf if self._last_step is None else now - self._last_step
-        dt = max(elapsed, 0.5 * servo.period) if elapsed < 0.1 else servo.period
+        dt = max(elapsed, 1e-6) if elapsed < 0.1 else servo.period
         self._last_step = now
         t0 = time.perf_counter()
         cmd = self._cmd
