@@ -1379,7 +1379,7 @@ def mass_matrix(model, q, base_pose=None, out=None, armature=None):
         return M
     q, batched = _as_batch(model, q, model.nq, 'q')
     if not batched:
-        out = _out(out, (model.nv, model.nv))
+        out = _out(out, (model.nv, model.nv), (('q', q), ('base_pose', base_pose)))
         st = _fast(model, ('crba', base_pose is None), _crba_into,
                    (model.packed_int, model.packed_float, q, np.zeros(model.nv),
                     _EYE4 if base_pose is None else _base(model, base_pose, None), False, out))
@@ -1390,7 +1390,8 @@ def mass_matrix(model, q, base_pose=None, out=None, armature=None):
     # a new output is allocated by numpy (large arrays get huge pages: ~5x less first-touch
     # time than numba's allocator for talos' 115 MB at B = 10 000)
     return _crba_batch(_dyn(model), q, np.broadcast_to(np.zeros(model.nv), (B, model.nv)),
-                       _base(model, base_pose, B), False, _out(out, (B, model.nv, model.nv)))
+                       _base(model, base_pose, B), False,
+                       _out(out, (B, model.nv, model.nv), (('q', q), ('base_pose', base_pose))))
 
 
 def mass_matrix_derivative(model, q, qd, base_pose=None):

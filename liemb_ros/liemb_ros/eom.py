@@ -244,7 +244,9 @@ def inverse_dynamics_derivatives(model, q, qd, qdd, f_ext=None, base_pose=None, 
         if not (isinstance(out, tuple) and len(out) == 2):
             raise ValueError(f'out must be a pair (dtau_dq, dtau_dqd) of arrays of shape '
                              f'{shape}; got {type(out).__name__}')
-        dq, dqd = _out(out[0], shape), _out(out[1], shape)
+        args = (('q', q), ('qd', qd), ('qdd', qdd), ('base_pose', base_pose),
+                ('f_ext', f_ext))
+        dq, dqd = _out(out[0], shape, args), _out(out[1], shape, args)
         if np.shares_memory(dq, dqd):
             raise ValueError('the two arrays of out must not overlap')
     if B is None:

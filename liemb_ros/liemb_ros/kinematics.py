@@ -839,12 +839,14 @@ def link_pose(model, q, link, base_pose=None):
     return out
 
 
-def _out(out, shape):
+def _out(out, shape, inputs=()):
     """
     Return ``out`` for a result of ``shape``: a new array, or the caller's after checks.
 
     The kernels write into it without further checks, so it must be float64, C-contiguous,
-    aligned and writeable, of exactly ``shape``, and must not overlap the inputs.
+    aligned and writeable, of exactly ``shape``, and must not overlap the inputs: ``inputs``
+    are ``(name, array)`` pairs, and an ``out`` sharing memory with one of them is refused
+    with a ValueError naming it (a kernel would overwrite its input while reading it).
     """
     if out is None:
         return np.empty(shape)
@@ -858,6 +860,10 @@ def _out(out, shape):
             got = type(out).__name__
         raise ValueError(f'out must be a writeable, C-contiguous float64 array of shape '
                          f'{shape}; got {got}')
+    for name, a in inputs:
+        if np.may_share_memory(out, a) and np.shares_memory(out, a):
+            raise ValueError(f'out overlaps {name}: the result would overwrite its own input; '
+                             'pass an array that shares no memory with the arguments')
     return out
 
 
@@ -866,7 +872,8 @@ def forward_kinematics(model, q, base_pose=None, out=None):
     Poses of all links, shape (len(link_names), 4, 4) (or with a leading batch axis).
 
     ``out``: an array of that shape to write into instead of a new one (for repeated large
-    batches: a fresh 100 MB result costs its page faults on every call).
+    batches: a fresh 100 MB result costs its page faults on every call); one that shares
+    memory with ``q`` or ``base_pose`` is refused (ValueError naming the argument).
     """
     if (out is None and base_pose is None and q.__class__ is np.ndarray and q.dtype is _F64
             and q.ndim == 1):
@@ -881,7 +888,7 @@ def forward_kinematics(model, q, base_pose=None, out=None):
     q, batched = _as_batch(model, q, model.nq, 'q')
     nl = len(model.link_names)
     if not batched:
-        out = _out(out, (nl, 4, 4))
+        out = _out(out, (nl, 4, 4), (('q', q), ('base_pose', base_pose)))
         if base_pose is None:
             st = _fast(model, 'forward_kinematics', _forward_kinematics_plain,
                        (model.packed_int, model.packed_float, q, out))
@@ -893,7 +900,7 @@ def forward_kinematics(model, q, base_pose=None, out=None):
         if st:
             _check(st)
         return out
-    out = _out(out, (q.shape[0], nl, 4, 4))
+    out = _out(out, (q.shape[0], nl, 4, 4), (('q', q), ('base_pose', base_pose)))
     _check(_forward_kinematics_batch(model.kin, q, _base(model, base_pose, q.shape[0]),
                                      model.link_body, model.link_offset, out))
     return out

@@ -217,6 +217,14 @@ def test_batched_derivatives(rng):
         E.inverse_dynamics_derivatives(model, Q, QD, QDD, out=(out[0], out[1][:2]))
     with pytest.raises(ValueError, match='must not overlap'):
         E.inverse_dynamics_derivatives(model, Q, QD, QDD, out=(out[0], out[0]))
+    n = model.nv
+    for k, name in enumerate(('qd', 'qdd')):   # out over an input: refused, named
+        buf = np.zeros((2, n * n))
+        args = [Q[0], QD[0], QDD[0]]
+        args[1 + k] = buf[1, :n]
+        with pytest.raises(ValueError, match=f'out overlaps {name}'):
+            E.inverse_dynamics_derivatives(model, *args,
+                                           out=(buf[0].reshape(n, n), buf[1].reshape(n, n)))
     with pytest.raises(ValueError, match='single configuration'):
         E.linearize(model, Q, QD, QDD)
     with pytest.raises(ValueError, match='qddd contains NaN'):

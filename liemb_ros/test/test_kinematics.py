@@ -280,6 +280,30 @@ def test_results_written_into_out(rng, floating):
             fn(model, Q, base_pose=bases, out=ro)
 
 
+@pytest.mark.parametrize('floating', [False, True])
+def test_out_overlapping_an_input_is_refused(rng, floating):
+    """``out=`` sharing memory with ``q`` or ``base_pose`` raises a ValueError naming it."""
+    model = random_model(4, rng, floating=floating)
+    nl = len(model.link_names)
+    for fn, shape in ((lm.forward_kinematics, (nl, 4, 4)), (lm.mass_matrix, (model.nv,) * 2)):
+        size = int(np.prod(shape))
+        buf = rng.standard_normal(size + model.nq)
+        out = buf[:size].reshape(shape)
+        with pytest.raises(ValueError, match='out overlaps q'):
+            fn(model, buf[size - model.nq // 2:size - model.nq // 2 + model.nq], out=out)
+        base = random_pose(rng)
+        buf = np.zeros(size + 16)
+        buf[size:] = base.ravel()
+        with pytest.raises(ValueError, match='out overlaps base_pose'):
+            fn(model, np.zeros(model.nq), base_pose=buf[size - 8:size + 8].reshape(4, 4),
+               out=buf[:size].reshape(shape))
+        # adjacent, not overlapping: accepted, and the input is left alone
+        q = buf[size:size + model.nq]
+        kept = q.copy()
+        fn(model, q, out=buf[:size].reshape(shape))
+        np.testing.assert_array_equal(q, kept)
+
+
 def test_bad_input_messages(rng):
     model = random_model(3, rng)
     q = np.zeros(3)

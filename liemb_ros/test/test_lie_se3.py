@@ -198,3 +198,46 @@ def test_mixed_velocity_map_of_remark_5(rng):
     A[3:, 3:] = so3.dexp(X[:3])
     V = se3.dexp(-X) @ Xd
     np.testing.assert_allclose(A @ Xd, np.concatenate([V[:3], R @ V[3:]]), atol=1e-14)
+
+
+def _pose_from(rng):
+    """A random pose from an exponential (rotation up to pi, translation of size 1)."""
+    return se3.exp(np.concatenate([rng.uniform(-2, 2, 3), rng.standard_normal(3)]))
+
+
+@FEW
+@given(seed=seeds)
+def test_kernels_accept_out_aliasing_an_input(seed):
+    """
+    Every ``*_into`` kernel of ``lie._core`` writes into ``out`` = one of its inputs correctly.
+
+    The reference is the same kernel into a fresh array (itself checked against the 6x6
+    matrices above); the aliased call must give the same numbers (issue 17, item 6).
+    """
+    rng = np.random.default_rng(seed)
+    C, D = _pose_from(rng), _pose_from(rng)
+    X, Y = rng.standard_normal(6), rng.standard_normal(6)
+    for kernel in (_core.Ad_apply_into, _core.Ad_inv_apply_into, _core.AdT_apply_into,
+                   _core.Ad_invT_apply_into):
+        ref = np.empty(6)
+        kernel(C, X, ref)
+        got = X.copy()
+        kernel(C, got, got)
+        np.testing.assert_array_equal(got, ref, err_msg=kernel.__name__)
+    for kernel in (_core.ad_apply_into, _core.adT_apply_into):
+        ref = np.empty(6)
+        kernel(X, Y, ref)
+        for which in (0, 1):
+            a, b = X.copy(), Y.copy()
+            kernel(a, b, (a, b)[which])
+            np.testing.assert_array_equal((a, b)[which], ref, err_msg=kernel.__name__)
+    ref = np.empty((4, 4))
+    _core.compose_into(C, D, ref)
+    np.testing.assert_allclose(ref, C @ D, rtol=0, atol=1e-14)
+    for which in (0, 1):
+        a, b = C.copy(), D.copy()
+        _core.compose_into(a, b, (a, b)[which])
+        np.testing.assert_array_equal((a, b)[which], ref)
+    a = C.copy()
+    _core.inverse_into(a, a)
+    np.testing.assert_allclose(a @ C, np.eye(4), rtol=0, atol=1e-14)

@@ -10,7 +10,8 @@ within 1 % after the ramp-up; a stale command stops the arm; bad commands (NaN, 
 frame, representation, joint) are refused, counted, and the arm decelerates instead of
 jumping; a joint jog into a limit stops at the margin; a command toward a singularity
 (thresholds and mask changed at run time) slows and halts without a jump.  ``liemb teleop``
-in a pseudo-terminal: keys become represented twists on the servo's topic.
+in a pseudo-terminal: keys become represented twists on the servo's topic.  The
+simulation's position drive reaches a commanded position and holds it against gravity.
 """
 import math
 import os
@@ -258,3 +259,23 @@ def test_liemb_teleop_in_a_terminal_sends_represented_twists(graph):
             proc.wait()
         os.close(main)
         os.close(child)
+
+
+def test_simulation_position_drive_reaches_the_commanded_position(graph):
+    graph.start('servo', {'liemb_simulation'},
+                params=['liemb_simulation:publish_tf:=false',
+                        f"liemb_simulation:initial_positions:=[{', '.join(map(str, Q0))}]"])
+    states = Latest(graph, JointState, '/joint_states')
+    pub = graph.node.create_publisher(Float64MultiArray, '/liemb_simulation/position_command',
+                                      RELIABLE)
+    graph.spin_until(lambda: len(states.msgs) > 5 and pub.get_subscription_count() > 0)
+    target = np.add(Q0, [0.1, -0.1, 0.1, 0.1, -0.1, 0.1, -0.1])
+    end = time.monotonic() + 1.0                # 20 Hz drive: 1 s is ~6 time constants
+    while time.monotonic() < end:
+        pub.publish(Float64MultiArray(data=target.tolist()))
+        graph.spin_for(0.02)
+    np.testing.assert_allclose(states.msgs[-1].position, target, atol=2e-3)
+    # gravity held by the drive: no command for longer than effort_timeout, still there
+    graph.spin_for(0.8)
+    np.testing.assert_allclose(states.msgs[-1].position, target, atol=2e-3)
+    assert np.abs(states.msgs[-1].velocity).max() < 1e-2

@@ -7,6 +7,8 @@ finite differences of forward kinematics (not from the Jacobian); the thresholds
 damping and of the singularity scaling; joint limits reached at the margin and never
 passed; stale commands stopping at the acceleration limit; bad input refused.
 """
+import os
+
 import numpy as np
 import pytest
 
@@ -216,3 +218,21 @@ def test_teleop_keys_map_to_twists_without_a_terminal():
     assert t.command(2.3) is None
     t.press('q', 2.4)
     assert t.done
+
+
+def test_launch_set_servo_flies_the_simulation_with_the_servo_node():
+    from liemb_ros.ros import launcher
+    res = launcher.resolve('servo', {}, installed=lambda p, e: False)
+    by_name = {n.name: n for n in res.nodes}
+    assert set(by_name) == {'liemb_simulation', 'liemb_servo'}
+    servo, sim = by_name['liemb_servo'], by_name['liemb_simulation']
+    assert servo.executable == 'servo_node' and servo.package == 'liemb_ros'
+    assert ('~/velocity_command', 'liemb_simulation/velocity_command') in servo.remappings
+    files = [p for p in sim.parameters if isinstance(p, str)]
+    assert [os.path.basename(f) for f in files] == ['simulation.yaml', 'servo.yaml']
+    robot = [p for p in servo.parameters if isinstance(p, dict) and 'robot_description' in p]
+    assert robot and 'liemb_arm7' in robot[0]['robot_description']   # the set's default
+    args = {a.name: a.default for a in launcher.arguments('servo')}
+    assert args['robot'] == 'liemb_arm7'
+    path = os.path.join(os.path.dirname(URDF_DIR), 'launch', 'servo.launch.py')
+    assert "launch_description('servo')" in open(path, encoding='utf-8').read()

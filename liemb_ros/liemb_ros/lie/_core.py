@@ -4,7 +4,9 @@ Compiled single-element kernels of SE(3) used by the recursive algorithms.
 These are the *one* implementation of the small SE(3) operations: the public,
 batched functions of :mod:`liemb_ros.lie.se3` call them over the batch axis, and
 the O(n) kinematics/dynamics kernels call them body by body.  They never allocate:
-every result is written into an ``out`` array given by the caller.
+every result is written into an ``out`` array given by the caller, and ``out`` may be one
+of the inputs (``Ad_apply_into(C, X, X)`` maps ``X`` in place): each kernel reads its
+inputs into locals before it writes.
 
 Conventions (fixed for the whole project, seed 004 App. A, seed 002 App. B):
 
@@ -112,11 +114,16 @@ def exp_se3_into(X, t, out):
 
 @njit(cache=True, inline='always')
 def compose_into(C1, C2, out):
-    """Write ``C1 @ C2`` of two homogeneous 4x4 poses into ``out`` (``out`` not an input)."""
-    for i in range(3):
-        for j in range(3):
-            out[i, j] = C1[i, 0] * C2[0, j] + C1[i, 1] * C2[1, j] + C1[i, 2] * C2[2, j]
-        out[i, 3] = C1[i, 0] * C2[0, 3] + C1[i, 1] * C2[1, 3] + C1[i, 2] * C2[2, 3] + C1[i, 3]
+    """Write ``C1 @ C2`` of two homogeneous 4x4 poses into ``out`` (may be ``C1`` or ``C2``)."""
+    b00, b01, b02, b03 = C2[0, 0], C2[0, 1], C2[0, 2], C2[0, 3]
+    b10, b11, b12, b13 = C2[1, 0], C2[1, 1], C2[1, 2], C2[1, 3]
+    b20, b21, b22, b23 = C2[2, 0], C2[2, 1], C2[2, 2], C2[2, 3]
+    for i in range(3):   # row i of C1 is read before row i of out is written
+        a0, a1, a2, a3 = C1[i, 0], C1[i, 1], C1[i, 2], C1[i, 3]
+        out[i, 0] = a0 * b00 + a1 * b10 + a2 * b20
+        out[i, 1] = a0 * b01 + a1 * b11 + a2 * b21
+        out[i, 2] = a0 * b02 + a1 * b12 + a2 * b22
+        out[i, 3] = a0 * b03 + a1 * b13 + a2 * b23 + a3
     out[3, 0] = 0.0
     out[3, 1] = 0.0
     out[3, 2] = 0.0
@@ -125,11 +132,22 @@ def compose_into(C1, C2, out):
 
 @njit(cache=True, inline='always')
 def inverse_into(C, out):
-    """Write ``C^-1 = [[R^T, -R^T r], [0, 1]]`` (seed 004 eq. (78)) into ``out``."""
-    for i in range(3):
-        for j in range(3):
-            out[i, j] = C[j, i]
-        out[i, 3] = -(C[0, i] * C[0, 3] + C[1, i] * C[1, 3] + C[2, i] * C[2, 3])
+    """Write ``C^-1 = [[R^T, -R^T r], [0, 1]]`` (seed 004 eq. (78)) into ``out`` (may be ``C``)."""
+    r00, r01, r02, r0 = C[0, 0], C[0, 1], C[0, 2], C[0, 3]
+    r10, r11, r12, r1 = C[1, 0], C[1, 1], C[1, 2], C[1, 3]
+    r20, r21, r22, r2 = C[2, 0], C[2, 1], C[2, 2], C[2, 3]
+    out[0, 0] = r00
+    out[0, 1] = r10
+    out[0, 2] = r20
+    out[1, 0] = r01
+    out[1, 1] = r11
+    out[1, 2] = r21
+    out[2, 0] = r02
+    out[2, 1] = r12
+    out[2, 2] = r22
+    out[0, 3] = -(r00 * r0 + r10 * r1 + r20 * r2)
+    out[1, 3] = -(r01 * r0 + r11 * r1 + r21 * r2)
+    out[2, 3] = -(r02 * r0 + r12 * r1 + r22 * r2)
     out[3, 0] = 0.0
     out[3, 1] = 0.0
     out[3, 2] = 0.0
@@ -139,15 +157,21 @@ def inverse_into(C, out):
 @njit(cache=True, inline='always')
 def Ad_apply_into(C, X, out):
     """Write ``Ad_C X = (R xi, r x (R xi) + R eta)`` into ``out`` (seed 004 eq. (88))."""
-    a0 = C[0, 0] * X[0] + C[0, 1] * X[1] + C[0, 2] * X[2]
-    a1 = C[1, 0] * X[0] + C[1, 1] * X[1] + C[1, 2] * X[2]
-    a2 = C[2, 0] * X[0] + C[2, 1] * X[1] + C[2, 2] * X[2]
+    x0 = X[0]
+    x1 = X[1]
+    x2 = X[2]
+    y0 = X[3]
+    y1 = X[4]
+    y2 = X[5]
+    a0 = C[0, 0] * x0 + C[0, 1] * x1 + C[0, 2] * x2
+    a1 = C[1, 0] * x0 + C[1, 1] * x1 + C[1, 2] * x2
+    a2 = C[2, 0] * x0 + C[2, 1] * x1 + C[2, 2] * x2
     r0 = C[0, 3]
     r1 = C[1, 3]
     r2 = C[2, 3]
-    out[3] = r1 * a2 - r2 * a1 + C[0, 0] * X[3] + C[0, 1] * X[4] + C[0, 2] * X[5]
-    out[4] = r2 * a0 - r0 * a2 + C[1, 0] * X[3] + C[1, 1] * X[4] + C[1, 2] * X[5]
-    out[5] = r0 * a1 - r1 * a0 + C[2, 0] * X[3] + C[2, 1] * X[4] + C[2, 2] * X[5]
+    out[3] = r1 * a2 - r2 * a1 + C[0, 0] * y0 + C[0, 1] * y1 + C[0, 2] * y2
+    out[4] = r2 * a0 - r0 * a2 + C[1, 0] * y0 + C[1, 1] * y1 + C[1, 2] * y2
+    out[5] = r0 * a1 - r1 * a0 + C[2, 0] * y0 + C[2, 1] * y1 + C[2, 2] * y2
     out[0] = a0
     out[1] = a1
     out[2] = a2
@@ -202,15 +226,18 @@ def AdT_apply_into(C, W, out):
 @njit(cache=True, inline='always')
 def Ad_invT_apply_into(C, W, out):
     """Write ``Ad_C^-T W = (R m + r x (R f), R f)`` into ``out`` (wrench pushed forward)."""
+    m0 = W[0]
+    m1 = W[1]
+    m2 = W[2]
     f0 = C[0, 0] * W[3] + C[0, 1] * W[4] + C[0, 2] * W[5]
     f1 = C[1, 0] * W[3] + C[1, 1] * W[4] + C[1, 2] * W[5]
     f2 = C[2, 0] * W[3] + C[2, 1] * W[4] + C[2, 2] * W[5]
     r0 = C[0, 3]
     r1 = C[1, 3]
     r2 = C[2, 3]
-    out[0] = C[0, 0] * W[0] + C[0, 1] * W[1] + C[0, 2] * W[2] + r1 * f2 - r2 * f1
-    out[1] = C[1, 0] * W[0] + C[1, 1] * W[1] + C[1, 2] * W[2] + r2 * f0 - r0 * f2
-    out[2] = C[2, 0] * W[0] + C[2, 1] * W[1] + C[2, 2] * W[2] + r0 * f1 - r1 * f0
+    out[0] = C[0, 0] * m0 + C[0, 1] * m1 + C[0, 2] * m2 + r1 * f2 - r2 * f1
+    out[1] = C[1, 0] * m0 + C[1, 1] * m1 + C[1, 2] * m2 + r2 * f0 - r0 * f2
+    out[2] = C[2, 0] * m0 + C[2, 1] * m1 + C[2, 2] * m2 + r0 * f1 - r1 * f0
     out[3] = f0
     out[4] = f1
     out[5] = f2
