@@ -101,6 +101,33 @@ def test_twist_stamped_frame_and_mask(arm):
                                V[3:], atol=1e-7)
 
 
+@pytest.mark.parametrize('rep', lm.REPRESENTATIONS)
+def test_base_frame_is_the_world_of_commands(rep):
+    # the arm on a tilted, shifted pedestal: base_link is no longer the root's frame
+    with open(f'{URDF_DIR}/liemb_arm7.urdf', encoding='utf-8') as f:
+        xml = f.read().replace('<origin xyz="0 0 0" rpy="0 0 0"/>',
+                               '<origin xyz="0.4 -0.2 0.3" rpy="0.3 -0.2 0.9"/>', 1)
+    model = lm.load_urdf_string(xml)
+    C_WB = lm.link_pose(model, Q_BENT, 'base_link')
+    assert not np.allclose(C_WB, np.eye(4))
+    servo = sv.Servo(model, 'tool0', base_frame='base_link', acceleration_limits=1e6)
+    V = np.array([0.05, -0.03, 0.04, 0.03, 0.02, -0.04])
+    out = servo.twist_step(Q_BENT, V, representation=rep)
+    # the twist of tool0 relative to base_link, from poses C_WB⁻¹ C (no Jacobian)
+    h = 1e-6
+    Cp = np.linalg.solve(C_WB, lm.link_pose(model, Q_BENT + h * out.velocities, 'tool0'))
+    Cm = np.linalg.solve(C_WB, lm.link_pose(model, Q_BENT - h * out.velocities, 'tool0'))
+    C = np.linalg.solve(C_WB, lm.link_pose(model, Q_BENT, 'tool0'))
+    Cdot = (Cp - Cm) / (2 * h)
+
+    def vee(X):
+        return np.r_[X[2, 1], X[0, 2], X[1, 0], X[:3, 3]]
+    body, spatial = vee(np.linalg.solve(C, Cdot)), vee(Cdot @ np.linalg.inv(C))
+    want = {'body': body, 'spatial': spatial, 'hybrid': np.r_[spatial[:3], Cdot[:3, 3]],
+            'mixed': np.r_[body[:3], Cdot[:3, 3]]}[rep]
+    np.testing.assert_allclose(want, V, atol=1e-7)
+
+
 def test_approaching_a_singularity_slows_then_halts_without_a_jump(arm):
     # stretch the arm upward: joint 4 straightens, the condition number grows
     servo = sv.Servo(arm, 'tool0', mask=[0, 0, 0, 1, 1, 1], period=0.002,
