@@ -41,7 +41,6 @@ passed); a position command sets ``q_ref`` with ``q̇_ref = 0`` (a PD drive).  A
 older than ``effort_timeout`` holds the reference where it is (the robot stops and stays);
 an effort command hands the robot back to the efforts, ``~/reset`` clears the drive.  The
 drive torque is what ``joint_states`` reports as effort.  A test torque
-
 ``amplitude * sin(2 pi f t)`` per joint (``test_torque_*``) is added on top.  Services
 (``std_srvs``): ``~/reset`` (Trigger), ``~/pause`` (SetBool), ``~/step`` (Trigger: one
 publish period while paused).  A diverging simulation stops stepping and says why in the
@@ -53,6 +52,7 @@ applied.
 import math
 import sys
 import time
+import warnings
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -69,8 +69,9 @@ from tf2_msgs.msg import TFMessage
 
 from ..dynamics import inverse_dynamics
 from ..kinematics import forward_kinematics
-from ..simulation import COORDINATES, INTEGRATORS, UPDATES, SimulationError, Simulator
-from .common import LATCHED, STEADY, ConfigError, RobotSource, declare, run
+from ..simulation import (COORDINATES, INTEGRATORS, UPDATES, SimulationError, Simulator,
+                          SimulationWarning)
+from .common import LATCHED, STEADY, ConfigError, Preparation, RobotSource, declare, run
 from .conversions import quaternion_xyzw, to_time
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -101,6 +102,11 @@ class SimulationNode(Node):
             ('damping', -1.0,
              'viscous joint damping [N m s/rad]; negative: the URDF <dynamics> values', D,
              dict(ro, lo=-1.0, hi=1e4)),
+            ('damping_method', 'auto', 'auto | explicit | implicit: stiff damping (URDF '
+             'damping on light links) stepped implicitly when the step needs it', S, ro),
+            ('armature', -1.0, 'rotor inertia added to each joint [kg m^2 or kg]; negative: '
+             'only where a massless body makes the mass matrix singular (auto)', D,
+             dict(ro, lo=-1.0, hi=1e3)),
             ('initial_positions', [], 'q at start and on reset (one per joint; empty or '
              '[0.0] = neutral)', DA, ro),
             ('initial_velocities', [], 'joint velocities at start (empty or [0.0] = zero)',
@@ -124,7 +130,6 @@ class SimulationNode(Node):
             ('drive_frequency', 20.0, 'natural frequency [Hz] of the computed-torque joint '
              'drive of ~/velocity_command and ~/position_command', D,
              dict(lo=0.1, hi=200.0)),
-
             ('test_torque_amplitude', [0.0], 'test torque amplitude per joint [N m] '
              '(one value: every joint)', DA, {}),
             ('test_torque_frequency', 0.5, 'test torque frequency [Hz]', D,
@@ -133,6 +138,7 @@ class SimulationNode(Node):
              dict(ro, lo=0.05, hi=60.0))))
         self.sim = None
         self.model = None
+        self._candidate = self._preparing = None
         self.paused = False
         self.error = None
         self._command = None
@@ -189,11 +195,18 @@ class SimulationNode(Node):
     def _on_robot(self, model, xml, where):
         """Build the simulator for a robot (a new description replaces the old one)."""
         try:
-            damping = self.p('damping')
-            sim = Simulator(
-                model, dt=self.p('dt'), integrator=self.p('integrator'),
-                coordinates=self.p('coordinates'), update=self.p('update'),
-                damping=None if damping < 0 else damping, **self._initial_state(model))
+            damping, armature = self.p('damping'), self.p('armature')
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter('always', SimulationWarning)
+                sim = Simulator(
+                    model, dt=self.p('dt'), integrator=self.p('integrator'),
+                    coordinates=self.p('coordinates'), update=self.p('update'),
+                    damping=None if damping < 0 else damping,
+                    damping_method=self.p('damping_method'),
+                    armature='auto' if armature < 0 else armature,
+                    **self._initial_state(model))
+            for w in caught:
+                self.get_logger().warn(str(w.message))
             command_order = self._joint_order(model, self.p('command_joints'))
             amp = np.asarray(self.p('test_torque_amplitude'), dtype=float)
             if amp.size not in (1, model.nq):
@@ -202,13 +215,30 @@ class SimulationNode(Node):
         except ValueError as exc:
             raise ConfigError(f"cannot simulate robot '{model.name}' from {where}: "
                               f'{exc}') from None
-        # compile now, not in the first step: tens of seconds on a cold numba cache
+        # compile now, not in the first step: in a thread, so that the node answers meanwhile
+        self._candidate = sim
+        self._preparing = Preparation(
+            self, lambda: self._warm_up(sim),
+            lambda warm: self._install(sim, command_order, xml, where, warm),
+            f"robot '{model.name}'")
+
+    @staticmethod
+    def _warm_up(sim):
+        """Compile every kernel a step and a publish use; return the seconds taken."""
         start = time.perf_counter()
+        model = sim.model
         sim.warm_up()
         forward_kinematics(model, sim.q, base_pose=sim.base_pose)
         if not model.floating:    # the joint drive's inverse dynamics
             inverse_dynamics(model, sim.q, sim.qd, np.zeros(model.nv))
-        warm = time.perf_counter() - start
+        return time.perf_counter() - start
+
+    def _install(self, sim, command_order, xml, where, warm):
+        """Start simulating a prepared robot (in the executor thread)."""
+        if sim is not self._candidate:
+            return   # a newer description replaced it while it compiled
+        self._candidate = self._preparing = None
+        model = sim.model
         if self._timer is not None:
             self.destroy_timer(self._timer)
         self.sim, self.model, self._command_order = sim, model, command_order
@@ -226,7 +256,8 @@ class SimulationNode(Node):
         self.get_logger().info(
             f"simulating '{model.name}' ({model.nq} joints{base}) from {where} with "
             f"{self.p('integrator')} at dt = {self.p('dt')} s in {self.p('coordinates')} "
-            f"coordinates, {self.p('real_time_factor')}x real time; kernels ready in "
+            f'coordinates (damping {sim.damping_method}), '
+            f"{self.p('real_time_factor')}x real time; kernels ready in "
             f"{warm:.1f} s")
 
     def _initial_state(self, model):
@@ -509,9 +540,13 @@ class SimulationNode(Node):
         if self.sim is None:
             err = self.source.error
             st.level = DiagnosticStatus.ERROR if err else DiagnosticStatus.WARN
-            st.message = (f'unusable robot description: {err}' if err else
-                          'waiting for the robot description on '
-                          + self.resolve_topic_name('robot_description'))
+            if self._preparing is not None:
+                st.message = (f"compiling kernels for robot '{self._candidate.model.name}' "
+                              f'({self._preparing.seconds:.0f} s so far)')
+            else:
+                st.message = (f'unusable robot description: {err}' if err else
+                              'waiting for the robot description on '
+                              + self.resolve_topic_name('robot_description'))
         else:
             d = self.sim.diagnostics()
             w = self._rtf_window
