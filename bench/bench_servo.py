@@ -4,7 +4,9 @@ The servo loop on the Panda: compute time of one step, and command -> joint comm
 1. Compute (in this process, no ROS): one servo step as the node runs it, the state
    prediction (:class:`liemb_ros.servo.CommandHistory`) and :meth:`Servo.twist_step` of
    ``panda_hand_tcp`` in each representation and for a TwistStamped frame, over
-   ``--steps`` steps along a slow motion; p50/p99/max per kind.
+   ``--steps`` steps along a slow motion (1 s from the ready pose, repeated); p50/p99/max
+   per kind; and with the singularity look-ahead (condition number above the lower
+   threshold: a second Jacobian and SVD).
 2. Latency over DDS, at each ``--rates`` servo rate: ``servo_node`` as its own process (the
    Panda from its URDF, velocity output, acceleration limits lifted so that one step
    reflects a new command) on a private localhost ROS domain; this process publishes the
@@ -50,15 +52,20 @@ def bench_compute(steps):
     model = lm.load_urdf(erd_path('panda'))
     V = np.array([0.05, -0.03, 0.04, 0.02, 0.02, -0.015])
     out = {}
-    kinds = [(rep, {'representation': rep}) for rep in lm.REPRESENTATIONS]
-    kinds.append(('stamped panda_link0', {'frame': 'panda_link0'}))
-    for name, kw in kinds:
-        servo = Servo(model, LINK, period=0.002)
+    kinds = [(rep, {'representation': rep}, {}) for rep in lm.REPRESENTATIONS]
+    kinds.append(('stamped panda_link0', {'frame': 'panda_link0'}, {}))
+    # condition number above the lower threshold: the look-ahead Jacobian and SVD too
+    kinds.append(('hybrid, look-ahead', {'representation': 'hybrid'},
+                  {'singularity_thresholds': (1.0, 1e6)}))
+    for name, kw, law in kinds:
+        servo = Servo(model, LINK, period=0.002, **law)
         history = CommandHistory()
         q = np.array(Q_READY)
         servo.twist_step(q, V, **kw)            # compile / warm
         times = np.empty(steps)
         for k in range(steps):
+            if k % 500 == 0:                     # 1 s of motion, then back to the start
+                q = np.array(Q_READY)
             t_now = k * 0.002
             t0 = time.perf_counter()
             qp = history.predict(q, t_now - 0.003, t_now)

@@ -182,6 +182,13 @@ def _dls_step(J, V, damping_max, threshold, qd):
 
 
 @njit(cache=True)
+def _condition(J):
+    """Return the condition number of J (inf when singular), compiled."""
+    s = np.linalg.svd(J, full_matrices=False)[1]
+    return s[0] / s[-1] if s[-1] > 0.0 else np.inf
+
+
+@njit(cache=True)
 def _limits(q, target, prev, filtered, vlim, alim, lower, upper, margin, dt, gain, qd):
     """
     Stages 4-7 of :class:`Servo` in one pass; writes ``qd`` and ``filtered``.
@@ -370,9 +377,9 @@ class Servo:
         if kappa > lo and np.any(target):
             # one small step ahead (1 mrad for the fastest joint): toward a singularity?
             q1 = q + target * (1e-3 / np.max(np.abs(target)))
-            s1 = np.linalg.svd(self.jacobian(q1, representation, frame)[self.mask],
-                               compute_uv=False)
-            scale = float(singularity_scale(kappa, condition_number(s1) > kappa, lo, hi))
+            kappa1 = _condition(self.jacobian(q1, representation, frame)[self.mask])
+            scale = 1.0 if kappa1 <= kappa else min(max((hi - kappa) / (hi - lo), 0.0), 1.0)
+            scale = 0.0 if scale < HALT_FRACTION else scale   # singularity_scale, scalar
             if scale < 1.0:
                 status = (Status.HALT_FOR_SINGULARITY if scale == 0.0 else
                           Status.DECELERATE_FOR_SINGULARITY)
