@@ -12,7 +12,7 @@ import scipy.linalg as sla
 from liemb_ros import dynamics as D
 from liemb_ros import eom as E
 from liemb_ros.model.synthetic import random_model, random_pose
-from conftest import ROOT
+from conftest import erd_path, ROOT
 from test_dynamics import hat6, make_tree, pin_q, pin_setup, state
 
 
@@ -235,23 +235,42 @@ def test_batched_derivatives(rng):
 
 _NO_JIT = """
 import numpy as np
+import liemb_ros as lm
 from liemb_ros import eom as E
 from liemb_ros.model.synthetic import random_model, random_pose
 rng = np.random.default_rng(3)
-m = random_model(4, rng, branching=0.5, floating=True)
-q, qd, qdd = rng.standard_normal(m.nq), rng.standard_normal(m.nv), rng.standard_normal(m.nv)
-out = E.inverse_dynamics_derivatives(m, q, qd, qdd, base_pose=random_pose(rng))
-print(repr(np.concatenate([o.ravel() for o in out]).tolist()))
+out = []
+for m in (random_model(4, rng, branching=0.5, floating=True),
+          lm.load_urdf(SOLO, floating_base=True)):
+    q = m.random_configuration(rng)
+    qd, qdd, b = rng.standard_normal(m.nv), rng.standard_normal(m.nv), random_pose(rng)
+    out.append([o.tolist() for o in (q, qd, qdd, b)
+                + E.inverse_dynamics_derivatives(m, q, qd, qdd, base_pose=b)])
+print(repr(out))
 """
 
 
+@pytest.mark.slow
 def test_derivatives_without_jit_agree():
-    """``NUMBA_DISABLE_JIT=1`` gives the same derivatives as the compiled kernels."""
+    """
+    ``NUMBA_DISABLE_JIT=1`` gives the same derivatives as the compiled kernels.
+
+    A random tree and solo12; solo12's plain-Python derivatives are also checked against
+    Pinocchio's ``computeRNEADerivatives``.
+    """
+    solo = f'SOLO = {erd_path("solo12")!r}\n'
     env = dict(os.environ, NUMBA_DISABLE_JIT='1')
-    proc = subprocess.run([sys.executable, '-c', _NO_JIT], capture_output=True, text=True,
-                          env=env, cwd=ROOT, check=True)
+    proc = subprocess.run([sys.executable, '-c', solo + _NO_JIT], capture_output=True,
+                          text=True, env=env, cwd=ROOT, check=True)
+    slow = ast.literal_eval(proc.stdout)
     ns = {}
-    exec(_NO_JIT, ns)
-    fast = np.concatenate([o.ravel() for o in ns['out']])
-    np.testing.assert_allclose(np.array(ast.literal_eval(proc.stdout)), fast, rtol=1e-12,
-                               atol=1e-12 * np.abs(fast).max())
+    exec(solo + _NO_JIT, ns)
+    for got, ref in zip(slow, ns['out']):
+        for a, b in zip(got, ref):
+            b = np.asarray(b)
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12 * np.abs(b).max())
+    model, pm, data, P, Pq = pin_setup('solo12')
+    q, qd, qdd, b, dq, dqd = (np.asarray(x) for x in slow[1])
+    pdq, pdv, _ = pin.computeRNEADerivatives(pm, data, pin_q(model, Pq, q, b), P @ qd, P @ qdd)
+    for ours, ref in ((dq, pdq), (dqd, pdv)):
+        assert np.abs(P @ ours @ P.T - ref).max() <= 1e-10 * np.abs(ref).max()

@@ -54,6 +54,7 @@ def test_against_pinocchio(robot, rng):
     for _ in range(25):
         q = model.random_configuration(rng)
         qd = rng.standard_normal(model.nv)
+        pin.forwardKinematics(pm, data, q, qd)
         pin.computeJointJacobiansTimeVariation(pm, data, q, qd)
         pin.computeJointJacobians(pm, data, q)
         pin.updateFramePlacements(pm, data)
@@ -63,6 +64,9 @@ def test_against_pinocchio(robot, rng):
             np.testing.assert_allclose(Cs[li], data.oMf[fid].homogeneous, atol=1e-12)
             np.testing.assert_allclose(lm.link_pose(model, q, ln), Cs[li], atol=1e-14)
             for rep, ref in pin_ref.items():
+                V_pin = SWAP @ pin.getFrameVelocity(pm, data, fid, ref).vector
+                np.testing.assert_allclose(lm.link_twist(model, q, qd, ln, rep), V_pin,
+                                           atol=1e-12, err_msg=f'{ln} {rep}')
                 J = lm.jacobian(model, q, ln, rep)
                 np.testing.assert_allclose(J, SWAP @ pin.getFrameJacobian(pm, data, fid, ref),
                                            atol=1e-10, err_msg=f'{ln} {rep}')
@@ -239,7 +243,17 @@ def test_batch_equals_single(rng):
                                                              base_pose=bases[k]))
             np.testing.assert_array_equal(Jdb[k], lm.jacobian_derivative(
                 model, Q[k], QD[k], link, rep, base_pose=bases[k]))
-            np.testing.assert_allclose(Vb[k], Jb[k] @ QD[k], atol=1e-14)
+            # the batch sums J q̇, a single call the twist recursion: equal to round-off
+            np.testing.assert_allclose(Vb[k], lm.link_twist(model, Q[k], QD[k], link, rep,
+                                                            base_pose=bases[k]), atol=1e-14)
+            # and independently: the twist from central differences of the pose
+            eps = 1e-6
+            Cp, Cm = (lm.link_pose(model, Q[k] + t * QD[k, 6:], link,
+                                   base_pose=bases[k] @ sla.expm(hat6(t * QD[k, :6])))
+                      for t in (eps, -eps))
+            C0 = lm.link_pose(model, Q[k], link, base_pose=bases[k])
+            np.testing.assert_allclose(Vb[k], twist_from_pose_rate(C0, (Cp - Cm) / (2 * eps),
+                                                                   rep), atol=1e-7)
     Cs = lm.forward_kinematics(model, Q, base_pose=bases)
     Cl = lm.link_pose(model, Q, link, base_pose=bases)
     assert Cs.shape == (4, len(model.link_names), 4, 4)
