@@ -12,9 +12,9 @@ The servo loop on the Panda: compute time of one step, and command -> joint comm
    reflects a new command) on a private localhost ROS domain; this process publishes the
    Panda's joint states at 250 Hz and a twist that flips sign every 20 ms, and times each
    flip from its publication to the first ``~/velocity_command`` with the new sign, as
-   received here: two DDS hops, the servo's wait for its cycle (a new command is served
-   at once when a quarter period has passed) and its compute.  Also the servo's own compute
-   p50/p99 from ``/diagnostics``.
+   received here: two DDS hops and the servo's step (a new command is served at once).
+   Also from the servo's ``/diagnostics``: its compute p50/p99 and, inside the node, the
+   time from a command's arrival (callback) to the publication of the output it shaped.
 
 Usage: ``python bench/bench_servo.py [--steps 20000] [--duration 8] [--rates 500 1000]
 [--json]``.  Targets (issue 15): compute p99 <= 200 us on the Panda, latency p99 <= 2 ms
@@ -118,8 +118,9 @@ def bench_latency(rate, duration, urdf):
             if s.name == 'liemb_servo':
                 flips['diag'] = {kv.key: kv.value for kv in s.values}
 
+    newest = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)   # no backlog here
     node.create_subscription(Float64MultiArray, '/liemb_servo/velocity_command', on_output,
-                             reliable)
+                             newest)
     node.create_subscription(DiagnosticArray, '/diagnostics', on_diag, reliable)
     node.create_timer(0.004, lambda: pub_js.publish(state))
     twist = TwistStamped()
@@ -166,7 +167,9 @@ def bench_latency(rate, duration, urdf):
     return {'latency_us': _stats(np.array(flips['lat']) * 1e6),
             'node_rate_hz': float(d.get('rate_hz', 'nan')),
             'node_compute_p50_us': float(d.get('compute_p50_us', 'nan')),
-            'node_compute_p99_us': float(d.get('compute_p99_us', 'nan'))}
+            'node_compute_p99_us': float(d.get('compute_p99_us', 'nan')),
+            'node_command_to_output_p50_us': float(d.get('command_to_output_p50_us', 'nan')),
+            'node_command_to_output_p99_us': float(d.get('command_to_output_p99_us', 'nan'))}
 
 
 def main():
@@ -193,7 +196,9 @@ def main():
               f"{lat['p50'] / 1e3:.2f} ms, p99 {lat['p99'] / 1e3:.2f} ms, max "
               f"{lat['max'] / 1e3:.2f} ms over {lat['n']} flips; node rate "
               f"{r['node_rate_hz']:.0f} Hz, compute p50 {r['node_compute_p50_us']:.0f} us, "
-              f"p99 {r['node_compute_p99_us']:.0f} us")
+              f"p99 {r['node_compute_p99_us']:.0f} us; in the node, command arrival -> "
+              f"published output p50 {r['node_command_to_output_p50_us']:.0f} us, p99 "
+              f"{r['node_command_to_output_p99_us']:.0f} us")
 
 
 if __name__ == '__main__':

@@ -31,12 +31,14 @@ Outputs every ``1/publish_rate`` seconds (steady clock), those named in ``output
 JointGroupPositionController: remap them to ``/<controller>/commands``) and
 ``~/joint_trajectory`` (``trajectory_msgs/JointTrajectory``, one point
 ``trajectory_lookahead`` seconds ahead, for a JointTrajectoryController).  A new command is
-served at once when a quarter period has passed since the last output (latency: the DDS hop,
-not up to a period), the timer then restarts.  ``~/status`` (``std_msgs/String``,
+served at once, in an extra step (at most one between two timer steps: the output rate
+stays below twice ``publish_rate``); the timer then restarts.  The latency is the DDS
+hop and one step, not up to a period.  ``~/status`` (``std_msgs/String``,
 latched, on change): the status name (``no_warning``, ``decelerate_for_singularity``,
 ``halt_for_singularity``, ``decelerate_for_joint_limit``, ``halt_for_joint_limit``,
 ``stale_command``, ``idle``, ``invalid_command``); ``/diagnostics``: status, condition
-number, speed scale, compute time p50/p99, command age, refused commands.
+number, compute time p50/p99, command arrival -> published output p50/p99, command age,
+refused commands.
 
 Without joint states for ``state_timeout`` seconds the node stops commanding (a consumer
 needs its own timeout, as the simulation node's ``effort_timeout``).  Every servo
@@ -142,7 +144,10 @@ class ServoNode(Node):
         self._last_state = None
         self._last_step = None
         self._history = CommandHistory()
+        self._served = False
         self._stats = CycleStats()
+        self._latency = CycleStats()      # a command's arrival -> the output it shaped
+        self._arrived = None
         self._window = (time.monotonic(), 0)
         self._status = None
         self.pub = {
@@ -219,7 +224,7 @@ class ServoNode(Node):
         self.servo, self.state, self._joints, self._order_idx = servo, state, joints, order
         self._cmd = None
         if self._timer is None:
-            self._timer = self.create_timer(1.0 / self.p('publish_rate'), self._cycle,
+            self._timer = self.create_timer(1.0 / self.p('publish_rate'), self._tick,
                                             clock=STEADY)
         self.get_logger().info(
             f"servo of '{servo.link}' of robot '{model.name}' ({model.nq} joints) from "
@@ -296,8 +301,10 @@ class ServoNode(Node):
 
     def _command(self, kind, payload):
         self._cmd = (kind, payload, time.monotonic())
+        self._arrived = time.perf_counter()
         last = self._last_step
-        if last is not None and time.monotonic() - last >= 0.25 * self.servo.period:
+        if last is not None and not self._served:
+            self._served = True          # at most once between two timer cycles
             self._cycle()                # serve it now; the timer restarts from here
             self._timer.reset()
 
@@ -359,6 +366,10 @@ class ServoNode(Node):
         timeout = self.p('state_timeout')
         return timeout > 0 and self._state_age() > timeout
 
+    def _tick(self):
+        self._served = False
+        self._cycle()
+
     def _cycle(self):
         servo, state = self.servo, self.state
         if servo is None or not state.ready or self._stale_state():
@@ -388,6 +399,9 @@ class ServoNode(Node):
         self._stats.add(time.perf_counter() - t0)
         self._history.add(t_ros, out.velocities)
         self._publish(out)
+        if self._arrived is not None:
+            self._latency.add(time.perf_counter() - self._arrived)
+            self._arrived = None
 
     def _publish(self, out):
         order = self._order_idx
@@ -424,6 +438,7 @@ class ServoNode(Node):
         else:
             now = time.monotonic()
             s = self._stats.summary()
+            lat = self._latency.summary()
             t0, n0 = self._window
             rate = (self._stats.count - n0) / (now - t0) if now > t0 else 0.0
             self._window = (now, self._stats.count)
@@ -447,6 +462,8 @@ class ServoNode(Node):
                 ('link', servo.link), ('base_frame', servo.base_frame),
                 ('rate_hz', f'{rate:.1f}'), ('compute_p50_us', f"{s['p50']:.1f}"),
                 ('compute_p99_us', f"{s['p99']:.1f}"), ('compute_max_us', f"{s['max']:.1f}"),
+                ('command_to_output_p50_us', f"{lat['p50']:.1f}"),
+                ('command_to_output_p99_us', f"{lat['p99']:.1f}"),
                 ('command_age_s', cmd_age), ('refused_commands', str(self._refused)),
                 ('last_refused', self._last_refused or 'none'),
                 ('last_state_age_s', f'{age:.3f}' if math.isfinite(age) else 'never'),
