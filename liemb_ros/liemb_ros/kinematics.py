@@ -332,7 +332,10 @@ def _jacobian(kin, q, qd, base, body, T, rep, deriv, J, Jd):
     Jacobian (and with ``deriv`` its time derivative) of the link frame ``C_body T``.
 
     Writes ``J``, ``Jd`` (6, nv) in representation ``rep``.
-    Returns a status code (non-finite input).
+    Returns a status code (non-finite input).  The sweep works in the world-aligned frame at
+    the base origin (poses, spatial columns and twists relative to it), so the body, hybrid
+    and mixed results do not lose ``|r| eps`` to a base far from the world origin; the
+    spatial ones are shifted to the world origin at the end (``v += r_base × ω``).
     """
     parent, X, A_rel, q_index, q_mult, q_offset, nbase = kin
     if not _finite(q):
@@ -347,7 +350,13 @@ def _jacobian(kin, q, qd, base, body, T, rep, deriv, J, Jd):
     n = _support_path(parent, body, path)
     work = np.empty(16 * nb + 44)  # one allocation: C, tmp, Vs, CL (the link pose)
     C = work[:16 * nb + 16].reshape((nb + 1, 4, 4))
-    C[0] = base
+    for r in range(3):   # the base pose in the world-aligned frame at its own origin
+        C[0, r, 0] = base[r, 0]
+        C[0, r, 1] = base[r, 1]
+        C[0, r, 2] = base[r, 2]
+        C[0, r, 3] = 0.0
+        C[0, 3, r] = 0.0
+    C[0, 3, 3] = 1.0
     tmp = work[16 * nb + 16:16 * nb + 22]
     Vs = work[16 * nb + 22:16 * nb + 28]
     CL = work[16 * nb + 28:].reshape((4, 4))
@@ -355,17 +364,12 @@ def _jacobian(kin, q, qd, base, body, T, rep, deriv, J, Jd):
     J[:, :] = 0.0
     if deriv:
         Jd[:, :] = 0.0
-    # floating base columns: Ad_{C_base} e_k, derivative [V^s_base, .]
+    # floating base columns: Ad_{C[0]} e_k = (R e_k, 0), (0, R e_k); derivative [V^s_base, .]
     if nbase > 0:
         for k in range(3):
             for r in range(3):
                 J[r, k] = base[r, k]
                 J[r + 3, k + 3] = base[r, k]
-                J[r, k + 3] = 0.0
-            # r~ R e_k
-            J[3, k] = base[1, 3] * base[2, k] - base[2, 3] * base[1, k]
-            J[4, k] = base[2, 3] * base[0, k] - base[0, 3] * base[2, k]
-            J[5, k] = base[0, 3] * base[1, k] - base[1, 3] * base[0, k]
         if deriv:
             for k in range(6):
                 for r in range(6):
@@ -418,7 +422,18 @@ def _jacobian(kin, q, qd, base, body, T, rep, deriv, J, Jd):
             Jd[4, c] += m * (Vs[5] * tmp[0] - Vs[3] * tmp[2] + Vs[2] * tmp[3] - Vs[0] * tmp[5])
             Jd[5, c] += m * (Vs[3] * tmp[1] - Vs[4] * tmp[0] + Vs[0] * tmp[4] - Vs[1] * tmp[3])
     compose_into(C[body + 1], T, CL)
-    if rep == 1:
+    if rep == 1:   # from the base origin o to the world origin: Ad_{(I, o)}, v += o × ω
+        o0 = base[0, 3]
+        o1 = base[1, 3]
+        o2 = base[2, 3]
+        for c in range(nv):
+            J[3, c] += o1 * J[2, c] - o2 * J[1, c]
+            J[4, c] += o2 * J[0, c] - o0 * J[2, c]
+            J[5, c] += o0 * J[1, c] - o1 * J[0, c]
+            if deriv:
+                Jd[3, c] += o1 * Jd[2, c] - o2 * Jd[1, c]
+                Jd[4, c] += o2 * Jd[0, c] - o0 * Jd[2, c]
+                Jd[5, c] += o0 * Jd[1, c] - o1 * Jd[0, c]
         return OK
     r0 = CL[0, 3]
     r1 = CL[1, 3]

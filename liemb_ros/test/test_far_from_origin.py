@@ -37,7 +37,7 @@ def _pose(R, r):
 
 
 def _relerr(a, b):
-    return np.abs(a - b).max() / np.abs(b).max()
+    return np.abs(a - b).max() / max(np.abs(b).max(), 1e-300)
 
 
 def _quantities(model, q, qd, qdd, tau, base):
@@ -124,3 +124,27 @@ def test_mass_matrix_far_away_against_pinocchio():
     Mp = np.triu(Mp) + np.triu(Mp, 1).T
     M = D.mass_matrix(model, q, base_pose=base)
     assert _relerr(P @ M @ P.T, Mp) <= 1e-12
+
+
+@pytest.mark.parametrize('dist', DISTANCES)
+def test_link_twists_and_jacobian_derivatives_invariant_to_base_position(robot, dist):
+    """
+    Body, hybrid and mixed twists, Jacobians and ``J̇`` of every link do not see ``r``.
+
+    The spatial ones do (they are taken at the world origin): ``V^s = (ω, ṙ + r × ω)`` from
+    the hybrid twist at the link origin ``r``, to 1e-12 of their size.
+    """
+    model, q, qd, _, _, R = robot
+    near, far = _pose(R, np.zeros(3)), _pose(R, dist * DIRECTION)
+    for link in model.link_names[1::3]:
+        for rep in ('body', 'hybrid', 'mixed'):
+            for fn, args in ((lm.link_twist, (qd,)), (lm.jacobian_derivative, (qd,)),
+                             (lm.jacobian, ())):
+                ref = fn(model, q, *args, link, rep, base_pose=near)
+                got = fn(model, q, *args, link, rep, base_pose=far)
+                assert _relerr(got, ref) <= RTOL, (link, rep, fn.__name__)
+        r = lm.link_pose(model, q, link, base_pose=far)[:3, 3]
+        Vh = lm.link_twist(model, q, qd, link, 'hybrid', base_pose=far)
+        Vs = lm.link_twist(model, q, qd, link, 'spatial', base_pose=far)
+        expect = np.concatenate([Vh[:3], Vh[3:] + np.cross(r, Vh[:3])])
+        assert _relerr(Vs, expect) <= RTOL, link
