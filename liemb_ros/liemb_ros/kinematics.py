@@ -619,8 +619,10 @@ def _body_twists(kin, q, qd, base, rep, C, V):
     hybrid (58): V_i = Ad_{r_λ - r_i} V_λ + Ad_{R_i} X_i θ̇_i
     mixed (68):  V_i = [[R_i^T R_λ, 0], [(r_λ - r_i)~ R_λ, I]] V_λ
                  + diag(R_i^T, I) Ad_{R_i} X_i θ̇_i
-    ``C`` (nb + 1, 4, 4) receives the poses (slot 0: base), ``V`` (nb + 1, 6) the twists
-    (slot 0: base).
+    ``C`` (nb + 1, 4, 4) receives the poses relative to the base origin (world axes; slot 0:
+    the base, ``(R_base, 0)``), so that the differences ``r_λ - r_i`` keep their digits far
+    from the world origin; ``V`` (nb + 1, 6) the twists (slot 0: base), spatial ones at the
+    world origin.
     """
     parent, X, A_rel, q_index, q_mult, q_offset, nbase = kin
     if not _finite(q):
@@ -631,6 +633,8 @@ def _body_twists(kin, q, qd, base, rep, C, V):
         return BAD_BASE
     nb = parent.shape[0]
     C[0] = base
+    C[0, :3, 3] = 0.0
+    o = np.ascontiguousarray(base[:3, 3])
     Vb = np.zeros(6)
     if nbase > 0:
         Vb[:] = qd[:6]
@@ -666,7 +670,7 @@ def _body_twists(kin, q, qd, base, rep, C, V):
         elif rep == 1:
             a = Ri @ e
             V[s, :3] = wp + a * rate
-            V[s, 3:] = vp + (np.cross(C[s, :3, 3], a) + Ri @ eta) * rate
+            V[s, 3:] = vp + (np.cross(C[s, :3, 3] + o, a) + Ri @ eta) * rate
         elif rep == 2:
             V[s, :3] = wp + Ri @ e * rate
             V[s, 3:] = np.cross(d, wp) + vp + Ri @ eta * rate

@@ -143,6 +143,9 @@ def test_link_twists_and_jacobian_derivatives_invariant_to_base_position(robot, 
                 ref = fn(model, q, *args, link, rep, base_pose=near)
                 got = fn(model, q, *args, link, rep, base_pose=far)
                 assert _relerr(got, ref) <= RTOL, (link, rep, fn.__name__)
+        for rep in ('body', 'hybrid', 'mixed'):   # the recursions of each representation
+            assert _relerr(lm.body_twists(model, q, qd, rep, base_pose=far),
+                           lm.body_twists(model, q, qd, rep, base_pose=near)) <= RTOL, rep
         r = lm.link_pose(model, q, link, base_pose=far)[:3, 3]
         Vh = lm.link_twist(model, q, qd, link, 'hybrid', base_pose=far)
         Vs = lm.link_twist(model, q, qd, link, 'spatial', base_pose=far)
