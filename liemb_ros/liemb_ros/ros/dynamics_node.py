@@ -90,8 +90,8 @@ class DynamicsNode(Node):
              'joint (~/joint_torques stays the computed torque)', B, {}),
             ('publish_rate', 0.0, 'outputs per second; 0 publishes on every joint_states '
              'message', D, dict(lo=0.0, hi=5000.0)),
-            ('secondary_rate', 100.0, 'twists and wrenches per second at most (computed only '
-             'when published); 0: with every torque', D, dict(lo=0.0, hi=5000.0)),
+            ('secondary_rate', 100.0, 'twists and wrenches per second at most, of the latest '
+             'state (computed only then); 0: with every torque', D, dict(lo=0.0, hi=5000.0)),
             ('state_timeout', 0.5, 'seconds without joint_states after which the node stops '
              'commanding (0: never)', D, dict(lo=0.0, hi=3600.0)),
             ('world_frame', 'world', 'frame of world-resolved quantities and markers', S, {}),
@@ -109,7 +109,8 @@ class DynamicsNode(Node):
         self._refused = 0           # non-finite outputs (not published)
         self._received = self._processed = self._skipped = self._lost = 0
         self._pending = False       # publish_rate > 0: a state arrived since the last output
-        self._last_secondary = -1e9
+        self._secondary_due = None   # stamp of a state whose twists and wrenches are due
+        self._secondary_timer = None
         self.callback_stats = CycleStats()   # the whole callback: receive to last publish
         self._last_markers = -1e9
         self._last_state = None          # steady time of the last good joint state
@@ -171,6 +172,7 @@ class DynamicsNode(Node):
         self._make_wrench_publishers()
         if first:
             self._set_rate(self.p('publish_rate'))
+            self._set_secondary_rate(self.p('secondary_rate'))
         base = ' floating base (odometry on ' + self.resolve_topic_name('odom') + ');' \
             if model.floating else ''
         self.get_logger().info(f"robot '{model.name}' ({model.nq} joints) from {where};{base} "
@@ -202,7 +204,8 @@ class DynamicsNode(Node):
     def _on_parameters(self, params):
         """Check every changed parameter first, then apply them all (or none)."""
         changes = {p.name: p.value for p in params}
-        for name in ('publish_rate', 'state_timeout', 'marker_rate', 'marker_scale'):
+        for name in ('publish_rate', 'secondary_rate', 'state_timeout', 'marker_rate',
+                     'marker_scale'):
             if name in changes and not np.isfinite(changes[name]):
                 return SetParametersResult(successful=False,
                                            reason=f'{name} must be a finite number')
@@ -219,6 +222,8 @@ class DynamicsNode(Node):
                 self._make_wrench_publishers()
         if 'publish_rate' in changes:
             self._set_rate(changes['publish_rate'])
+        if 'secondary_rate' in changes and self.engine is not None:
+            self._set_secondary_rate(changes['secondary_rate'])
         return SetParametersResult(successful=True)
 
     # -- input ------------------------------------------------------------------------------
@@ -331,10 +336,9 @@ class DynamicsNode(Node):
                                    'commanding', throttle_duration_sec=5.0)
             return False
         now = time.monotonic()
-        rate = self.get_parameter('secondary_rate').value
-        secondary = rate <= 0 or now - self._last_secondary >= 1.0 / rate
+        inline = self._secondary_timer is None   # secondary_rate 0: with every torque
         try:
-            out = e.cycle(secondary)
+            out = e.cycle(inline)
         except OutputError as exc:
             self._refused += 1
             self.get_logger().error(str(exc), throttle_duration_sec=1.0)
@@ -352,10 +356,32 @@ class DynamicsNode(Node):
                                               stride=len(e.command_joints))]
         cmd.data = out['command'].tolist()
         self.pub_command.publish(cmd)
-        if secondary:
-            self._last_secondary = now
+        if inline:
             self._publish_secondary(out, stamp, now)
+        else:
+            self._secondary_due = stamp
         return True
+
+    def _set_secondary_rate(self, rate):
+        if self._secondary_timer is not None:
+            self.destroy_timer(self._secondary_timer)
+            self._secondary_timer = None
+        if rate > 0:
+            self._secondary_timer = self.create_timer(1.0 / rate, self._on_secondary,
+                                                      clock=STEADY)
+
+    def _on_secondary(self):
+        """Twists and wrenches of the latest published state, at most secondary_rate."""
+        if self._secondary_due is None or self.engine is None:
+            return
+        stamp, self._secondary_due = self._secondary_due, None
+        try:
+            out = self.engine.secondary_outputs()
+        except OutputError as exc:
+            self._refused += 1
+            self.get_logger().error(str(exc), throttle_duration_sec=1.0)
+            return
+        self._publish_secondary(out, stamp, time.monotonic())
 
     def _publish_secondary(self, out, stamp, now):
         """Twists, wrenches and (at marker_rate) markers."""

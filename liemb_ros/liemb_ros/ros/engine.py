@@ -418,13 +418,27 @@ class DynamicsEngine:
         tau = self.torques()
         out = {'tau': tau, 'command': self.command(tau), 'twists': None, 'wrenches': None}
         if secondary:
-            out['twists'] = self.twists()
-            out['wrenches'] = self.wrenches() if self.wrench_joints else np.zeros((0, 6))
+            out.update(self._secondary())
         self.stats.add(time.perf_counter() - t0)
-        bad = [k for k in ('tau', 'twists', 'wrenches')
-               if out[k] is not None and not np.all(np.isfinite(out[k]))]
-        if bad:
-            raise OutputError(
-                f"non-finite {' and '.join(bad)} at |q|max = {np.abs(self.q).max():.3g}, "
-                f'|qd|max = {np.abs(self.qd).max():.3g}: refused (not published)')
+        _check_finite(out, self)
         return out
+
+    def secondary_outputs(self):
+        """Return ``{'twists', 'wrenches'}`` of the current state (finite, or OutputError)."""
+        out = self._secondary()
+        _check_finite(out, self)
+        return out
+
+    def _secondary(self):
+        return {'twists': self.twists(),
+                'wrenches': self.wrenches() if self.wrench_joints else np.zeros((0, 6))}
+
+
+def _check_finite(out, engine):
+    """Raise OutputError naming the outputs of ``out`` that are not finite."""
+    bad = [k for k in ('tau', 'twists', 'wrenches')
+           if out.get(k) is not None and not np.all(np.isfinite(out[k]))]
+    if bad:
+        raise OutputError(
+            f"non-finite {' and '.join(bad)} at |q|max = {np.abs(engine.q).max():.3g}, "
+            f'|qd|max = {np.abs(engine.qd).max():.3g}: refused (not published)')
