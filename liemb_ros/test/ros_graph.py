@@ -17,6 +17,7 @@ import time
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 
 from conftest import ROOT
@@ -153,3 +154,8 @@ def wait_ready(graph, node='/liemb_dynamics', timeout=TIMEOUT):
             return
         assert time.monotonic() < deadline, f'{node} never got ready:\n{graph.output()}'
         graph.spin_for(0.1)
+
+
+def param(name, value):
+    """Return an ``rcl_interfaces/Parameter`` message (type from the Python value)."""
+    return Parameter(name, value=value).to_parameter_msg()

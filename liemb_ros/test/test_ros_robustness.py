@@ -31,11 +31,11 @@ from geometry_msgs.msg import WrenchStamped  # noqa: E402
 from liemb_interfaces.msg import TwistRepresentedArray  # noqa: E402
 from liemb_interfaces.srv import GetJacobian  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
-from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue  # noqa: E402
 from rcl_interfaces.srv import GetParameters, SetParameters  # noqa: E402
 from rcl_interfaces.srv import SetParametersAtomically  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
-from ros_graph import RELIABLE, Latest, diagnostics, node_argv, wait_ready  # noqa: E402
+from ros_graph import (RELIABLE, Latest, diagnostics, node_argv, param,  # noqa: E402
+                       wait_ready)
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
@@ -52,14 +52,6 @@ def _state(names, q, qd=()):
     msg.position = [float(x) for x in q]
     msg.velocity = [float(x) for x in qd]
     return msg
-
-
-def _param(name, value):
-    if isinstance(value, str):
-        v = ParameterValue(type=ParameterType.PARAMETER_STRING, string_value=value)
-    else:
-        v = ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=float(value))
-    return Parameter(name=name, value=v)
 
 
 def _diag(diags, graph, until, name=DYN):
@@ -124,7 +116,7 @@ def test_dynamics_node_description_on_the_topic_survives_what_robots_send(graph,
 
     # Finite but absurd velocities: inverse dynamics overflows; nothing non-finite leaves.
     res = graph.call(SetParameters, '/liemb_dynamics/set_parameters', SetParameters.Request(
-        parameters=[_param('mode', 'inverse_dynamics')])).results[0]
+        parameters=[param('mode', 'inverse_dynamics')])).results[0]
     assert res.successful, res.reason
     n = len(torques.msgs)
     states.publish(_state(model.joint_names, q, np.full(model.nq, 1e155)))
@@ -141,8 +133,8 @@ def test_dynamics_node_description_on_the_topic_survives_what_robots_send(graph,
     # One bad value in an atomic change: nothing is applied.
     res = graph.call(SetParametersAtomically, '/liemb_dynamics/set_parameters_atomically',
                      SetParametersAtomically.Request(parameters=[
-                         _param('mode', 'gravity_compensation'),
-                         _param('representation', 'world')])).result
+                         param('mode', 'gravity_compensation'),
+                         param('representation', 'world')])).result
     assert not res.successful and 'world' in res.reason
     got = graph.call(GetParameters, '/liemb_dynamics/get_parameters',
                      GetParameters.Request(names=['mode'])).values[0].string_value
@@ -156,7 +148,7 @@ def test_dynamics_node_description_on_the_topic_survives_what_robots_send(graph,
 
     # Input stops: commands stop after state_timeout, diagnostics say so with the age,
     # and the rate is that of the last window, not a frozen number.
-    for p in (_param('state_timeout', 0.3), _param('publish_rate', 50.0)):
+    for p in (param('state_timeout', 0.3), param('publish_rate', 50.0)):
         assert graph.call(SetParameters, '/liemb_dynamics/set_parameters',
                           SetParameters.Request(parameters=[p])).results[0].successful
     states.publish(_state(model.joint_names, q, qd))
@@ -301,8 +293,7 @@ def test_simulation_node_sim_time_tf_reset_bad_parameters_and_sigterm(graph):
     assert graph.call(Trigger, '/liemb_simulation/reset', Trigger.Request()).success
     graph.spin_until(lambda: states.msgs[-1].effort[0] == 0.0)
     # NaN at run time is refused; the node goes on
-    bad = Parameter(name='test_torque_amplitude', value=ParameterValue(
-        type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=[math.nan]))
+    bad = param('test_torque_amplitude', [math.nan])
     res = graph.call(SetParameters, '/liemb_simulation/set_parameters',
                      SetParameters.Request(parameters=[bad])).results[0]
     assert not res.successful and 'finite' in res.reason
@@ -352,10 +343,10 @@ def test_the_node_answers_while_it_compiles(graph, tmp_path):
     level, text, _ = _diag(diags, graph, lambda lv, m, v: m is not None)
     assert level == DiagnosticStatus.WARN and text.startswith('compiling kernels'), text
     res = graph.call(SetParameters, '/liemb_dynamics/set_parameters', SetParameters.Request(
-        parameters=[_param('mode', 'inverse_dynamics')])).results[0]
+        parameters=[param('mode', 'inverse_dynamics')])).results[0]
     assert res.successful, res.reason
     bad = graph.call(SetParameters, '/liemb_dynamics/set_parameters', SetParameters.Request(
-        parameters=[_param('representation', 'world')])).results[0]
+        parameters=[param('representation', 'world')])).results[0]
     assert not bad.successful and 'world' in bad.reason    # checked against the robot
     got = graph.call(GetParameters, '/liemb_dynamics/get_parameters',
                      GetParameters.Request(names=['mode'])).values[0].string_value

@@ -33,9 +33,8 @@ import liemb_ros as lm  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from geometry_msgs.msg import TwistStamped  # noqa: E402
 from liemb_interfaces.msg import TwistRepresented  # noqa: E402
-from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue  # noqa: E402
 from rcl_interfaces.srv import SetParametersAtomically  # noqa: E402
-from ros_graph import RELIABLE, Latest, diagnostics  # noqa: E402
+from ros_graph import RELIABLE, Latest, diagnostics, param  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory  # noqa: E402
@@ -64,14 +63,6 @@ def _stamped(frame, twist):
     t.angular.x, t.angular.y, t.angular.z = (float(x) for x in twist[:3])
     t.linear.x, t.linear.y, t.linear.z = (float(x) for x in twist[3:])
     return msg
-
-
-def _param(name, value):
-    if isinstance(value, list):
-        v = ParameterValue(type=ParameterType.PARAMETER_BOOL_ARRAY, bool_array_value=value)
-    else:
-        v = ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=float(value))
-    return Parameter(name=name, value=v)
 
 
 class Arm:
@@ -201,9 +192,9 @@ def test_servo_flies_the_simulated_arm(graph):
     # toward a singularity (translation only; thresholds lowered at run time)
     res = graph.call(SetParametersAtomically, '/liemb_servo/set_parameters_atomically',
                      SetParametersAtomically.Request(parameters=[
-                         _param('mask', [False, False, False, True, True, True]),
-                         _param('lower_singularity_threshold', 5.0),
-                         _param('hard_stop_singularity_threshold', 10.0)])).result
+                         param('mask', [False, False, False, True, True, True]),
+                         param('lower_singularity_threshold', 5.0),
+                         param('hard_stop_singularity_threshold', 10.0)])).result
     assert res.successful, res.reason
     up = _represented('hybrid', [0, 0, 0, 0, 0, 0.3])
     first = len(arm.states.msgs)
