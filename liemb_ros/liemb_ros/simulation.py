@@ -30,8 +30,21 @@ joint creeps at ``τ/d`` as it should.  Otherwise the damping stays in the expli
 right-hand side (order 4 for RK4, bit for bit the undamped path).  Massless bodies get an
 armature (``armature='auto'``, :class:`Simulator`).
 
+Joint limits, effort limits and friction (issue 16; each switchable, all on by default
+from the URDF): a joint past its ``<limit lower upper>`` by ``p`` is pushed back by a
+one-sided spring-damper ``max(0, k p + b ṗ)`` (a soft stop, not an exact one: a smooth
+force keeps the fixed-step Runge-Kutta and Rosenbrock steps, needs no event location or
+impulse, and its stored energy ``½ k p²`` is an ordinary potential), with ``k`` and ``b``
+from a time constant and a damping ratio as in MuJoCo (:meth:`Simulator._limits`).  With
+``damping_method='auto'`` a step that starts with a joint in its limit is a ROS2 step
+with the spring and damper in its Jacobian, so stiff limits stay stable on any robot.  The
+applied torque is clamped to ``±<limit effort>``; ``<dynamics friction>`` F is regularised
+Coulomb friction ``-F tanh(q̇ / v_s)`` (:data:`FRICTION_VELOCITY`), whose slope at rest
+``F / v_s`` counts as damping for the stiffness test and enters the ROS2 Jacobian.
+
 The work done by the applied torques and the damping, ``W = ∫ q̇ᵀ(τ - D q̇) dt``, is
-integrated with the state by the same scheme in joint coordinates, so
+integrated with the state by the same scheme in joint coordinates (with the friction and
+the limit dampers; the limit springs' energy is potential), so
 ``energy_balance_error = E - E0 - W`` measures the integration error alone (zero up to
 the scheme's order).  With the implicit method a stiff transient (a velocity that the
 damping stops well within one step: a nonzero initial joint velocity or a torque jump on
@@ -64,6 +77,10 @@ AUTO_ARMATURE = 1e-4
 #: tableau's stability limit on the negative real axis (at ``q0``, and checked again every
 #: 100 steps along the motion)
 STIFF_FRACTION = 0.85
+#: joint limits: time constant ``τ_c`` [s] of the critically damped limit spring-damper
+LIMIT_TIME_CONSTANT = 0.01
+#: Coulomb friction ``-F tanh(q̇ / v_s)``: regularisation velocity ``v_s`` [rad/s or m/s]
+FRICTION_VELOCITY = 1e-3
 #: ``|R(-x)| <= 1`` for ``0 <= x <= limit``: stability interval of each explicit tableau
 STABILITY_LIMIT = {'euler': 2.0, 'heun': 2.0, 'midpoint': 2.0, 'rk3': 2.5127,
                    'rk4': 2.7853, 'rk38': 2.7853}
@@ -187,6 +204,20 @@ class Simulator:
     q0, qd0, base_pose : arrays, optional
         Initial joint positions (nq,), generalized velocity (nv,) and, for a floating base,
         the base pose (4, 4); defaults: neutral, rest, identity.
+    limits : bool
+        Joint position limits from the URDF (``self.lower``, ``self.upper``; ±inf: none).
+    limit_time_constant, limit_damping_ratio : float
+        ``τ_c`` [s] (:data:`LIMIT_TIME_CONSTANT`) and ``ζ`` of the limit spring-damper
+        ``k_j = m_j / (τ_c ζ)²``, ``b_j = 2 m_j / τ_c``, ``m_j = 1 / (M⁻¹)_jj(q0)``: a joint
+        driven into its limit with torque τ settles ``τ / k_j`` past it.
+    friction : None, float or (nq,) array
+        Coulomb friction level F [N m or N]; None: the URDF ``<dynamics friction>``.
+    friction_velocity : float
+        ``v_s`` of ``-F tanh(q̇ / v_s)`` [rad/s or m/s]: a torque ``τ < F`` holds the joint
+        creeping at ``v_s atanh(τ / F)``.
+    effort_limits : bool
+        Clamp the applied torque to ``±<limit effort>`` (``self.effort_limit``; a URDF
+        effort of 0 means none).
     max_energy_error : float
         Stop when ``|E - E0 - W| > max_energy_error * (1 + |T| + |U - U0| + |W|)``.
 
@@ -194,7 +225,10 @@ class Simulator:
 
     def __init__(self, model, *, dt=1e-3, integrator='rk4', coordinates='joint',
                  update='tailored', damping=None, q0=None, qd0=None, base_pose=None,
-                 max_energy_error=0.5, damping_method='auto', armature='auto'):
+                 max_energy_error=0.5, damping_method='auto', armature='auto',
+                 limits=True, limit_time_constant=LIMIT_TIME_CONSTANT,
+                 limit_damping_ratio=1.0, friction=None,
+                 friction_velocity=FRICTION_VELOCITY, effort_limits=True):
         if integrator not in INTEGRATORS:
             raise ValueError(f'unknown integrator {integrator!r}; expected one of '
                              f'{", ".join(INTEGRATORS)}')
@@ -230,10 +264,25 @@ class Simulator:
             C = None
         self._base0 = C
         self.armature = self._armature(armature)
+        fr = model.friction if friction is None else friction
+        self.friction = np.broadcast_to(np.asarray(fr, dtype=float), (model.nq,)).copy()
+        if np.any(self.friction < 0) or not np.all(np.isfinite(self.friction)):
+            raise ValueError('friction must be finite and non-negative')
+        if not (np.isfinite(friction_velocity) and friction_velocity > 0):
+            raise ValueError(f'friction_velocity must be positive, got {friction_velocity!r}')
+        self.friction_velocity = float(friction_velocity)
+        self._limits(limits, limit_time_constant, limit_damping_ratio)
+        eff = model.effort_limit
+        self.effort_limit = (np.where(np.isfinite(eff) & (eff > 0), eff, np.inf)
+                             if effort_limits else np.full(model.nq, np.inf))
         self.damping_method, self.damping_stiffness = 'explicit', 0.0
-        if coordinates == 'joint' and np.any(self.damping > 0):
+        # the viscous rates the step must be stable on: damping, the friction's slope at
+        # rest F / v_s and the limits' dampers
+        self._stiff_damping = (self.damping + self.friction / self.friction_velocity
+                               + self.limit_damping)
+        if coordinates == 'joint' and np.any(self._stiff_damping > 0):
             self.damping_stiffness = self.dt * damping_rate_max(
-                model, self.damping, self._q0, self._base0, self.armature)
+                model, self._stiff_damping, self._q0, self._base0, self.armature)
             self._stiff_limit = STIFF_FRACTION * STABILITY_LIMIT[integrator]
             self.damping_method = (damping_method if damping_method != 'auto' else
                                    'implicit' if self.damping_stiffness > self._stiff_limit
@@ -241,6 +290,7 @@ class Simulator:
         self._auto = (damping_method == 'auto' and self.damping_method == 'explicit'
                       and self.damping_stiffness > 0)
         self._method0 = self.damping_method
+        self._auto_limits = damping_method == 'auto' and np.any(self.limit_stiffness > 0)
         self._tau = np.zeros(model.nq)
         self._backend = (_JointCoordinates(self) if coordinates == 'joint'
                          else _AbsoluteCoordinates(self))
@@ -278,6 +328,44 @@ class Simulator:
                           SimulationWarning, stacklevel=3)
         return arm if np.any(arm > 0) else None
 
+    def _limits(self, limits, time_constant, damping_ratio):
+        """
+        Joint position limits: a one-sided spring-damper per limited joint.
+
+        ``k_j = m_j / (τ_c ζ)²``, ``b_j = 2 m_j / τ_c`` with ``m_j = 1 / (M⁻¹)_jj(q0)``
+        (the inertia the joint feels with all others free), so one joint in its limit is
+        a critically damped (``ζ = 1``) oscillator of time constant ``τ_c`` (MuJoCo's
+        ``solref``).  Sets ``lower``, ``upper``, ``limit_stiffness``, ``limit_damping``.
+        """
+        m = self.model
+        if not (np.isfinite(time_constant) and time_constant > 0
+                and np.isfinite(damping_ratio) and damping_ratio > 0):
+            raise ValueError('limit_time_constant and limit_damping_ratio must be positive')
+        self.limit_time_constant = float(time_constant)
+        self.limit_damping_ratio = float(damping_ratio)
+        on = (np.isfinite(m.lower) | np.isfinite(m.upper)) & bool(limits)
+        self.lower = np.where(on, m.lower, -np.inf)
+        self.upper = np.where(on, m.upper, np.inf)
+        self.limit_stiffness = np.zeros(m.nq)
+        self.limit_damping = np.zeros(m.nq)
+        if not np.any(on):
+            return
+        M = mass_matrix(m, self._q0, base_pose=self._base0, armature=self.armature)
+        a = m.nv - m.nq
+        try:
+            mj = 1.0 / np.diag(np.linalg.inv(M))[a:]
+        except np.linalg.LinAlgError:
+            mj = np.diag(M)[a:]
+        self.limit_stiffness = np.where(on, mj / (time_constant * damping_ratio) ** 2, 0.0)
+        self.limit_damping = np.where(on, 2.0 * mj / time_constant, 0.0)
+
+    def _limit_spring(self, q):
+        """Return the limit springs' torques (nq,) and stored energy ``Σ ½ k_j p_j²`` [J] at q."""
+        below = np.minimum(q - self.lower, 0.0)
+        above = np.maximum(q - self.upper, 0.0)
+        pen = below + above
+        return -self.limit_stiffness * pen, 0.5 * float(self.limit_stiffness @ pen ** 2)
+
     def _set_method(self, method):
         self.damping_method = method
         if self.coordinates == 'joint':
@@ -287,8 +375,8 @@ class Simulator:
         """'auto': switch to the implicit method once the damping became stiff along the way."""
         if not self._auto or self.damping_method == 'implicit':
             return
-        stiff = self.dt * damping_rate_max(self.model, self.damping, self.q, self.base_pose,
-                                           self.armature)
+        stiff = self.dt * damping_rate_max(self.model, self._stiff_damping, self.q,
+                                           self.base_pose, self.armature)
         self.damping_stiffness = max(self.damping_stiffness, stiff)
         if stiff > self._stiff_limit:
             self._set_method('implicit')
@@ -307,7 +395,9 @@ class Simulator:
         self._U0 = self._energy()[1]
 
     def _energy(self):
-        return mechanical_energy(self.model, self.q, self.qd, self.base_pose, self.armature)
+        """Kinetic and potential energy: gravity and the limit springs."""
+        T, U = mechanical_energy(self.model, self.q, self.qd, self.base_pose, self.armature)
+        return T, U + self._limit_spring(self.q)[1]
 
     def _read(self):
         self.q, self.qd, self.base_pose, self.work = self._backend.get_state()
@@ -323,9 +413,12 @@ class Simulator:
         start = time.perf_counter()
         held = None if callable(tau) else (
             np.zeros(self.model.nq) if tau is None else _vector(tau, self.model.nq, 'tau'))
+        if held is not None:
+            held = np.clip(held, -self.effort_limit, self.effort_limit)
         for _ in range(int(n)):
-            self._tau = held if held is not None else _vector(tau(self.t), self.model.nq,
-                                                              'tau')
+            self._tau = held if held is not None else np.clip(
+                _vector(tau(self.t), self.model.nq, 'tau'), -self.effort_limit,
+                self.effort_limit)
             saved = self._backend.save()
             try:
                 self._backend.advance(self.t, self.dt)
@@ -388,9 +481,16 @@ class Simulator:
         Also ``energy_balance_error`` (``E - E0 - W`` [J]), ``momentum`` (6,) world spatial
         momentum, ``real_time_factor`` (sim seconds per wall second spent in
         :meth:`step`) and, in absolute coordinates, ``constraint_violation`` per joint.
+        ``potential`` holds gravity's and the limit springs' energy, ``limit_energy`` the
+        latter alone; ``work`` the work of the applied torques, damping, friction and the
+        limit dampers.  ``applied_torque`` (nq,): the last step's command after the effort
+        limits; ``in_limit`` (nq,) bool: joints past a position limit now.
         """
         T, U = self._energy()
         out = {'t': self.t, 'steps': self.steps, 'kinetic': T, 'potential': U,
+               'limit_energy': self._limit_spring(self.q)[1],
+               'applied_torque': np.array(self._tau, dtype=float),
+               'in_limit': (self.q < self.lower) | (self.q > self.upper),
                'energy': T + U, 'work': self.work,
                'energy_balance_error': T + U - self.E0 - self.work,
                'momentum': momentum(self.model, self.q, self.qd, self.base_pose),
@@ -456,23 +556,23 @@ class _JointCoordinates:
         self._tau = np.zeros(m.nv)
         self._fd = forward_dynamics_function(m, sim.armature)
         self.implicit = sim.damping_method == 'implicit'
-        damped = np.flatnonzero(sim.damping > 0)
-        self._P = (m.nv - m.nq + damped).astype(np.int64)   # damped entries of V
-        self._d = np.ascontiguousarray(sim.damping[damped])
+        # 'auto': a step that starts with a joint in its limit is a ROS2 step
+        self.limits_implicit = sim._auto_limits
+        self._P = np.arange(m.nv - m.nq, m.nv, dtype=np.int64)   # joint entries of V
+        self._passive = (sim.damping, sim.friction, sim.friction_velocity, sim.lower,
+                         sim.upper, sim.limit_stiffness, sim.limit_damping)
         self._a = a = 6 if m.floating else 0
         o, nq, nv = self.o, m.nq, m.nv
         self._sq, self._sv = slice(o, o + nq), slice(o + nq, o + nq + nv)
         self._oq, self._ov = slice(a, a + nq), slice(a + nq, a + nq + nv)
         self._tau_joints = self._tau[self.nb6:]
-        self._tmp = np.empty(nq)
         self._out_template = np.zeros(self.space.dim)
 
     def _f(self, t, y):
         q = y[self._sq]
         v = y[self._sv]
         qd = v[self.nb6:]
-        np.multiply(self.sim.damping, qd, out=self._tmp)
-        np.subtract(self.sim._tau, self._tmp, out=self._tau_joints)
+        power = _joint_torques(q, qd, self.sim._tau, self._passive, self._tau_joints)
         vdot = self._fd(q, v, self._tau, y[:16].reshape(4, 4) if self.o else None)
         out = self._out_template.copy()
         a = self._a
@@ -480,7 +580,7 @@ class _JointCoordinates:
             out[:6] = v[:6]
         out[self._oq] = qd
         out[self._ov] = vdot
-        out[-1] = qd @ self._tau_joints
+        out[-1] = power
         return out
 
     def set_state(self, q, qd, base):
@@ -505,12 +605,16 @@ class _JointCoordinates:
 
     def advance(self, t, h):
         try:
-            if self.implicit:
+            if self.implicit or (self.limits_implicit and self._in_limit()):
                 self._ros2(t, h)
             else:
                 self.y = self.stepper.step(t, self.y, h)
         except IntegrationError as exc:
             raise ValueError(str(exc)) from None
+
+    def _in_limit(self):
+        q = self.y[self._sq]
+        return bool(np.any(q < self.sim.lower) or np.any(q > self.sim.upper))
 
     def _ros2(self, t, h):
         """
@@ -527,25 +631,40 @@ class _JointCoordinates:
         """
         y, space, g = self.y, self.space, _ROS2_GAMMA * h
         base = y[:16].reshape(4, 4) if self.o else None
-        M = mass_matrix(self.model, y[self._sq], base_pose=base, armature=self.sim.armature)
-        L = _damped_cholesky(M, self._P, self._d, g)
+        q, sim = y[self._sq], self.sim
+        M = mass_matrix(self.model, q, base_pose=base, armature=sim.armature)
+        # J at the step's start: the damping, the friction's slope F/v_s sech²(q̇/v_s) and,
+        # for joints in their limits, the limit spring and damper
+        active = (q < sim.lower) | (q > sim.upper)
+        kq = np.where(active, sim.limit_stiffness, 0.0)
+        s = 1.0 / np.cosh(np.minimum(np.abs(y[self._sv][self.nb6:]) / sim.friction_velocity,
+                                     300.0))
+        c = (sim.damping + sim.friction / sim.friction_velocity * s * s
+             + np.where(active, sim.limit_damping + g * sim.limit_stiffness, 0.0))
+        L = _damped_cholesky(M, self._P, c, g)
         if L is None:
             raise ValueError('the mass matrix is not positive definite')
         k1 = self._f(t, y)
-        self._w_solve(L, g, k1)
+        self._w_solve(L, g, k1, c, kq)
         y2 = space.exp_mul(y, h * k1)
         k2 = self._f(t + h, y2)
         k2 -= 2.0 * k1
-        self._w_solve(L, g, k2)
+        self._w_solve(L, g, k2, c, kq)
         y1 = space.exp_mul(y, h * (1.5 * k1 + 0.5 * k2))
         if not np.all(np.isfinite(y1)):
             raise IntegrationError(f'non-finite state after the step at t={t:g} (h={h:g})')
         self.y = y1
 
-    def _w_solve(self, L, g, k):
-        """``k ← (I - g J)⁻¹ k``: ``k_V ← k_V - g (M + g D)⁻¹ D k_V``, ``k_q ← k_q + g k_V``."""
+    def _w_solve(self, L, g, k, c, kq):
+        """
+        ``k ← (I - g J)⁻¹ k`` with ``J = [[0, I], [-M⁻¹K, -M⁻¹B]]``.
+
+        ``k_V ← k_V - g (M + g B + g² K)⁻¹ ((B + g K) k_V + K k_q)``, then
+        ``k_q ← k_q + g k_V``; ``c = diag(B + g K)``, ``kq = diag(K)`` on the joints.
+        """
         v = k[self._ov]
-        _w_solve(L, self._P, self._d, g, v)
+        a = self._a
+        _w_solve(L, self._P, c, kq * k[a:a + self.nq], g, v)
         k[:self._ov.start] += g * v
 
     def extra_diagnostics(self):
@@ -578,14 +697,53 @@ def damping_rate_max(model, damping, q, base_pose=None, armature=None):
 
 
 @njit(cache=True)
-def _w_solve(L, P, d, g, v):
-    """``v ← v - g (M + g D)⁻¹ D v`` in place, ``L`` the Cholesky factor of ``M + g D``."""
+def _w_solve(L, P, c, e, g, v):
+    """``v ← v - g L⁻ᵀL⁻¹ (c v + e)`` in place (``c``, ``e`` on the entries ``P``)."""
     r = np.zeros(v.shape[0])
     for j in range(P.shape[0]):
-        r[P[j]] = d[j] * v[P[j]]
+        r[P[j]] = c[j] * v[P[j]] + e[j]
     _cho_solve(L, r)
     for i in range(v.shape[0]):
         v[i] -= g * r[i]
+
+
+@njit(cache=True)
+def _joint_torques(q, qd, tau, passive, out):
+    """
+    Joint torques ``out = τ - D q̇ - F tanh(q̇ / v_s) + τ_limit``; return the power ``q̇ᵀτ_nc``.
+
+    ``passive = (D, F, v_s, lower, upper, K, B)``.  A joint past its limit by
+    ``p > 0`` is pushed back by ``max(0, K p + B ṗ)`` (one-sided: the damper never pulls
+    it into the limit).  The returned power excludes the springs ``K p`` (their energy is
+    stored, :meth:`Simulator._limit_spring`): it is the work rate of the applied torque,
+    the damping, the friction and the limit dampers.
+    """
+    d, F, vs, lo, hi, K, B = passive
+    power = 0.0
+    for j in range(q.shape[0]):
+        t = tau[j] - d[j] * qd[j]
+        if F[j] > 0.0:
+            t -= F[j] * np.tanh(qd[j] / vs)
+        nc = t
+        if q[j] < lo[j]:
+            p = lo[j] - q[j]
+            f = K[j] * p - B[j] * qd[j]
+            if f > 0.0:
+                t += f
+                nc += f - K[j] * p
+            else:
+                nc -= K[j] * p
+        elif q[j] > hi[j]:
+            p = q[j] - hi[j]
+            f = K[j] * p + B[j] * qd[j]
+            if f > 0.0:
+                t -= f
+                nc -= f - K[j] * p
+            else:
+                nc += K[j] * p
+        out[j] = t
+        power += qd[j] * nc
+    return power
 
 
 #: ROS2's γ (Verwer, Spee, Blom & Hundsdorfer 1999): L-stable, order 2 for any Jacobian
@@ -679,14 +837,16 @@ class _AbsoluteCoordinates:
     def restore(self, saved):
         self.y, self.work, self._joint, self._q_last = saved
 
-    def _power(self):
-        qd = self._joints()[1][self.model.nv - self.model.nq:]
-        tau = self.sim._tau - self.sim.damping * qd
-        return tau, float(qd @ tau)
-
     def advance(self, t, h):
         from .integrators import IntegrationError
-        tau, p0 = self._power()
+        sim = self.sim
+        q, V = self._joints()[:2]
+        qd = V[self.model.nv - self.model.nq:]
+        tau = np.empty(self.model.nq)
+        p0 = _joint_torques(q, qd, sim._tau, (sim.damping, sim.friction, sim.friction_velocity,
+                                              sim.lower, sim.upper, sim.limit_stiffness,
+                                              sim.limit_damping), tau)
+        nc = tau - sim._limit_spring(q)[0]      # held: its work, the springs' in U
         self.sysm.set_torques(tau)
         try:
             self.y = self.stepper.step(t, self.y, h)
@@ -696,7 +856,7 @@ class _AbsoluteCoordinates:
         if not np.all(np.isfinite(self.y)):
             return
         qd = self._joints()[1][self.model.nv - self.model.nq:]
-        self.work += 0.5 * h * (p0 + float(qd @ tau))
+        self.work += 0.5 * h * (p0 + float(qd @ nc))
 
     def extra_diagnostics(self):
         return {'constraint_violation': self._joints()[2][:, 0],

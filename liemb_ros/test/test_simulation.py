@@ -9,6 +9,11 @@ from liemb_ros.dynamics import forward_dynamics
 from liemb_ros.simulation import SimulationError, Simulator, mechanical_energy, momentum
 
 
+#: the ideal rigid-body robot these tests integrate: no friction, limits or effort limits
+#: (those are tested in test_sim_realism.py)
+IDEAL = dict(friction=0.0, limits=False, effort_limits=False)
+
+
 @pytest.fixture(scope='module')
 def arm():
     return lm.load_urdf(resources.robot_path('liemb_arm7'))
@@ -24,7 +29,7 @@ def test_matches_scipy_on_the_arm(arm):
         q, qd = x[:7], x[7:]
         return np.concatenate([qd, forward_dynamics(arm, q, qd, tau - D * qd)])
     ref = solve_ivp(f, (0, 0.5), np.concatenate([q0, np.zeros(7)]), rtol=1e-11, atol=1e-12)
-    sim = Simulator(arm, dt=1e-3, q0=q0)
+    sim = Simulator(arm, dt=1e-3, q0=q0, **IDEAL)
     sim.step(tau, n=500)
     np.testing.assert_allclose(sim.q, ref.y[:7, -1], atol=1e-8)
     np.testing.assert_allclose(sim.qd, ref.y[7:, -1], atol=1e-7)
@@ -34,7 +39,8 @@ def test_energy_balance_converges_at_order_four(arm):
     """No damping, no torque: E is conserved up to the scheme's error, which falls like h^4."""
     errs = []
     for dt in (8e-3, 4e-3, 2e-3):
-        sim = Simulator(arm, dt=dt, damping=0.0, q0=np.array([0, 0.4, 0, -1.2, 0, 1.0, 0]))
+        sim = Simulator(arm, dt=dt, damping=0.0, q0=np.array([0, 0.4, 0, -1.2, 0, 1.0, 0]),
+                        **IDEAL)
         sim.step(n=int(round(0.4 / dt)))
         errs.append(abs(sim.diagnostics()['energy_balance_error']))
     rates = np.log2(np.array(errs[:-1]) / np.array(errs[1:]))
@@ -45,7 +51,7 @@ def test_work_of_torques_and_damping_is_accounted(arm):
     """E - E0 - W (W: work of torques and damping, integrated with the state) -> 0 like h^4."""
     errs = []
     for dt in (4e-3, 2e-3, 1e-3):
-        sim = Simulator(arm, dt=dt, damping=0.3)
+        sim = Simulator(arm, dt=dt, damping=0.3, **IDEAL)
         sim.step(lambda t: 5.0 * np.sin(3.0 * t) * np.ones(7), n=int(round(0.3 / dt)))
         d = sim.diagnostics()
         assert abs(d['work']) > 0.1
@@ -62,7 +68,7 @@ def test_floating_base_on_se3_conserves_momentum_without_gravity(rng):
     C0[:3, 3] = [0.1, -0.2, 0.3]
     drift = []
     for dt in (4e-3, 2e-3, 1e-3):
-        sim = Simulator(model, dt=dt, damping=0.0, qd0=qd0, base_pose=C0)
+        sim = Simulator(model, dt=dt, damping=0.0, qd0=qd0, base_pose=C0, **IDEAL)
         h0 = momentum(model, sim.q, sim.qd, sim.base_pose)
         sim.step(lambda t: np.sin(5 * t) * np.ones(model.nq), n=int(round(0.4 / dt)))
         R = sim.base_pose[:3, :3]
@@ -125,7 +131,8 @@ def test_absolute_and_joint_coordinates_agree(robot, update):
     tau = lambda t: 0.05 * np.cos(2 * t) * np.ones(model.nq)  # noqa: E731
     gaps = []
     for dt in (4e-3, 2e-3):
-        sims = [Simulator(model, dt=dt, q0=q0, damping=0.0, coordinates=c, update=update)
+        sims = [Simulator(model, dt=dt, q0=q0, damping=0.0, coordinates=c, update=update,
+                          **IDEAL)
                 for c in ('joint', 'absolute')]
         for sim in sims:
             sim.step(tau, n=int(round(0.3 / dt)))
