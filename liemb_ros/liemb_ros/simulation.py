@@ -65,7 +65,7 @@ from numba import njit
 
 from .dynamics import forward_dynamics_function, mass_matrix, singular_joints
 from .integrators import TABLEAUS, SE3, IntegrationError, Product, Stepper, Vector
-from .kinematics import body_poses
+from .kinematics import body_poses, jacobian
 
 COORDINATES = ('joint', 'absolute')
 UPDATES = ('se3', 'so3r3', 'tailored')
@@ -292,6 +292,7 @@ class Simulator:
         self._method0 = self.damping_method
         self._auto_limits = damping_method == 'auto' and np.any(self.limit_stiffness > 0)
         self._tau = np.zeros(model.nq)
+        self._wrenches = {}
         self._backend = (_JointCoordinates(self) if coordinates == 'joint'
                          else _AbsoluteCoordinates(self))
         self.reset()
@@ -365,6 +366,40 @@ class Simulator:
         above = np.maximum(q - self.upper, 0.0)
         pen = below + above
         return -self.limit_stiffness * pen, 0.5 * float(self.limit_stiffness @ pen ** 2)
+
+    def set_wrench(self, link, wrench, frame='link'):
+        """
+        Apply an external wrench ``(m, f)`` (6,) [N m, N] to ``link`` from now on.
+
+        ``frame='link'``: moment and force in the link frame, the force acting at the link
+        frame's origin (a follower load: it turns with the link).  ``'world'``: world axes,
+        about the link frame's origin (a push of fixed direction).  Its generalized force
+        is ``Jᵀ W`` with the body (``'link'``) or hybrid (``'world'``) Jacobian, evaluated
+        at every stage of the step; its work is part of ``work``.  A zero wrench or
+        :meth:`clear_wrenches` removes it.  Joint coordinates only.
+        """
+        if self.coordinates != 'joint':
+            raise ValueError('external wrenches need joint coordinates')
+        if frame not in ('link', 'world'):
+            raise ValueError(f"frame must be 'link' or 'world', got {frame!r}")
+        if link not in self.model.link_ids and link not in self.model.link_frames:
+            raise ValueError(f"unknown link {link!r} of '{self.model.name}'")
+        w = _vector(wrench, 6, 'wrench')
+        if np.any(w):
+            self._wrenches[link] = (w.copy(), 'body' if frame == 'link' else 'hybrid')
+        else:
+            self._wrenches.pop(link, None)
+
+    def clear_wrenches(self):
+        """Remove every external wrench."""
+        self._wrenches.clear()
+
+    def _wrench_force(self, q, base):
+        """Generalized force (nv,) of the external wrenches at ``q``: ``Σ Jᵀ W``."""
+        out = np.zeros(self.model.nv)
+        for link, (w, rep) in self._wrenches.items():
+            out += jacobian(self.model, q, link, rep, base_pose=base).T @ w
+        return out
 
     def _set_method(self, method):
         self.damping_method = method
@@ -573,6 +608,13 @@ class _JointCoordinates:
         v = y[self._sv]
         qd = v[self.nb6:]
         power = _joint_torques(q, qd, self.sim._tau, self._passive, self._tau_joints)
+        if self.sim._wrenches:
+            ext = self.sim._wrench_force(q, y[:16].reshape(4, 4) if self.o else None)
+            self._tau[:self.nb6] = ext[:self.nb6]
+            self._tau_joints += ext[self.nb6:]
+            power += float(v @ ext)
+        elif self.nb6:
+            self._tau[:6] = 0.0
         vdot = self._fd(q, v, self._tau, y[:16].reshape(4, 4) if self.o else None)
         out = self._out_template.copy()
         a = self._a

@@ -121,3 +121,46 @@ def test_switches(arm):
         Simulator(arm, friction=-1.0)
     with pytest.raises(ValueError, match='limit_time_constant'):
         Simulator(arm, limit_time_constant=0.0)
+
+
+@pytest.mark.parametrize('frame', ['link', 'world'])
+def test_external_wrench_against_rnea(arm, frame):
+    """
+    A wrench on tool0 accelerates the arm as the RNEA's ``f_ext`` says (``M q̈ = Jᵀ W + ...``).
+
+    One step of 1 µs from rest: ``q̇ / dt`` is ``q̈(0)`` to O(dt).  A world-resolved
+    wrench equals the link-frame one rotated by the tool's orientation at that instant.
+    """
+    from liemb_ros.dynamics import forward_dynamics, inverse_dynamics
+    q0 = np.array([0.0, 0.4, 0.0, -1.2, 0.0, 1.0, 0.0])
+    W = np.array([0.3, -0.2, 0.5, 4.0, -3.0, 2.0])
+    R = lm.link_pose(arm, q0, 'tool0')[:3, :3]
+    Wb = W if frame == 'link' else np.concatenate([R.T @ W[:3], R.T @ W[3:]])
+    zero = np.zeros(7)
+    tau = inverse_dynamics(arm, q0, zero, zero) - inverse_dynamics(
+        arm, q0, zero, zero, f_ext={'tool0': Wb})
+    qdd = forward_dynamics(arm, q0, zero, tau)
+    sim = Simulator(arm, dt=1e-6, q0=q0, damping=0.0, friction=0.0, limits=False)
+    sim.set_wrench('tool0', W, frame=frame)
+    sim.step()
+    np.testing.assert_allclose(sim.qd / sim.dt, qdd, rtol=1e-4, atol=1e-4)
+
+
+def test_external_wrench_work_is_accounted(arm):
+    """
+    A push on tool0 with friction, limits and damping on: its work closes the balance.
+
+    The arm is pushed into its limits (impacts: the order drops); measured 2.2 % and
+    1.0 % of |W| + T at 1 and 0.5 ms.
+    """
+    errs = []
+    for dt in (1e-3, 5e-4):
+        sim = Simulator(arm, dt=dt, q0=np.array([0, 0.4, 0, -1.2, 0, 1.0, 0]))
+        sim.set_wrench('tool0', [0, 0, 0, 40.0, 0, 30.0], frame='world')
+        sim.step(n=int(round(1.0 / dt)))
+        d = sim.diagnostics()
+        errs.append(abs(d['energy_balance_error']) / (abs(d['work']) + d['kinetic']))
+    assert errs[0] < 3e-2 and errs[1] < 0.6 * errs[0], errs
+    sim.clear_wrenches()
+    with pytest.raises(ValueError, match='unknown link'):
+        sim.set_wrench('nowhere', np.zeros(6))
