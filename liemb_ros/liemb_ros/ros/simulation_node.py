@@ -28,12 +28,24 @@ Applied torques: ``~/effort_command`` (``std_msgs/Float64MultiArray`` in
 both are held until ``effort_timeout`` seconds pass without a new command, then drop to
 zero; ``~/reset`` clears them.
 
+The simulated robot keeps its URDF joint position limits (stiff one-sided spring-dampers,
+``joint_limits``, ``limit_time_constant``), clamps the applied torque to ``<limit effort>``
+(``effort_limits``) and has viscous and regularised Coulomb friction from ``<dynamics
+damping friction>`` (``damping``, ``friction``, ``friction_velocity``): see
+:mod:`liemb_ros.simulation`.  External wrenches: ``~/external_wrench/<link>``
+(``geometry_msgs/WrenchStamped``, the link name made a topic token: ``topic_token``) for
+every moving link (or ``wrench_links``); ``header.frame_id`` empty or the link: moment and
+force in the link frame, the force at its origin; the ``world_frame``: world axes, about
+the link frame's origin.  Each is held for ``wrench_timeout`` seconds (0: until the next
+message), so a controller can be pushed and tested; ``~/reset`` removes them.
+
 Velocity and position commands (fixed-base robots): ``~/velocity_command`` and
 ``~/position_command`` (``std_msgs/Float64MultiArray`` in ``command_joints`` order, what
 ros2_control's JointGroupVelocityController / JointGroupPositionController take) engage a
 joint drive that the simulated robot obeys through its dynamics: computed torque
-``τ = ID(q, q̇, K_p (q_ref - q) + K_d (q̇_ref - q̇)) + D q̇`` (inverse dynamics of the model,
-gravity and Coriolis terms included, plus the joint damping the simulation applies), with
+``τ = ID(q, q̇, K_p (q_ref - q) + K_d (q̇_ref - q̇)) + D q̇ + F tanh(q̇/v_s)`` (inverse dynamics
+of the model, gravity and Coriolis terms included, plus the joint damping and friction the
+simulation applies; clamped by the effort limits like any torque), with
 ``K_p = ω²``, ``K_d = 2ω``, ``ω = 2π drive_frequency`` (critically damped).  A velocity
 command sets ``q̇_ref`` and integrates ``q_ref`` from the state where the drive engaged
 (joint velocities then follow the command exactly once the transient of ``1/ω`` has
@@ -56,7 +68,7 @@ import warnings
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from geometry_msgs.msg import TransformStamped
+from geometry_msgs.msg import TransformStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import ParameterType, SetParametersResult
 from rclpy.node import Node
@@ -71,7 +83,8 @@ from ..dynamics import inverse_dynamics
 from ..kinematics import forward_kinematics
 from ..simulation import (COORDINATES, INTEGRATORS, UPDATES, SimulationError, Simulator,
                           SimulationWarning)
-from .common import LATCHED, STEADY, ConfigError, Preparation, RobotSource, declare, run
+from .common import (LATCHED, STEADY, ConfigError, Preparation, RobotSource, declare, run,
+                     topic_token)
 from .conversions import quaternion_xyzw, to_time
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -107,6 +120,20 @@ class SimulationNode(Node):
             ('armature', -1.0, 'rotor inertia added to each joint [kg m^2 or kg]; negative: '
              'only where a massless body makes the mass matrix singular (auto)', D,
              dict(ro, lo=-1.0, hi=1e3)),
+            ('joint_limits', True, 'URDF joint position limits as stiff one-sided '
+             'spring-dampers (false: ignored)', B, ro),
+            ('limit_time_constant', 0.01, 'time constant [s] of the critically damped limit '
+             'spring-damper', D, dict(ro, lo=1e-5, hi=10.0)),
+            ('effort_limits', True, 'clamp the applied torque to the URDF <limit effort>',
+             B, ro),
+            ('friction', -1.0, 'Coulomb joint friction [N m]; negative: the URDF <dynamics '
+             'friction> values', D, dict(ro, lo=-1.0, hi=1e4)),
+            ('friction_velocity', 1e-3, 'regularisation velocity v_s of the Coulomb '
+             'friction -F tanh(qd / v_s) [rad/s]', D, dict(ro, lo=1e-7, hi=10.0)),
+            ('wrench_links', [], 'links that take ~/external_wrench/<link> '
+             '(geometry_msgs/WrenchStamped); empty: every moving link', SA, ro),
+            ('wrench_timeout', 0.5, 'seconds an external wrench is held; then removed '
+             '(0: until the next message)', D, dict(lo=0.0, hi=3600.0)),
             ('initial_positions', [], 'q at start and on reset (one per joint; empty or '
              '[0.0] = neutral)', DA, ro),
             ('initial_velocities', [], 'joint velocities at start (empty or [0.0] = zero)',
@@ -148,8 +175,12 @@ class SimulationNode(Node):
         self._rtf_window = []
         self._rejected = 0
         self._ignored = {}
+        self._wrench_subs = []
+        self._wrenches = {}
+        self._wrench_on = False
         self._check_numbers(['dt', 'real_time_factor', 'publish_rate', 'effort_timeout',
-                             'drive_frequency',
+                             'drive_frequency', 'limit_time_constant', 'friction',
+                             'friction_velocity', 'wrench_timeout',
                              'test_torque_amplitude', 'test_torque_frequency',
                              'initial_positions', 'initial_velocities', 'damping'])
         self.sim_time = self.p('publish_clock') or self.p('use_sim_time')
@@ -196,6 +227,7 @@ class SimulationNode(Node):
         """Build the simulator for a robot (a new description replaces the old one)."""
         try:
             damping, armature = self.p('damping'), self.p('armature')
+            friction = self.p('friction')
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter('always', SimulationWarning)
                 sim = Simulator(
@@ -204,10 +236,16 @@ class SimulationNode(Node):
                     damping=None if damping < 0 else damping,
                     damping_method=self.p('damping_method'),
                     armature='auto' if armature < 0 else armature,
+                    limits=self.p('joint_limits'),
+                    limit_time_constant=self.p('limit_time_constant'),
+                    effort_limits=self.p('effort_limits'),
+                    friction=None if friction < 0 else friction,
+                    friction_velocity=self.p('friction_velocity'),
                     **self._initial_state(model))
             for w in caught:
                 self.get_logger().warn(str(w.message))
             command_order = self._joint_order(model, self.p('command_joints'))
+            wrench_links = self._wrench_links(model, self.p('wrench_links'))
             amp = np.asarray(self.p('test_torque_amplitude'), dtype=float)
             if amp.size not in (1, model.nq):
                 raise ValueError(f'test_torque_amplitude has {amp.size} values; the robot has '
@@ -219,7 +257,7 @@ class SimulationNode(Node):
         self._candidate = sim
         self._preparing = Preparation(
             self, lambda: self._warm_up(sim),
-            lambda warm: self._install(sim, command_order, xml, where, warm),
+            lambda warm: self._install(sim, command_order, wrench_links, xml, where, warm),
             f"robot '{model.name}'")
 
     @staticmethod
@@ -233,7 +271,18 @@ class SimulationNode(Node):
             inverse_dynamics(model, sim.q, sim.qd, np.zeros(model.nv))
         return time.perf_counter() - start
 
-    def _install(self, sim, command_order, xml, where, warm):
+    @staticmethod
+    def _wrench_links(model, names):
+        """Links that take external wrenches: ``names`` (checked) or every moving link."""
+        if not names:
+            return [n for i, n in enumerate(model.link_names)
+                    if model.floating or model.link_body[i] >= 0]
+        unknown = [n for n in names if n not in model.link_ids]
+        if unknown:
+            raise ValueError(f"wrench_links: no link {', '.join(unknown)} in '{model.name}'")
+        return list(names)
+
+    def _install(self, sim, command_order, wrench_links, xml, where, warm):
         """Start simulating a prepared robot (in the executor thread)."""
         if sim is not self._candidate:
             return   # a newer description replaced it while it compiled
@@ -244,6 +293,14 @@ class SimulationNode(Node):
         self.sim, self.model, self._command_order = sim, model, command_order
         self.error, self._command, self._command_time = None, None, None
         self._drive = None
+        for sub in self._wrench_subs:
+            self.destroy_subscription(sub)
+        self._wrenches = {}
+        self._wrench_subs = [
+            self.create_subscription(
+                WrenchStamped, f'~/external_wrench/{topic_token(link)}',
+                lambda msg, link=link: self._on_wrench(link, msg), LATEST)
+            for link in wrench_links]
         if where != 'the robot_description topic':
             self.pub_description.publish(String(data=xml))
         if model.floating and self.pub_odom is None:
@@ -330,6 +387,40 @@ class SimulationNode(Node):
         del queue[:-64]
         self._command = self._command_time = None
 
+    def _on_wrench(self, link, msg):
+        """
+        Take an external wrench on ``link`` (held for ``wrench_timeout``).
+
+        ``header.frame_id`` empty or the link: moment and force in the link frame; the
+        ``world_frame``: world axes, about the link frame's origin.  Others are rejected.
+        """
+        if self.sim is None:
+            return
+        frame = msg.header.frame_id
+        kind = ('link' if frame in ('', link) else
+                'world' if frame == self.p('world_frame') else None)
+        t, f = msg.wrench.torque, msg.wrench.force
+        w = np.array([t.x, t.y, t.z, f.x, f.y, f.z], dtype=float)
+        if kind is None or not np.all(np.isfinite(w)):
+            self._reject(f'~/external_wrench/{topic_token(link)}: '
+                         + ('non-finite wrench' if kind else
+                            f"frame_id {frame!r} is neither '{link}' nor "
+                            f"'{self.p('world_frame')}'"))
+            return
+        self._wrenches[link] = (w, kind, time.monotonic())
+
+    def _apply_wrenches(self):
+        """Hand the fresh external wrenches to the simulator; drop the stale ones."""
+        timeout = self.p('wrench_timeout')
+        now = time.monotonic()
+        self.sim.clear_wrenches()
+        for link, (w, kind, arrived) in list(self._wrenches.items()):
+            if timeout == 0 or now - arrived <= timeout:
+                self.sim.set_wrench(link, w, frame=kind)
+            else:
+                del self._wrenches[link]
+        self._wrench_on = bool(self._wrenches)
+
     def _on_effort(self, msg):
         """Efforts by name; joints the model does not know are ignored (and counted)."""
         if self.sim is None or not msg.name:
@@ -414,7 +505,8 @@ class SimulationNode(Node):
             qd_ref = target if fresh else np.zeros(self.model.nq)
         w = 2.0 * math.pi * self.p('drive_frequency')
         qdd = w * w * (d['q_ref'] - sim.q) + 2.0 * w * (qd_ref - sim.qd)
-        d['tau'] = inverse_dynamics(self.model, sim.q, sim.qd, qdd) + sim.damping * sim.qd
+        d['tau'] = (inverse_dynamics(self.model, sim.q, sim.qd, qdd) + sim.damping * sim.qd
+                    + sim.friction * np.tanh(sim.qd / sim.friction_velocity))
         d['q_ref'] = d['q_ref'] + qd_ref * sim.dt
         return d['tau']
 
@@ -422,6 +514,8 @@ class SimulationNode(Node):
         """Advance ``seconds`` of simulation time over the last ``span`` wall-clock seconds."""
         sim = self.sim
         n = max(1, int(round(seconds / sim.dt)))
+        if self._wrenches or self._wrench_on:
+            self._apply_wrenches()
         try:
             if self._drive is None:
                 sim.step(self.applied_torque(sim.t), n=n)
@@ -569,6 +663,11 @@ class SimulationNode(Node):
                       ('energy_balance_error', f"{d['energy_balance_error']:.3e}"),
                       ('integrator', self.p('integrator')), ('dt', str(self.p('dt'))),
                       ('coordinates', self.p('coordinates')), ('drive', drive),
+                      ('limit_energy', f"{d['limit_energy']:.3e}"),
+                      ('joints_in_limit', ', '.join(
+                          n for n, x in zip(self.model.joint_names, d['in_limit']) if x)
+                       or 'none'),
+                      ('external_wrenches', ', '.join(self._wrenches) or 'none'),
                       ('dropped', str(self._rejected)),
                       ('ignored_joints', ', '.join(self._ignored) or 'none')]
             if 'constraint_violation' in d:
@@ -588,6 +687,8 @@ class SimulationNode(Node):
         self.error = None
         self._command = self._command_time = None   # a held command must not act again
         self._drive = None
+        self._wrenches = {}
+        self.sim.clear_wrenches()
         self._wall = time.monotonic()
         resp.success, resp.message = True, ('simulation reset to the initial state; held '
                                             'commands cleared')
