@@ -3,8 +3,12 @@ Steps per second of the Simulator on the default arm (liemb_arm7), RK4 at h = 1 
 
 Joint coordinates (ABA + RKMK on R^k; floating base: SE(3) x R^k) and absolute
 coordinates (bodies on SE(3) / SO(3)xR3 with joint constraints, tailored update).
+Joint coordinates with the defaults (URDF joint limits, effort limits and Coulomb
+friction: the ROS2 step, as the friction is stiff) and as the ideal rigid-body robot
+(``friction=0, limits=False, effort_limits=False``: explicit RK4).
 The real-time factor is simulated seconds per wall-clock second (steps/s / 1000).
-Targets (issue 4): joint coordinates >= 20x real time, absolute >= 2x.
+Targets (issue 4): joint coordinates >= 20x real time, absolute >= 2x; with limits and
+friction >= 25x (issue 16).
 Run: ``python bench/bench_simulation.py [--seconds S] [--json]``.
 """
 import argparse
@@ -46,6 +50,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     cases = {
         'joint, fixed base': dict(coordinates='joint'),
+        'joint, fixed base, ideal': dict(coordinates='joint', friction=0.0, limits=False,
+                                         effort_limits=False),
         'joint, floating base (SE(3))': dict(coordinates='joint', floating=True),
         'absolute, tailored': dict(coordinates='absolute', update='tailored'),
         'absolute, se3': dict(coordinates='absolute', update='se3'),

@@ -673,16 +673,9 @@ class _JointCoordinates:
         """
         y, space, g = self.y, self.space, _ROS2_GAMMA * h
         base = y[:16].reshape(4, 4) if self.o else None
-        q, sim = y[self._sq], self.sim
-        M = mass_matrix(self.model, q, base_pose=base, armature=sim.armature)
-        # J at the step's start: the damping, the friction's slope F/v_s sech²(q̇/v_s) and,
-        # for joints in their limits, the limit spring and damper
-        active = (q < sim.lower) | (q > sim.upper)
-        kq = np.where(active, sim.limit_stiffness, 0.0)
-        s = 1.0 / np.cosh(np.minimum(np.abs(y[self._sv][self.nb6:]) / sim.friction_velocity,
-                                     300.0))
-        c = (sim.damping + sim.friction / sim.friction_velocity * s * s
-             + np.where(active, sim.limit_damping + g * sim.limit_stiffness, 0.0))
+        q = y[self._sq]
+        M = mass_matrix(self.model, q, base_pose=base, armature=self.sim.armature)
+        c, kq = _jacobian_diagonals(q, y[self._sv][self.nb6:], self._passive, g)
         L = _damped_cholesky(M, self._P, c, g)
         if L is None:
             raise ValueError('the mass matrix is not positive definite')
@@ -786,6 +779,31 @@ def _joint_torques(q, qd, tau, passive, out):
         out[j] = t
         power += qd[j] * nc
     return power
+
+
+@njit(cache=True)
+def _jacobian_diagonals(q, qd, passive, g):
+    """
+    Return ``c = diag(B + g K)``, ``kq = diag(K)`` of the ROS2 Jacobian at the step's start.
+
+    ``B``: the damping, the friction's slope ``F/v_s sech²(q̇/v_s)`` and, for joints in
+    their limits, the limit damper; ``K``: the limit spring of those joints.
+    """
+    d, F, vs, lo, hi, K, B = passive
+    n = q.shape[0]
+    c = np.empty(n)
+    kq = np.zeros(n)
+    for j in range(n):
+        c[j] = d[j]
+        if F[j] > 0.0:
+            x = abs(qd[j]) / vs
+            if x < 300.0:
+                s = 1.0 / np.cosh(x)
+                c[j] += F[j] / vs * s * s
+        if q[j] < lo[j] or q[j] > hi[j]:
+            kq[j] = K[j]
+            c[j] += B[j] + g * K[j]
+    return c, kq
 
 
 #: ROS2's γ (Verwer, Spee, Blom & Hundsdorfer 1999): L-stable, order 2 for any Jacobian

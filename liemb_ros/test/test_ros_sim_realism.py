@@ -3,9 +3,10 @@ The simulation node with a push on the arm's tool link: it moves, the joint limi
 
 The default arm falls from its neutral pose under gravity for 1.5 s; then
 ``~/external_wrench/tool0`` (60 N along world x, held: ``wrench_timeout 0``) swings it
-around, into joint2's limit at speed.  Every published joint position stays within its limits by the limit spring's tolerance, 0.1 rad (the soft limit of
-``τ_c = 10 ms`` lets an impact at ``v`` rad/s in by about ``v τ_c / e`` and a load ``τ`` by
-``τ / k``; measured 0.087 rad in the Simulator, 0.12 rad with 100 N).
+around, into joint2's limit at speed.  Every published joint position stays within its
+limits by the limit spring's tolerance, 0.1 rad: the soft limit of ``τ_c = 10 ms`` lets
+an impact at ``v`` rad/s in by about ``v τ_c / e`` and a load ``τ`` by ``τ / k``
+(measured 0.087 rad in the Simulator, 0.12 rad with 100 N).
 """
 import numpy as np
 import pytest
