@@ -22,13 +22,14 @@ from geometry_msgs.msg import WrenchStamped  # noqa: E402
 from liemb_ros import resources  # noqa: E402
 from ros_graph import RELIABLE, Latest, diagnostics, node_argv  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
 
 
 def _t(msg):
     return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
 
 
-def test_external_wrench_moves_the_arm_and_the_limits_hold(graph):
+def test_external_wrench_moves_the_arm_limits_hold_efforts_clamped(graph):
     arm = lm.load_urdf(resources.robot_path('liemb_arm7'))
     graph.run('sim', node_argv('simulation', [
         'urdf_path:=liemb_arm7', 'wait_for_command:=false', 'publish_clock:=true',
@@ -52,4 +53,11 @@ def test_external_wrench_moves_the_arm_and_the_limits_hold(graph):
     assert below.max() < 0.1 and above.max() < 0.1, (below, above)
     graph.spin_until(lambda: diagnostics(diags.msgs, 'liemb_simulation')[2].get(
         'external_wrenches') == 'tool0')
+    # an effort command past the URDF <limit effort> is applied (and reported) clamped
+    cmd = graph.node.create_publisher(Float64MultiArray, '/liemb_simulation/effort_command',
+                                      RELIABLE)
+    graph.spin_until(lambda: cmd.get_subscription_count() > 0)
+    cmd.publish(Float64MultiArray(data=[1e3] * 7))
+    graph.spin_until(lambda: states.msgs[-1].effort[0] == arm.effort_limit[0])
+    np.testing.assert_array_equal(states.msgs[-1].effort, arm.effort_limit)
     assert 'Traceback' not in graph.output('sim'), graph.output('sim')

@@ -9,7 +9,8 @@ joint or absolute coordinates, SE(3) / SO(3)xR3 / tailored update, damping, init
 all parameters of ``config/simulation.yaml``) at ``real_time_factor`` times wall-clock
 speed, and publishes:
 
-* ``joint_states`` (``sensor_msgs/JointState``: position, velocity, applied effort);
+* ``joint_states`` (``sensor_msgs/JointState``: position, velocity, applied effort, after
+  the effort limits);
 * ``/tf`` (every link, parent link -> child link, and ``world_frame`` -> root link: the
   floating base pose) and ``/tf_static`` (links fixed to their parent); with
   ``publish_link_tf: false`` (robot_state_publisher runs) only the world -> root transform,
@@ -566,7 +567,9 @@ class SimulationNode(Node):
         js.position = sim.q.tolist()
         js.velocity = sim.qd[model.nv - model.nq:].tolist()
         effort = self.applied_torque(sim.t)
-        js.effort = (effort if self._drive is None else effort + self._drive['tau']).tolist()
+        if self._drive is not None:
+            effort = effort + self._drive['tau']
+        js.effort = np.clip(effort, -sim.effort_limit, sim.effort_limit).tolist()   # applied
         self.pub_js.publish(js)
         if self.p('publish_tf'):
             self.pub_tf.publish(TFMessage(transforms=self._transforms(stamp, moving=True)))
