@@ -199,3 +199,83 @@ def test_effort_command_is_limited_by_the_urdf(engine):
     assert engine.clamped == 1
     engine.configure(clamp_effort=False)
     np.testing.assert_array_equal(engine.command(tau), tau[::-1])
+
+
+def test_controller_modes_compute_their_laws(engine, rng):
+    """computed_torque holds, then tracks a trajectory by the clock; impedance holds a pose."""
+    from liemb_ros import control
+    m = engine.model
+    q, qd = m.random_configuration(rng), rng.normal(size=9) * 0.1
+    engine.update_state(m.joint_names, q, qd)
+    engine.configure(mode='computed_torque', kp=[100.0], kd=[20.0])
+    tau = engine.cycle(now=5.0)['tau']   # no trajectory: hold q, at rest
+    np.testing.assert_allclose(tau, control.computed_torque(
+        m, q, qd, q, np.zeros(9), np.zeros(9), 100.0, 20.0), atol=1e-10)
+    engine.configure(friction_compensation=False)
+    engine.set_trajectory(m.joint_names[:2], [1.0], [[0.3, -0.2]], [[0.0, 0.0]], start=5.0)
+    q_d, qd_d, qdd_d = engine.trajectory.sample(5.5)
+    tau = engine.cycle(now=5.5)['tau']
+    np.testing.assert_allclose(tau, control.computed_torque(m, q, qd, q_d, qd_d, qdd_d, 100.0,
+                                                            20.0, False), atol=1e-10)
+    assert engine.tracking_error == pytest.approx(np.abs(q_d - q).max())
+    engine.configure(mode='cartesian_impedance', impedance_link='panda_hand',
+                     impedance_representation='body')
+    tau = engine.cycle(now=6.0)['tau']   # holds the pose where the mode started: e = 0
+    J = lm.jacobian(m, q, 'panda_hand', 'body')
+    np.testing.assert_allclose(tau, lm.gravity_torques(m, q) - J.T @ (
+        engine.impedance_damping * (J @ qd)), atol=1e-10)
+
+
+@pytest.mark.parametrize('settings,message', [
+    (dict(kp=[-1.0]), 'kp must be'), (dict(kd=[np.nan]), 'kd must be'),
+    (dict(kp=[1.0, 2.0]), 'kp must be 1 or 9'), (dict(stiffness=[1e9]), 'stiffness'),
+    (dict(impedance_representation='spatial'), 'body, hybrid'),
+    (dict(impedance_link='ghost'), 'ghost'), (dict(impedance_link='panda_link0'), 'fixed'),
+    (dict(payload=('panda_hand', -1.0, (), ())), 'mass'),
+    (dict(payload=('panda_hand', 1.0, (0, 0), ())), 'payload_com takes 3'),
+    (dict(payload=('panda_hand', 1.0, (), (1, 0, 0, 1, 0, 3))), 'triangle'),
+    (dict(gravity=[0.0, np.inf, 0.0]), 'gravity'),
+])
+def test_bad_gains_and_payloads_are_refused_all_or_none(engine, settings, message):
+    model = engine.model
+    with pytest.raises(ValueError, match=message):
+        engine.configure(mode='computed_torque', **settings)
+    assert engine.mode == 'gravity_compensation' and engine.model is model
+
+
+def test_bad_trajectories_and_targets_are_refused(engine, rng):
+    m = engine.model
+    with pytest.raises(StateError, match='no complete joint state'):
+        engine.set_trajectory(m.joint_names, [1.0], [m.neutral()])
+    engine.update_state(m.joint_names, m.random_configuration(rng))
+    with pytest.raises(StateError, match="unknown joint.*'ghost'"):
+        engine.set_trajectory(['ghost'], [1.0], [[0.0]])
+    with pytest.raises(StateError, match='strictly increasing'):
+        engine.set_trajectory(m.joint_names[:1], [1.0, 0.5], [[0.0], [1.0]])
+    with pytest.raises(StateError, match='not a rotation'):
+        engine.set_target_pose(np.diag([1.0, 1.0, -1.0, 1.0]))
+    assert engine.trajectory is None and engine.target_pose is None
+
+
+def test_payload_and_gravity_rebuild_the_model(engine, rng):
+    """A point payload's torques equal its weight as an external wrench on the link."""
+    m0 = engine.model
+    q = m0.random_configuration(rng)
+    engine.update_state(m0.joint_names, q)
+    com = np.array([0.02, -0.01, 0.1])
+    engine.configure(payload=('panda_hand', 2.0, com, ()))
+    C = lm.link_pose(m0, q, 'panda_hand')
+    f = C[:3, :3].T @ (2.0 * m0.gravity)           # the weight in the link frame
+    ref = lm.inverse_dynamics(m0, q, np.zeros(9), np.zeros(9),
+                              f_ext={'panda_hand': np.r_[np.cross(com, f), f]})
+    np.testing.assert_allclose(engine.cycle()['tau'], ref, atol=1e-10)
+    engine.configure(gravity=[0.0, 0.0, 0.0])
+    np.testing.assert_allclose(engine.cycle()['tau'], 0.0, atol=1e-12)
+    engine.configure(payload=('', 0.0, (), ()), gravity=[])
+    assert engine.model is m0
+
+
+def test_controller_modes_need_a_fixed_base():
+    model = lm.load_urdf(erd_path('solo12'), floating_base=True)
+    with pytest.raises(ValueError, match='fixed-base'):
+        DynamicsEngine(model, mode='computed_torque')

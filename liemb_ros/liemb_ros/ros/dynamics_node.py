@@ -21,6 +21,36 @@ and ``~/desired`` (``trajectory_msgs/JointTrajectoryPoint``: desired acceleratio
 * ``~/markers`` (``visualization_msgs/MarkerArray``: arrows for twists and wrenches);
 * ``/diagnostics`` (cycle-time p50/p99/max, rate, dropped messages).
 
+Controller modes (``mode``, switchable at run time; the laws are :mod:`liemb_ros.control`):
+
+* ``gravity_compensation``: ``τ = g(q)``; ``inverse_dynamics``: ``τ = ID(q, q̇, q̈_d)`` of
+  ``~/desired``;
+* ``computed_torque``: ``τ = M(q̈_d + K_d ė + K_p e) + C q̇ + g + D q̇_d + F tanh(q̇_d/v_f)``
+  (``D``, ``F`` the URDF joint damping and Coulomb friction, as feed-forwards; the friction
+  term off with ``computed_torque.friction_compensation: false``) tracking ``~/joint_trajectory``
+  (``trajectory_msgs/JointTrajectory``: joints by name, a subset holds the others; quintic
+  between points with accelerations, cubic with velocities, linear with positions only; a
+  new one replaces the old from its ``header.stamp``, 0 = now; after the end it holds the
+  last point; with none it holds the position where the mode started).  Gains
+  ``computed_torque.kp`` (1/s²) and ``computed_torque.kd`` (1/s): one value or one per
+  joint.  ``/diagnostics`` reports the largest joint error of the last cycle;
+* ``cartesian_impedance``: ``τ = Jᵀ(K e - D V) + g`` (+ a null-space posture term
+  ``impedance.null_stiffness``, ``impedance.null_damping`` towards the posture where the
+  mode started) for ``impedance.link``, with ``impedance.stiffness`` and
+  ``impedance.damping`` (6 values: angular rows first, then linear) in
+  ``impedance.representation`` (``body``: about / along the link's axes; ``hybrid``: about
+  / along the world axes, at the link origin), towards ``~/target_pose``
+  (``geometry_msgs/PoseStamped`` in ``world_frame``; with none it holds the pose where the
+  mode started).
+
+``payload.link``, ``payload.mass``, ``payload.com`` (link frame), ``payload.inertia``
+(ixx ixy ixz iyy iyz izz about the centre of mass) and ``gravity`` (world frame; empty: the
+model's) rebuild the model once when they change (every mode then includes the payload in
+M, C and g; the loop costs the same).  A bad trajectory or target (unknown joints,
+non-increasing times, NaN, another frame) is refused with the reason in the log, counted as
+dropped in ``/diagnostics`` and nothing is commanded from it; bad gains are refused as
+parameter changes with the reason.
+
 Serves ``~/get_jacobian`` (``liemb_interfaces/GetJacobian``, J or J̇).  ``mode``,
 ``representation``, ``twist_links``, ``wrench_joints`` and ``command_joints`` can be
 changed at run time, several at once all or none; invalid values are refused with a
@@ -41,7 +71,7 @@ import time
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from geometry_msgs.msg import Point, WrenchStamped
+from geometry_msgs.msg import Point, PoseStamped, WrenchStamped
 from liemb_interfaces.msg import TwistRepresented, TwistRepresentedArray
 from liemb_interfaces.srv import GetJacobian
 from nav_msgs.msg import Odometry
@@ -51,7 +81,7 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
-from trajectory_msgs.msg import JointTrajectoryPoint
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ..kinematics import link_twist
@@ -64,6 +94,16 @@ RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 #: the settings of the engine that can change at run time (parameter name = setting)
 SETTINGS = ('mode', 'representation', 'twist_links', 'wrench_joints', 'command_joints',
             'clamp_effort')
+#: controller parameters -> engine settings of another name
+RENAMED = {'computed_torque.kp': 'kp', 'computed_torque.kd': 'kd',
+           'computed_torque.friction_compensation': 'friction_compensation',
+           'impedance.link': 'impedance_link',
+           'impedance.representation': 'impedance_representation',
+           'impedance.stiffness': 'stiffness', 'impedance.damping': 'impedance_damping',
+           'impedance.null_stiffness': 'null_stiffness',
+           'impedance.null_damping': 'null_damping', 'gravity': 'gravity'}
+#: the payload parameters, one engine setting ``payload = (link, mass, com, inertia)``
+PAYLOAD = ('payload.link', 'payload.mass', 'payload.com', 'payload.inertia')
 
 
 class DynamicsNode(Node):
@@ -75,6 +115,7 @@ class DynamicsNode(Node):
         super().__init__(self.NAME, **kwargs)
         S, SA = ParameterType.PARAMETER_STRING, ParameterType.PARAMETER_STRING_ARRAY
         D, B = ParameterType.PARAMETER_DOUBLE, ParameterType.PARAMETER_BOOL
+        DA = ParameterType.PARAMETER_DOUBLE_ARRAY
         self.source = RobotSource(self, self._on_robot)
         declare(self, (
             ('mode', 'gravity_compensation', f"torques to publish: {' | '.join(MODES)}", S,
@@ -86,6 +127,33 @@ class DynamicsNode(Node):
             ('wrench_joints', [], 'joints whose transmitted wrenches are published', SA, {}),
             ('command_joints', [], 'joint order of ~/effort_command (empty: model order)', SA,
              {}),
+            ('computed_torque.kp', [400.0], 'computed_torque position gains K_p [1/s^2]: '
+             'one value or one per joint', DA, {}),
+            ('computed_torque.kd', [40.0], 'computed_torque velocity gains K_d [1/s]: one '
+             'value or one per joint', DA, {}),
+            ('computed_torque.friction_compensation', True, 'computed_torque: add the URDF '
+             'Coulomb friction F tanh(qd_r / 0.003) as a feed-forward (qd_r = qd_desired + '
+             'kp/kd e)', B, {}),
+            ('impedance.link', '', "cartesian_impedance: the controlled link ('': the last "
+             'leaf link)', S, {}),
+            ('impedance.representation', 'hybrid', 'rows of the impedance gains: body (about '
+             '/ along the link axes) | hybrid (world axes, at the link origin)', S, {}),
+            ('impedance.stiffness', [5.0, 5.0, 5.0, 1000.0, 1000.0, 1000.0], 'stiffness: '
+             'angular [N m/rad] x3 then linear [N/m] x3 (or one value)', DA, {}),
+            ('impedance.damping', [0.1, 0.1, 0.1, 60.0, 60.0, 60.0], 'damping: angular '
+             '[N m s/rad] x3 then linear [N s/m] x3 (or one value)', DA, {}),
+            ('impedance.null_stiffness', 0.0, 'null-space stiffness towards the posture where '
+             'the mode started [N m/rad] (0: none)', D, dict(lo=0.0, hi=1e4)),
+            ('impedance.null_damping', 0.0, 'null-space joint damping [N m s/rad]', D,
+             dict(lo=0.0, hi=1e3)),
+            ('payload.link', '', "link carrying a payload ('': none)", S, {}),
+            ('payload.mass', 0.0, 'payload mass [kg]', D, dict(lo=0.0, hi=1e4)),
+            ('payload.com', [], 'payload centre of mass in the link frame [m] (empty: the '
+             'link origin)', DA, {}),
+            ('payload.inertia', [], 'payload inertia about its centre of mass in link axes: '
+             'ixx ixy ixz iyy iyz izz [kg m^2] (empty: a point mass)', DA, {}),
+            ('gravity', [], 'gravity in the world frame [m/s^2] (empty: the model, 0 0 -9.81)',
+             DA, {}),
             ('clamp_effort', True, 'limit ~/effort_command to the URDF <limit effort> of each '
              'joint (~/joint_torques stays the computed torque)', B, {}),
             ('publish_rate', 0.0, 'outputs per second; 0 publishes on every joint_states '
@@ -128,6 +196,9 @@ class DynamicsNode(Node):
             JointState, 'joint_states', self._on_joint_state, qos_profile_sensor_data,
             event_callbacks=SubscriptionEventCallbacks(message_lost=self._on_lost))
         self.create_subscription(JointTrajectoryPoint, '~/desired', self._on_desired, RELIABLE)
+        self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory,
+                                 RELIABLE)
+        self.create_subscription(PoseStamped, '~/target_pose', self._on_target_pose, RELIABLE)
         self.create_service(GetJacobian, '~/get_jacobian', self._on_get_jacobian)
         self._timer = None
         self.create_timer(self.get_parameter('diagnostics_period').value, self._diagnostics,
@@ -143,7 +214,7 @@ class DynamicsNode(Node):
     def _on_robot(self, model, xml, where):
         """Build the engine for a new robot; ConfigError when the parameters do not fit it."""
         try:
-            engine = DynamicsEngine(model, **{k: self.p(k) for k in SETTINGS})
+            engine = DynamicsEngine(model, **self._settings({}))
         except ValueError as exc:
             raise ConfigError(f"the parameters do not fit robot '{model.name}' from {where}: "
                               f'{exc}') from None
@@ -157,7 +228,7 @@ class DynamicsNode(Node):
         """Serve a prepared engine (in the executor thread)."""
         if engine is not self._candidate:
             return   # a newer description replaced it while it compiled
-        engine.configure(**{k: self.p(k) for k in SETTINGS})   # changed while compiling
+        engine.configure(**self._settings({}))   # changed while compiling
         model = engine.model
         first = self.engine is None
         self.engine, self._candidate, self._preparing = engine, None, None
@@ -201,6 +272,20 @@ class DynamicsNode(Node):
             self._timer = self.create_timer(1.0 / rate, self._on_timer)
 
     # -- parameters -------------------------------------------------------------------------
+    def _settings(self, changes):
+        """
+        Engine settings from parameters: all of them (``changes`` empty) or those changed.
+
+        A changed payload parameter yields the whole payload (the others' current values).
+        """
+        every = not changes
+        value = (lambda k: changes[k] if k in changes else self.p(k))
+        out = {k: value(k) for k in SETTINGS if every or k in changes}
+        out.update({v: value(k) for k, v in RENAMED.items() if every or k in changes})
+        if every or any(k in changes for k in PAYLOAD):
+            out['payload'] = tuple(value(k) for k in PAYLOAD)
+        return out
+
     def _on_parameters(self, params):
         """Check every changed parameter first, then apply them all (or none)."""
         changes = {p.name: p.value for p in params}
@@ -209,7 +294,7 @@ class DynamicsNode(Node):
             if name in changes and not np.isfinite(changes[name]):
                 return SetParametersResult(successful=False,
                                            reason=f'{name} must be a finite number')
-        settings = {k: v for k, v in changes.items() if k in SETTINGS}
+        settings = self._settings(changes) if changes else {}
         if settings and (self.engine is not None or self._candidate is not None):
             try:
                 if self.engine is not None:
@@ -232,6 +317,11 @@ class DynamicsNode(Node):
         if self.engine is not None:
             self.engine.stats.dropped += 1
         self.get_logger().error(f'dropped {what}', throttle_duration_sec=1.0)
+
+    def _refuse(self, what):
+        """Drop a command (trajectory, target): counted, logged (throttled per 0.1 s only)."""
+        self._rejected += 1
+        self.get_logger().error(f'refused {what}', throttle_duration_sec=0.1)
 
     def _on_lost(self, info):
         """DDS lost samples before we took them (queue overflow): count them."""
@@ -308,6 +398,67 @@ class DynamicsNode(Node):
             return
         self._apply_desired(msg.accelerations)
 
+    def _now(self):
+        """Return the node clock in seconds (/clock with use_sim_time)."""
+        return self.get_clock().now().nanoseconds * 1e-9
+
+    def _state_time(self):
+        """
+        Return the time of the state the torques come from: its stamp (else the clock).
+
+        The trajectory is sampled there, so that q and q_d are of the same instant (sampled
+        at the arrival instead, the desired state would lead the measured one by the
+        transport delay: 2-3 mrad at 1.4 rad/s and 2 ms).
+        """
+        t = self.engine.stamp
+        if t is not None and (t.sec or t.nanosec):
+            return t.sec + t.nanosec * 1e-9
+        return self._now()
+
+    def _on_trajectory(self, msg):
+        """Take a new joint trajectory for computed_torque (it replaces the old one)."""
+        if self.engine is None:
+            self._refuse('~/joint_trajectory: no robot yet')
+            return
+        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        pts = msg.points
+        try:
+            self.engine.set_trajectory(
+                msg.joint_names, [p.time_from_start.sec + p.time_from_start.nanosec * 1e-9
+                                  for p in pts],
+                [p.positions for p in pts], [p.velocities for p in pts],
+                [p.accelerations for p in pts], start=stamp if stamp > 0 else self._now())
+        except StateError as exc:
+            self._refuse(f'~/joint_trajectory: {exc}')
+            return
+        if self.engine.mode != 'computed_torque':
+            self.get_logger().warn(f'trajectory received in mode {self.engine.mode}: it is '
+                                   'tracked in computed_torque only', throttle_duration_sec=5.0)
+
+    def _on_target_pose(self, msg):
+        """Take a target pose of the impedance link, in world_frame."""
+        world = self.p('world_frame')
+        if self.engine is None:
+            self._refuse('~/target_pose: no robot yet')
+            return
+        if msg.header.frame_id not in ('', world):
+            self._refuse(f'~/target_pose in frame {msg.header.frame_id!r}: expected '
+                         f'{world!r} (world_frame)')
+            return
+        p, o = msg.pose.position, msg.pose.orientation
+        quat = np.array([o.w, o.x, o.y, o.z])
+        norm = float(np.linalg.norm(quat))
+        if not (np.isfinite(norm) and norm > 1e-9):
+            self._refuse(f'~/target_pose: orientation {quat.tolist()} is not a rotation')
+            return
+        C = np.eye(4)
+        C[:3, :3] = quaternion.to_matrix(quat / norm)
+        C[:3, 3] = (p.x, p.y, p.z)
+        try:
+            self.engine.set_target_pose(C)
+        except StateError as exc:
+            self._refuse(f'~/target_pose: {exc}')
+
     def _apply_desired(self, accelerations):
         try:
             self.engine.set_desired_acceleration(accelerations)
@@ -338,7 +489,7 @@ class DynamicsNode(Node):
         now = time.monotonic()
         inline = self._secondary_timer is None   # secondary_rate 0: with every torque
         try:
-            out = e.cycle(inline)
+            out = e.cycle(inline, now=self._state_time())
         except OutputError as exc:
             self._refused += 1
             self.get_logger().error(str(exc), throttle_duration_sec=1.0)
@@ -496,6 +647,10 @@ class DynamicsNode(Node):
                 ('last_state_age_s', f'{age:.3f}' if math.isfinite(age) else 'never'),
                 ('ignored_joints', ', '.join(e.ignored) or 'none'),
                 ('robot', e.model.name), ('mode', e.mode),
+                ('tracking_error_rad', f'{e.tracking_error:.3g}'
+                 if e.mode == 'computed_torque' else 'n/a'),
+                ('payload', f'{self.p("payload.mass")} kg at {self.p("payload.link")}'
+                 if self.p('payload.link') else 'none'),
                 ('representation', e.representation))]
         msg = DiagnosticArray(status=[st])
         msg.header.stamp = self.get_clock().now().to_msg()

@@ -3,7 +3,9 @@ The computations of the dynamics node, without ROS (nodes are thin adapters over
 
 :class:`DynamicsEngine` keeps the last good joint state of a model, validates incoming
 joint states (names, lengths, NaN) the way a robust ROS node must, and computes what
-the node publishes: joint torques (gravity compensation or full inverse dynamics),
+the node publishes: joint torques (gravity compensation, full inverse dynamics, computed
+torque tracking a joint trajectory, or Cartesian impedance of one link; the laws are
+:mod:`liemb_ros.control`),
 twists of configured links in a chosen representation, the wrenches the joints
 transmit, and Jacobians on request.  It also keeps cycle-time statistics.
 
@@ -16,6 +18,11 @@ last good state is kept.  A floating base takes its pose and body-fixed twist fr
 :meth:`DynamicsEngine.update_base` (the node reads them from ``nav_msgs/Odometry``).
 Every output is checked finite before it leaves (:class:`OutputError`): finite but absurd
 input (velocities of 1e155) must not become NaN torques on a robot.
+
+A payload (mass, centre of mass, inertia at a link) and the gravity vector rebuild the
+model with :meth:`Model.replace` when they change (milliseconds, off the loop): the payload
+then enters ``M``, ``C`` and ``g`` exactly, which an external wrench (its weight only) would
+not, and every cycle costs what it did without it.
 """
 import copy
 import time
@@ -23,11 +30,18 @@ from collections import deque
 
 import numpy as np
 
+from .. import control
 from ..kinematics import (body_twists, forward_kinematics, jacobian, jacobian_derivative,
                           link_pose, link_twist)
 from ..model import REPRESENTATIONS
+from ..model.model import spatial_inertia, transform_inertia
 
-MODES = ('gravity_compensation', 'inverse_dynamics')
+MODES = ('gravity_compensation', 'inverse_dynamics', 'computed_torque', 'cartesian_impedance')
+#: the modes that need a fixed base (all joints actuated)
+FIXED_BASE_MODES = ('computed_torque', 'cartesian_impedance')
+#: the gains' upper bounds: beyond these a 1 kHz loop with a few ms of delay is unstable
+GAIN_LIMITS = {'kp': 1e6, 'kd': 1e4, 'stiffness': 1e7, 'impedance_damping': 1e5,
+               'null_stiffness': 1e4, 'null_damping': 1e3}
 
 #: what the linear and angular rows of each representation refer to
 FRAMES = {
@@ -89,8 +103,13 @@ class DynamicsEngine:
 
     def __init__(self, model, *, mode='gravity_compensation', representation='hybrid',
                  twist_links=(), wrench_joints=(), command_joints=None, base_pose=None,
-                 clamp_effort=True):
-        self.model = model
+                 clamp_effort=True, kp=(400.0,), kd=(40.0,), friction_compensation=True,
+                 impedance_link='',
+                 impedance_representation='hybrid',
+                 stiffness=(5.0, 5.0, 5.0, 1000.0, 1000.0, 1000.0),
+                 impedance_damping=(0.1, 0.1, 0.1, 60.0, 60.0, 60.0), null_stiffness=0.0,
+                 null_damping=0.0, payload=('', 0.0, (), ()), gravity=()):
+        self.base_model = self.model = model
         self.stats = CycleStats()
         self.clamped = 0            # commands limited to the URDF <limit effort>
         self.set_clamp_effort(clamp_effort)
@@ -106,6 +125,24 @@ class DynamicsEngine:
         self._cache = {}
         self.stamp = None
         self.ignored = {}           # joint names the model does not know -> messages with them
+        self.now = 0.0              # the caller's clock (s): trajectories are timed by it
+        self.trajectory = None      # computed_torque: JointTrajectory (None: hold)
+        self.target_pose = None     # cartesian_impedance: 4x4 target (None: where it was)
+        self.posture = None         # cartesian_impedance: null-space posture
+        self.tracking_error = 0.0   # max |q_d - q| of the last computed-torque cycle
+        self._gravity = None
+        self._payload = None
+        self.set_kp(kp)
+        self.set_kd(kd)
+        self.set_friction_compensation(friction_compensation)
+        self.set_stiffness(stiffness)
+        self.set_impedance_damping(impedance_damping)
+        self.set_null_stiffness(null_stiffness)
+        self.set_null_damping(null_damping)
+        self.set_impedance_representation(impedance_representation)
+        self.set_impedance_link(impedance_link)
+        self.set_payload(payload)
+        self.set_gravity(gravity)
         self.set_mode(mode)
         self.set_representation(representation)
         self.set_twist_links(twist_links)
@@ -129,10 +166,144 @@ class DynamicsEngine:
         self.__dict__.update(trial.__dict__)
 
     def set_mode(self, mode):
-        """Select 'gravity_compensation' or 'inverse_dynamics'."""
+        """
+        Select the torque law (:data:`MODES`).
+
+        Entering computed_torque holds the position of the next cycle (until a trajectory
+        arrives); entering cartesian_impedance holds the link's pose and the posture of the
+        next cycle (until a target pose arrives).
+        """
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
+        if mode in FIXED_BASE_MODES and self.model.floating:
+            raise ValueError(f'mode {mode} needs a fixed-base robot (every joint actuated); '
+                             f"'{self.model.name}' has a floating base")
+        if mode != getattr(self, 'mode', None):
+            self.trajectory = self.target_pose = self.posture = None
         self.mode = mode
+
+    def _gains(self, name, values, n):
+        """Validate ``n`` (or 1) finite gains in ``[0, GAIN_LIMITS[name]]``; return an array."""
+        g = np.asarray(values, dtype=float).ravel()
+        if g.size not in (1, n) or not np.all(np.isfinite(g)) or np.any(g < 0) \
+                or np.any(g > GAIN_LIMITS[name]):
+            raise ValueError(f'{name} must be 1 or {n} finite values in [0, '
+                             f'{GAIN_LIMITS[name]:g}]; got {g.tolist()}')
+        return g if g.size == n else np.full(n, g[0])
+
+    def set_kp(self, kp):
+        """Set the computed torque position gains K_p (1/s^2): one value or one per joint."""
+        self.kp = self._gains('kp', kp, self.model.nq)
+
+    def set_kd(self, kd):
+        """Set the computed torque velocity gains K_d (1/s): one value or one per joint."""
+        self.kd = self._gains('kd', kd, self.model.nq)
+
+    def set_friction_compensation(self, on):
+        """Add the URDF Coulomb friction as a computed torque feed-forward (or not)."""
+        self.friction_compensation = bool(on)
+
+    def set_stiffness(self, k):
+        """Impedance stiffness: 6 diagonal values (or one), angular (N m/rad) then linear (N/m)."""
+        self.stiffness = self._gains('stiffness', k, 6)
+
+    def set_impedance_damping(self, d):
+        """Impedance damping: 6 diagonal values, angular (N m s/rad) then linear (N s/m)."""
+        self.impedance_damping = self._gains('impedance_damping', d, 6)
+
+    def set_null_stiffness(self, k):
+        """Null-space posture stiffness (N m/rad; 0: no posture term)."""
+        self.null_stiffness = float(self._gains('null_stiffness', k, 1)[0])
+
+    def set_null_damping(self, d):
+        """Null-space joint damping (N m s/rad)."""
+        self.null_damping = float(self._gains('null_damping', d, 1)[0])
+
+    def set_impedance_representation(self, representation):
+        """Rows of the impedance gains and wrench: 'body' or 'hybrid' (control module doc)."""
+        if representation not in control.IMPEDANCE_REPRESENTATIONS:
+            raise ValueError(f'impedance_representation {representation!r}: expected one of '
+                             f"{', '.join(control.IMPEDANCE_REPRESENTATIONS)}")
+        if representation != getattr(self, 'impedance_representation', representation):
+            self.target_pose = None
+        self.impedance_representation = representation
+
+    def set_impedance_link(self, link):
+        """Set the link the impedance law controls ('': the last leaf link)."""
+        m = self.model
+        if not link:
+            moving = [n for n in leaf_links(m) if m.floating or m.link_body[m.link_index(n)] >= 0]
+            link = (moving or leaf_links(m))[-1]
+        elif m.link_body[m.link_index(link)] < 0 and not m.floating:
+            raise ValueError(f'impedance_link {link!r} is fixed to the base: it cannot move')
+        if link != getattr(self, 'impedance_link', link):
+            self.target_pose = None
+        self.impedance_link = link
+
+    def set_payload(self, payload):
+        """
+        Set a payload ``(link, mass, com, inertia)`` rigidly attached to ``link`` ('': none).
+
+        ``com`` (3,): centre of mass in the link frame (m); ``inertia``: (ixx, ixy, ixz,
+        iyy, iyz, izz) about the centre of mass in link axes (kg m^2; empty: a point mass).
+        The model is rebuilt with the payload's spatial inertia added to the link's body.
+        """
+        link, mass, com, inertia = payload
+        if not link:
+            self._payload = None
+            self._rebuild()
+            return
+        li = self.base_model.link_index(link)
+        if self.base_model.link_body[li] < 0:
+            raise ValueError(f'payload_link {link!r} is fixed to the base: a payload there '
+                             'changes nothing')
+        com = np.asarray(com, dtype=float).ravel()
+        com = np.zeros(3) if com.size == 0 else com
+        i6 = np.asarray(inertia, dtype=float).ravel()
+        i6 = np.zeros(6) if i6.size == 0 else i6
+        if com.shape != (3,) or i6.shape != (6,):
+            raise ValueError('payload_com takes 3 values and payload_inertia 6 (ixx, ixy, ixz, '
+                             f'iyy, iyz, izz); got {com.size} and {i6.size}')
+        if not (np.isfinite(mass) and np.all(np.isfinite(com)) and np.all(np.isfinite(i6))):
+            raise ValueError('non-finite payload mass, centre of mass or inertia')
+        ixx, ixy, ixz, iyy, iyz, izz = i6
+        Ic = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+        ev = np.linalg.eigvalsh(Ic)
+        if mass < 0 or ev[0] < -1e-12 or ev[2] > ev[0] + ev[1] + 1e-12:
+            raise ValueError(f'payload: mass {mass} must be >= 0 and the inertia positive '
+                             'semi-definite with the triangle inequality (principal moments '
+                             f'{ev.tolist()})')
+        pose = np.eye(4)
+        pose[:3, 3] = com
+        self._payload = (li, spatial_inertia(float(mass), pose, Ic))
+        self._rebuild()
+
+    def set_gravity(self, gravity):
+        """Gravity vector in the world frame (m/s^2; empty: the robot model's)."""
+        g = np.asarray(gravity, dtype=float).ravel()
+        if g.size == 0:
+            self._gravity = None
+        elif g.shape != (3,) or not np.all(np.isfinite(g)):
+            raise ValueError(f'gravity takes 3 finite values (or none); got {g.tolist()}')
+        else:
+            self._gravity = g
+        self._rebuild()
+
+    def _rebuild(self):
+        """Build the model with payload and gravity (the loaded one when neither is set)."""
+        if not hasattr(self, '_gravity') or not hasattr(self, '_payload'):
+            return
+        m = self.base_model
+        changes = {}
+        if self._gravity is not None:
+            changes['gravity'] = self._gravity
+        if self._payload is not None:
+            li, M_link = self._payload
+            inertia = np.array(m.inertia)
+            body = m.link_body[li]
+            inertia[body] += transform_inertia(M_link, m.link_offset[li])
+            changes['inertia'] = inertia
+        self.model = m.replace(**changes) if changes else m
 
     def set_representation(self, representation):
         """Select the twist representation: body | spatial | hybrid | mixed."""
@@ -257,16 +428,66 @@ class DynamicsEngine:
         off = self.model.nv - self.model.nq
         self.qdd_desired[off + self._command_index] = a
 
+    def set_trajectory(self, names, times, positions, velocities=(), accelerations=(),
+                       start=None):
+        """
+        Track a new joint trajectory (computed_torque) from ``start`` (the clock of ``now``).
+
+        It replaces the one before, starting from the current state (see
+        :class:`liemb_ros.control.JointTrajectory`).  ``start`` None: :attr:`now`.  Raises
+        :class:`StateError` (nothing changes) for unknown joints, non-increasing times,
+        wrong lengths, non-finite values, or before the state is known.
+        """
+        if not self.ready:
+            raise StateError('no complete joint state yet: a trajectory starts from it')
+        start = self.now if start is None else start
+        try:
+            self.trajectory = control.JointTrajectory(
+                self.model.joint_names, names, times, positions, velocities, accelerations,
+                start=start, q=self.q, qd=self.qd)
+        except ValueError as exc:
+            raise StateError(str(exc)) from None
+
+    def set_target_pose(self, pose):
+        """Target pose (4x4, world) of :attr:`impedance_link`; StateError when not a pose."""
+        C = np.asarray(pose, dtype=float)
+        if C.shape != (4, 4) or not np.all(np.isfinite(C)):
+            raise StateError('non-finite target pose (a finite 4x4 matrix expected)')
+        R = C[:3, :3]
+        if np.abs(R.T @ R - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0:
+            raise StateError('the target orientation is not a rotation')
+        self.target_pose = C
+
     # -- computations ---------------------------------------------------------------------
     def torques(self):
         """Joint torques for the current state, in ``model.joint_names`` order (nq,)."""
         from .. import dynamics
+        m = self.model
         if self.mode == 'gravity_compensation':
-            tau = dynamics.gravity_torques(self.model, self.q, base_pose=self.base_pose)
-        else:
-            tau = dynamics.inverse_dynamics(self.model, self.q, self.qd, self.qdd_desired,
+            tau = dynamics.gravity_torques(m, self.q, base_pose=self.base_pose)
+        elif self.mode == 'inverse_dynamics':
+            tau = dynamics.inverse_dynamics(m, self.q, self.qd, self.qdd_desired,
                                             base_pose=self.base_pose)
-        return tau[self.model.nv - self.model.nq:]
+        elif self.mode == 'computed_torque':
+            if self.trajectory is None:   # hold where the mode found the robot
+                self.trajectory = control.JointTrajectory(
+                    m.joint_names, m.joint_names, [0.0], [self.q], start=self.now, q=self.q,
+                    qd=self.qd)
+            q_d, qd_d, qdd_d = self.trajectory.sample(self.now)
+            self.tracking_error = float(np.abs(q_d - self.q).max())
+            tau = control.computed_torque(m, self.q, self.qd, q_d, qd_d, qdd_d, self.kp,
+                                          self.kd, self.friction_compensation,
+                                          base_pose=self.base_pose)
+        else:
+            if self.target_pose is None:   # hold the pose and posture the mode found
+                self.target_pose = self.link_pose(self.impedance_link)
+                self.posture = self.q.copy()
+            tau = control.cartesian_impedance(
+                m, self.q, self.qd, self.impedance_link, self.target_pose, self.stiffness,
+                self.impedance_damping, self.impedance_representation,
+                self.posture if self.null_stiffness or self.null_damping else None,
+                self.null_stiffness, self.null_damping, base_pose=self.base_pose)
+        return tau[m.nv - m.nq:]
 
     def set_clamp_effort(self, clamp):
         """Limit the effort command to the URDF ``<limit effort>`` of each joint (or not)."""
@@ -390,9 +611,10 @@ class DynamicsEngine:
         mode, rep = self.mode, self.representation
         link = self.model.link_names[-1]
         try:
-            for m in MODES:
-                self.mode = m
+            for m in ('gravity_compensation', 'inverse_dynamics'):   # every kernel the
+                self.mode = m                                         # other modes call too
                 self.torques()
+            control.pose_error(np.eye(4), np.eye(4), 'body')
             for r in REPRESENTATIONS:
                 self.representation = r
                 self.twists()
@@ -406,15 +628,19 @@ class DynamicsEngine:
         self.wrenches()
         return time.perf_counter() - start
 
-    def cycle(self, secondary=True):
+    def cycle(self, secondary=True, now=None):
         """
         One publishing cycle: torques and command, and (``secondary``) twists and wrenches.
+
+        ``now``: the time (s, the clock trajectories are timed by) of this cycle.
 
         Timed into ``stats``.  Returns a dict with 'tau' (model order), 'command', and
         'twists', 'wrenches' (None when not ``secondary``).  Raises :class:`OutputError`
         when any result is not finite (the state is kept).
         """
         t0 = time.perf_counter()
+        if now is not None:
+            self.now = now
         tau = self.torques()
         out = {'tau': tau, 'command': self.command(tau), 'twists': None, 'wrenches': None}
         if secondary:

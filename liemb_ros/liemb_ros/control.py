@@ -1,0 +1,232 @@
+"""
+Control laws of the dynamics node, without ROS: trajectories, computed torque, impedance.
+
+* :class:`JointTrajectory` interpolates joint waypoints the way ros2_control's
+  JointTrajectoryController does: piecewise quintic between points that carry positions,
+  velocities and accelerations, cubic (Hermite) between points with positions and
+  velocities, linear with positions only.  A trajectory whose first point lies in the future
+  starts from the state at its start time (position, velocity, zero acceleration); after
+  its last point it holds that point's position at rest.  Joints it does not name hold the
+  position they had when it started.
+* :func:`computed_torque`:
+  ``τ = M(q)(q̈_d + K_d ė + K_p e) + C q̇ + g + D q̇_d + F tanh(q̇_r / v_f)``
+  with ``e = q_d - q``; the joint damping ``D`` and Coulomb friction ``F`` of the
+  model (URDF ``<dynamics damping friction>``) enter as feed-forwards, the friction
+  along the reference velocity ``q̇_r = q̇_d + K_d⁻¹ K_p e`` (:func:`reference_velocity`;
+  ``v_f`` = :data:`FRICTION_VELOCITY`; it can be left out).  ``M a + C q̇ + g`` is
+  one inverse dynamics call (seed 002 §4), never the matrices.
+* :func:`pose_error` and :func:`cartesian_impedance`:
+  ``τ = Jᵀ(K e - D V) + g + N(K_n (q_n - q) - D_n q̇)`` for one link, with ``J``, ``V``,
+  ``K``, ``D`` and the wrench in one representation (``body`` or ``hybrid``), angular rows
+  first:
+
+  - ``body``: rows 0-2 are rotations about the link's axes (N m/rad, N m s/rad), rows 3-5
+    translations of the link origin along the link's axes (N/m, N s/m);
+  - ``hybrid``: rows 0-2 rotations about world axes, rows 3-5 translations of the link
+    origin along world axes.
+
+  The pose error ``e`` is the rotation vector of ``Rᵀ R_d`` (resolved in the link frame for
+  body, rotated into the world for hybrid) and the origin offset ``p_d - p`` resolved in the
+  same frame as the rows (:func:`pose_error`), so a wrench ``F`` (same rows) on the
+  link holds it, to first order, displaced by ``K⁻¹ F`` from the target.
+  ``N = I - Jᵀ J⁺ᵀ`` keeps the posture term out of the task wrench.
+
+Conventions: twists and wrenches angular first, poses 4x4 link -> world, SI units.
+"""
+import numpy as np
+
+from .dynamics import gravity_torques, inverse_dynamics
+from .kinematics import jacobian, link_pose
+from .lie import so3
+
+#: velocity [rad/s, m/s] over which the friction feed-forward changes sign (smoothly)
+FRICTION_VELOCITY = 0.003
+#: representations in which the impedance law accepts gains
+IMPEDANCE_REPRESENTATIONS = ('body', 'hybrid')
+
+
+class JointTrajectory:
+    """
+    Joint waypoints interpolated as a JointTrajectoryController does; see the module doc.
+
+    ``joint_names``: the model's joints (the order of every sample); ``names``: the joints
+    the trajectory moves (a subset, any order); ``times``: ``time_from_start`` of each
+    point (s, strictly increasing, the first >= 0); ``positions`` (points, len(names));
+    ``velocities``, ``accelerations``: the same shape, or empty (every point without);
+    ``start``: the time of ``time_from_start = 0`` (the caller's clock, s); ``q``, ``qd``:
+    the state at ``start`` (model order), where a trajectory whose first point is later
+    than ``start`` begins.  Raises ValueError naming what is wrong.
+    """
+
+    def __init__(self, joint_names, names, times, positions, velocities=(), accelerations=(),
+                 *, start, q, qd):
+        index = {n: i for i, n in enumerate(joint_names)}
+        names = list(names)
+        unknown = [n for n in names if n not in index]
+        if unknown:
+            raise ValueError(f"unknown joint(s) {', '.join(map(repr, unknown))}; the model "
+                             f"has {', '.join(joint_names)}")
+        if not names or len(set(names)) != len(names):
+            raise ValueError(f'joint names must be distinct and not empty: {names}')
+        t = np.asarray(times, dtype=float)
+        npts = t.size
+        if npts == 0:
+            raise ValueError('a trajectory needs at least one point')
+        if not np.all(np.isfinite(t)) or t[0] < 0 or np.any(np.diff(t) <= 0):
+            raise ValueError(f'time_from_start must be finite, >= 0 and strictly increasing: '
+                             f'{t.tolist()}')
+        shape = (npts, len(names))
+        P = _points(positions, shape, 'positions', required=True)
+        V = _points(velocities, shape, 'velocities')
+        A = _points(accelerations, shape, 'accelerations')
+        if A is not None and V is None:
+            raise ValueError('accelerations without velocities')
+        q = np.asarray(q, dtype=float)
+        qd = np.asarray(qd, dtype=float)
+        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd))) or not np.isfinite(start):
+            raise ValueError('non-finite start state or time')
+        self.joint_names = list(joint_names)
+        self.start = float(start)
+        self._cols = np.array([index[n] for n in names], dtype=np.int64)
+        self._hold = q.copy()
+        if t[0] > 0:   # begin at the current state
+            t = np.r_[0.0, t]
+            P = np.vstack([q[self._cols], P])
+            V = None if V is None else np.vstack([qd[self._cols], V])
+            A = None if A is None else np.vstack([np.zeros(len(names)), A])
+        self.times, self.positions, self.velocities, self.accelerations = t, P, V, A
+        self.duration = float(t[-1])
+
+    def sample(self, now):
+        """Return desired ``(q, q̇, q̈)`` (model order) at time ``now`` (the start's clock)."""
+        q, qd, qdd = self._hold.copy(), np.zeros(self._hold.size), np.zeros(self._hold.size)
+        s = now - self.start
+        t = self.times
+        if s >= t[-1] or t.size == 1:
+            q[self._cols] = self.positions[-1 if s >= 0 else 0]
+            return q, qd, qdd
+        if s < 0:
+            q[self._cols] = self.positions[0]
+            return q, qd, qdd
+        k = int(np.searchsorted(t, s, side='right')) - 1
+        p, v, a = segment(t[k + 1] - t[k], s - t[k], self.positions[k], self.positions[k + 1],
+                          *(None if X is None else X[k:k + 2]
+                            for X in (self.velocities, self.accelerations)))
+        q[self._cols], qd[self._cols], qdd[self._cols] = p, v, a
+        return q, qd, qdd
+
+
+def _points(values, shape, what, required=False):
+    """Stack per-point arrays into ``shape``; None when every point has none."""
+    rows = [np.asarray(r, dtype=float).ravel() for r in values]
+    if not rows or all(r.size == 0 for r in rows):
+        if required:
+            raise ValueError(f'no {what}')
+        return None
+    if len(rows) != shape[0] or any(r.size != shape[1] for r in rows):
+        raise ValueError(f'{what}: every point needs {shape[1]} values (one per joint) or, '
+                         f"for velocities and accelerations, every point none; got "
+                         f'{[r.size for r in rows]}')
+    arr = np.array(rows)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f'non-finite {what}')
+    return arr
+
+
+def segment(T, s, p0, p1, V=None, A=None):
+    """
+    Position, velocity and acceleration at ``s`` in ``[0, T]`` between two points.
+
+    ``V``, ``A``: the end velocities / accelerations stacked (2, n), or None.  Quintic
+    when both are given (matches p, v, a at both ends), cubic Hermite with ``V`` only
+    (p, v), else linear.
+    """
+    h = p1 - p0
+    if V is None:
+        v = h / T
+        return p0 + v * s, v, np.zeros_like(h)
+    v0, v1 = V
+    if A is None:
+        c2 = (3 * h - (2 * v0 + v1) * T) / T**2
+        c3 = (-2 * h + (v0 + v1) * T) / T**3
+        return (p0 + s * (v0 + s * (c2 + s * c3)), v0 + s * (2 * c2 + 3 * s * c3),
+                2 * c2 + 6 * s * c3)
+    a0, a1 = A
+    c2 = a0 / 2
+    c3 = (20 * h - (8 * v1 + 12 * v0) * T - (3 * a0 - a1) * T**2) / (2 * T**3)
+    c4 = (-30 * h + (14 * v1 + 16 * v0) * T + (3 * a0 - 2 * a1) * T**2) / (2 * T**4)
+    c5 = (12 * h - 6 * (v1 + v0) * T + (a1 - a0) * T**2) / (2 * T**5)
+    p = p0 + s * (v0 + s * (c2 + s * (c3 + s * (c4 + s * c5))))
+    v = v0 + s * (2 * c2 + s * (3 * c3 + s * (4 * c4 + s * 5 * c5)))
+    a = 2 * c2 + s * (6 * c3 + s * (12 * c4 + s * 20 * c5))
+    return p, v, a
+
+
+def computed_torque(model, q, qd, q_d, qd_d, qdd_d, kp, kd, friction=True, base_pose=None):
+    """
+    Return ``τ = M(q̈_d + K_d ė + K_p e) + C q̇ + g + D q̇_d + F tanh(q̇_r/v_f)``, (nv,).
+
+    ``e = q_d - q``, ``ė = q̇_d - q̇`` (fixed base).  ``kp``, ``kd``: scalars or per-joint
+    arrays (1/s², 1/s); ``D = model.damping``, ``F = model.friction`` (left out when
+    ``friction`` is false), ``v_f`` = :data:`FRICTION_VELOCITY`, ``q̇_r`` =
+    :func:`reference_velocity`.  One inverse dynamics call (``M a + C q̇ + g``) plus the
+    feed-forwards.
+    """
+    a = qdd_d + kd * (qd_d - qd) + kp * (q_d - q)
+    tau = inverse_dynamics(model, q, qd, a, base_pose=base_pose) + model.damping * qd_d
+    if friction:
+        tau += model.friction * np.tanh(reference_velocity(q, q_d, qd_d, kp, kd)
+                                        / FRICTION_VELOCITY)
+    return tau
+
+
+def reference_velocity(q, q_d, qd_d, kp, kd):
+    """
+    ``q̇_r = q̇_d + K_d⁻¹ K_p (q_d - q)``: the velocity the PD terms ask for (Slotine and Li).
+
+    Its sign is the direction the friction feed-forward pushes: along the desired motion,
+    and towards the target when the joint sticks off it (``K_d = 0``: ``q̇_d`` alone).
+    """
+    kp, kd = np.broadcast_to(kp, np.shape(q)), np.broadcast_to(kd, np.shape(q))
+    ratio = np.divide(kp, kd, out=np.zeros(np.shape(q)), where=kd > 0)
+    return qd_d + ratio * (q_d - q)
+
+
+def pose_error(C, C_d, representation):
+    """
+    Pose error ``e = (rotation, translation)`` (6,) taking ``C`` towards ``C_d``.
+
+    ``body``: ``(log(Rᵀ R_d), Rᵀ (p_d - p))`` resolved in the link frame; ``hybrid``:
+    ``(R log(Rᵀ R_d), p_d - p)`` resolved in the world frame.
+    """
+    R, p = C[:3, :3], C[:3, 3]
+    w = so3.log(R.T @ C_d[:3, :3])
+    dp = C_d[:3, 3] - p
+    if representation == 'body':
+        return np.r_[w, R.T @ dp]
+    if representation == 'hybrid':
+        return np.r_[R @ w, dp]
+    raise ValueError(f'impedance representation {representation!r}: expected one of '
+                     f"{', '.join(IMPEDANCE_REPRESENTATIONS)}")
+
+
+def cartesian_impedance(model, q, qd, link, C_d, K, D, representation='hybrid',
+                        posture=None, k_null=0.0, d_null=0.0, base_pose=None):
+    """
+    ``τ = Jᵀ(K e - D J q̇) + g(q) + (I - Jᵀ J⁺ᵀ)(K_n (q_n - q) - D_n q̇)`` (nv,).
+
+    ``link``: the controlled link; ``C_d``: its target pose (4x4, world); ``K``, ``D``: the
+    6 diagonal stiffness and damping values or 6x6 matrices, angular rows first, in
+    ``representation`` (module docstring); ``posture``: the null-space posture ``q_n``
+    (None: no posture term) with gains ``k_null`` (N m/rad), ``d_null`` (N m s/rad).
+    """
+    J = jacobian(model, q, link, representation, base_pose=base_pose)
+    e = pose_error(link_pose(model, q, link, base_pose=base_pose), C_d, representation)
+    K, D = np.asarray(K, dtype=float), np.asarray(D, dtype=float)
+    V = J @ qd
+    W = (K @ e if K.ndim == 2 else K * e) - (D @ V if D.ndim == 2 else D * V)
+    tau = J.T @ W + gravity_torques(model, q, base_pose=base_pose)
+    if posture is not None:
+        t0 = k_null * (posture - q) - d_null * qd
+        tau += t0 - J.T @ (np.linalg.pinv(J).T @ t0)
+    return tau

@@ -1,0 +1,189 @@
+"""
+Control laws (liemb_ros.control, no ROS) against their definitions and independent sources.
+
+Interpolation: end conditions and finite differences of the polynomials; computed torque:
+Pinocchio's crba, computeCoriolisMatrix and computeGeneralizedGravity; impedance: Pinocchio's
+frame Jacobians and gravity, the pose error in closed form, and the static displacement
+``K⁻¹F`` under a constant wrench (forward dynamics with an external wrench on the link).
+"""
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import liemb_ros as lm
+from liemb_ros import control
+from liemb_ros.lie import so3
+from conftest import SWAP, erd_path
+
+
+@pytest.fixture(scope='module')
+def panda():
+    """Our Panda, Pinocchio's, its data and the column permutation (v_pin = v[perm])."""
+    path = erd_path('panda')
+    model = lm.load_urdf(path)
+    pm = pin.buildModelFromUrdf(path)
+    order = np.argsort([pm.joints[pm.getJointId(n)].idx_v for n in model.joint_names])
+    return model, pm, pm.createData(), order
+
+
+@pytest.mark.parametrize('kind', ['linear', 'cubic', 'quintic'])
+def test_segment_meets_its_end_conditions_and_its_derivatives_are_consistent(kind, rng):
+    T = 0.7
+    p0, p1, v0, v1, a0, a1 = rng.normal(size=(6, 4))
+    V = None if kind == 'linear' else np.array([v0, v1])
+    A = np.array([a0, a1]) if kind == 'quintic' else None
+    for s, p_ref in ((0.0, p0), (T, p1)):
+        p, v, a = control.segment(T, s, p0, p1, V, A)
+        np.testing.assert_allclose(p, p_ref, atol=1e-12)
+        if V is not None:
+            np.testing.assert_allclose(v, V[0] if s == 0 else V[1], atol=1e-11)
+        if A is not None:
+            np.testing.assert_allclose(a, A[0] if s == 0 else A[1], atol=1e-9)
+    h = 1e-6
+    for s in (0.1, 0.35, 0.6):
+        pm_, vm, _ = control.segment(T, s - h, p0, p1, V, A)
+        pp, vp, _ = control.segment(T, s + h, p0, p1, V, A)
+        _, v, a = control.segment(T, s, p0, p1, V, A)
+        np.testing.assert_allclose(v, (pp - pm_) / (2 * h), atol=1e-7)
+        np.testing.assert_allclose(a, (vp - vm) / (2 * h), atol=1e-6)
+
+
+def test_quintic_reproduces_a_quintic_exactly(rng):
+    c = rng.normal(size=6)
+    f = np.polynomial.Polynomial(c)
+    T = 1.3
+    P = [np.array([f(0.0)]), np.array([f(T)])]
+    V = np.array([[f.deriv()(0.0)], [f.deriv()(T)]])
+    A = np.array([[f.deriv(2)(0.0)], [f.deriv(2)(T)]])
+    for s in np.linspace(0, T, 7):
+        p, v, a = control.segment(T, s, P[0], P[1], V, A)
+        np.testing.assert_allclose([p[0], v[0], a[0]],
+                                   [f(s), f.deriv()(s), f.deriv(2)(s)], atol=1e-9)
+
+
+def test_trajectory_starts_from_the_state_holds_the_end_and_other_joints():
+    names = ['a', 'b', 'c']
+    q, qd = np.array([0.1, 0.2, 0.3]), np.array([0.5, 0.0, 0.0])
+    tr = control.JointTrajectory(names, ['c', 'a'], [1.0, 2.0], [[1.0, 2.0], [1.5, 2.5]],
+                                 [[0.0, 0.0], [0.0, 0.0]], start=10.0, q=q, qd=qd)
+    # before the start and at it: the state where it began (c = 0.3, a = 0.1)
+    np.testing.assert_allclose(tr.sample(9.0)[0], q)
+    q_d, qd_d, _ = tr.sample(10.0)
+    np.testing.assert_allclose(q_d, q)
+    np.testing.assert_allclose(qd_d, [0.5, 0.0, 0.0])   # it starts with the current velocity
+    np.testing.assert_allclose(tr.sample(11.0)[0], [2.0, 0.2, 1.0])
+    q_d, qd_d, qdd_d = tr.sample(12.5)                   # after the end: hold, at rest
+    np.testing.assert_allclose(q_d, [2.5, 0.2, 1.5])
+    assert not qd_d.any() and not qdd_d.any()
+    assert 0.2 == tr.sample(10.5)[0][1]                   # joint b is not named: held
+
+
+@pytest.mark.parametrize('names,times,pos,vel,message', [
+    (['a', 'x'], [1.0], [[0, 0]], [], "unknown joint.*'x'"),
+    (['a'], [1.0, 1.0], [[0], [1]], [], 'strictly increasing'),
+    (['a'], [2.0, 1.0], [[0], [1]], [], 'strictly increasing'),
+    (['a'], [-1.0], [[0]], [], '>= 0'),
+    (['a'], [1.0], [[np.nan]], [], 'non-finite positions'),
+    (['a', 'b'], [1.0], [[0]], [], 'positions: every point needs 2'),
+    (['a'], [1.0, 2.0], [[0], [1]], [[0], []], 'velocities: every point'),
+    (['a', 'a'], [1.0], [[0, 0]], [], 'distinct'),
+    (['a'], [], [], [], 'at least one point'),
+])
+def test_bad_trajectories_are_refused_with_a_reason(names, times, pos, vel, message):
+    with pytest.raises(ValueError, match=message):
+        control.JointTrajectory(['a', 'b'], names, times, pos, vel, start=0.0,
+                                q=np.zeros(2), qd=np.zeros(2))
+
+
+def test_computed_torque_against_pinocchio(panda, rng):
+    model, pm, data, order = panda
+    for _ in range(3):
+        q, qd, q_d, qd_d, qdd_d = (model.random_configuration(rng), *rng.normal(size=(4, 9)))
+        kp, kd = rng.uniform(10, 500, 9), rng.uniform(1, 50, 9)
+        tau = control.computed_torque(model, q, qd, q_d, qd_d, qdd_d, kp, kd)
+        qp, vp = q[order], qd[order]
+        M = pin.crba(pm, data, qp)
+        M = np.triu(M) + np.triu(M, 1).T
+        Cm = pin.computeCoriolisMatrix(pm, data, qp, vp)
+        g = pin.computeGeneralizedGravity(pm, data, qp)
+        a = (qdd_d + kd * (qd_d - qd) + kp * (q_d - q))[order]
+        ff = model.damping * qd_d + model.friction * np.tanh((qd_d + kp / kd * (q_d - q)) / 0.003)
+        ref = M @ a + Cm @ vp + g + ff[order]
+        np.testing.assert_allclose(tau[order], ref, atol=1e-9 * (1 + np.abs(ref).max()))
+
+
+def test_pose_error_closed_form():
+    C = np.eye(4)
+    C[:3, :3] = so3.exp([0.0, 0.0, 0.5])
+    C[:3, 3] = (1.0, 2.0, 3.0)
+    Cd = C.copy()
+    Cd[:3, :3] = C[:3, :3] @ so3.exp([0.1, 0.0, 0.0])   # 0.1 rad about the link's x
+    Cd[:3, 3] += (0.0, 0.2, 0.0)                        # 0.2 m along the world y
+    R = C[:3, :3]
+    np.testing.assert_allclose(control.pose_error(C, Cd, 'body'),
+                               np.r_[0.1, 0, 0, R.T @ [0, 0.2, 0]], atol=1e-12)
+    np.testing.assert_allclose(control.pose_error(C, Cd, 'hybrid'),
+                               np.r_[R @ [0.1, 0, 0], 0, 0.2, 0], atol=1e-12)
+    with pytest.raises(ValueError, match='spatial'):
+        control.pose_error(C, Cd, 'spatial')
+
+
+@pytest.mark.parametrize('representation,ref', [('body', pin.LOCAL),
+                                                ('hybrid', pin.LOCAL_WORLD_ALIGNED)])
+def test_impedance_torque_against_its_definition_with_pinocchio(panda, rng,
+                                                                representation, ref):
+    model, pm, data, order = panda
+    q, qd = model.random_configuration(rng), rng.normal(size=9)
+    qp = q[order]
+    pin.framesForwardKinematics(pm, data, qp)
+    pin.computeJointJacobians(pm, data, qp)
+    fid = pm.getFrameId('panda_hand')
+    J = np.empty((6, 9))
+    J[:, order] = SWAP @ pin.getFrameJacobian(pm, data, fid, ref)
+    oMf = data.oMf[fid]
+    C = np.eye(4)
+    C[:3, :3], C[:3, 3] = oMf.rotation, oMf.translation
+    Cd = C.copy()
+    Cd[:3, :3] = C[:3, :3] @ so3.exp([0.05, -0.02, 0.03])
+    Cd[:3, 3] += (0.01, -0.02, 0.03)
+    K, D = rng.uniform(10, 1000, 6), rng.uniform(1, 50, 6)
+    g = np.empty(9)
+    g[order] = pin.computeGeneralizedGravity(pm, data, qp)
+    e = control.pose_error(C, Cd, representation)
+    tau = control.cartesian_impedance(model, q, qd, 'panda_hand', Cd, K, D, representation)
+    np.testing.assert_allclose(tau, J.T @ (K * e - D * (J @ qd)) + g, atol=1e-8)
+    # the posture term makes no task wrench: J⁺ᵀ Δτ = 0
+    qn = model.random_configuration(rng)
+    dtau = control.cartesian_impedance(model, q, qd, 'panda_hand', Cd, K, D, representation,
+                                       posture=qn, k_null=20.0, d_null=2.0) - tau
+    assert np.abs(dtau).max() > 1e-3
+    np.testing.assert_allclose(np.linalg.pinv(J).T @ dtau, 0.0, atol=1e-9)
+
+
+@pytest.mark.parametrize('representation', ['hybrid', 'body'])
+def test_impedance_holds_a_constant_wrench_at_the_static_displacement(representation):
+    """Forward dynamics with a wrench on the hand settle at K⁻¹F from the target (2 %)."""
+    model = lm.load_urdf(erd_path('panda'))
+    link = 'panda_hand'
+    q = np.array([0.0, -0.4, 0.0, -2.2, 0.0, 1.9, 0.8, 0.0, 0.0])
+    qd = np.zeros(9)
+    posture = q.copy()
+    Cd = lm.link_pose(model, q, link)
+    K = np.array([30.0, 30.0, 30.0, 1000.0, 1000.0, 1000.0])
+    D = np.array([2.0, 2.0, 2.0, 60.0, 60.0, 60.0])
+    F = np.array([0.0, 0.0, 0.0, 6.0, -4.0, 5.0])   # a force at the hand origin, no moment
+    dt = 5e-4
+    for _ in range(6000):   # 3 s, semi-implicit Euler
+        C = lm.link_pose(model, q, link)
+        R = C[:3, :3]
+        W_link = F if representation == 'body' else np.r_[R.T @ F[:3], R.T @ F[3:]]
+        tau = control.cartesian_impedance(model, q, qd, link, Cd, K, D, representation,
+                                          posture=posture, d_null=1.0)
+        qdd = lm.forward_dynamics(model, q, qd, tau, f_ext={link: W_link})
+        qd = qd + dt * qdd
+        q = q + dt * qd
+    C = lm.link_pose(model, q, link)
+    assert np.abs(qd).max() < 1e-4
+    disp = -control.pose_error(C, Cd, representation)   # x - x_d in the rows of K
+    np.testing.assert_allclose(disp[3:], F[3:] / K[3:], rtol=0.02)
+    assert np.abs(disp[:3]).max() < 0.02 * np.abs(F[3:] / K[3:]).max()

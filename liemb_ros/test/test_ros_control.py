@@ -1,0 +1,205 @@
+"""
+The dynamics node's controller modes over DDS, with the simulation node as a user starts them.
+
+The simulation and dynamics nodes, one process each with config/ parameters, on the shipped
+liemb_arm7 (the simulation applies the URDF damping and Coulomb friction, which
+computed_torque feeds forward): computed_torque tracks a smooth joint trajectory (RMS error
+against the analytic motion below 1e-3 rad) with the arm carrying its rated 2 kg payload
+(a link fixed to tool0 in the simulation's URDF, payload parameters on the dynamics node);
+told no payload the arm sags, told the right one it is back.  cartesian_impedance (``liemb
+launch sim mode:=cartesian_impedance``) brings the tool towards a target pose (friction
+leaves millimetres); bad trajectories, targets and gains are refused with a reason while the
+node keeps commanding.  The static displacement ``K⁻¹F`` under a wrench is checked without
+ROS in test_control.py (the simulation node has no external wrench input yet).
+"""
+import time
+
+import numpy as np
+import pytest
+
+from conftest import ros_importorskip
+
+pytestmark = [pytest.mark.ros, pytest.mark.filterwarnings('ignore::DeprecationWarning:lark.*')]
+rclpy, _ = ros_importorskip('rclpy', 'liemb_interfaces.srv')
+
+import liemb_ros as lm  # noqa: E402
+from liemb_ros import control  # noqa: E402
+from ros_graph import node_argv  # noqa: E402
+from builtin_interfaces.msg import Duration, Time  # noqa: E402
+from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
+from geometry_msgs.msg import PoseStamped  # noqa: E402
+from std_msgs.msg import Header  # noqa: E402
+from liemb_ros import resources  # noqa: E402
+from rcl_interfaces.srv import SetParameters  # noqa: E402
+from ros_graph import RELIABLE, Latest, diagnostics, param, wait_ready  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
+
+ARM = lm.load_urdf(resources.robot_path('liemb_arm7'))
+#: the start and end of the motion: bent, so that a payload's weight has a lever
+Q0 = np.array([0.0, 0.5, 0.0, -1.0, 0.0, 0.6, 0.0])
+DELTA = np.array([0.15, 0.15, -0.15, -0.2, 0.2, 0.2, 0.2])
+DURATION = 4.0
+#: the impedance stiffness of config/dynamics.yaml (angular rows first)
+STIFFNESS = np.array([5.0, 5.0, 5.0, 1000.0, 1000.0, 1000.0])
+#: the arm's rated payload (2 kg at tool0, config/README of the URDF), as the simulation has
+#: it (a link fixed to tool0) and as the dynamics node's payload parameters say it
+PAYLOAD = dict(mass=2.0, com=[0.0, 0.0, 0.05], inertia=[0.002, 0.0, 0.0, 0.002, 0.0, 0.002])
+PAYLOAD_LINK = """
+  <joint name="payload_joint" type="fixed">
+    <parent link="tool0"/><child link="payload"/>
+  </joint>
+  <link name="payload">
+    <inertial><origin xyz="0 0 0.05"/><mass value="2.0"/>
+      <inertia ixx="0.002" ixy="0" ixz="0" iyy="0.002" iyz="0" izz="0.002"/></inertial>
+  </link>
+</robot>"""
+
+
+def motion(t):
+    """
+    q, q̇, q̈ of ``Q0 + Δ (1 - cos ωt)² / 4``, ω = π/s on [0, 4] s (then held at Q0, at rest).
+
+    Two out-and-back swings, up to 0.4 rad/s; q̇ and q̈ vanish at both ends.
+    """
+    t = np.clip(t, 0.0, DURATION)
+    w = 2 * 2 * np.pi / DURATION
+    c, s = np.cos(w * t), np.sin(w * t)
+    return (Q0 + DELTA * (1 - c) ** 2 / 4, DELTA * w * (1 - c) * s / 2,
+            DELTA * w * w * (s * s + (1 - c) * c) / 2)
+
+
+def _start(graph, mode):
+    graph.start('sim', ['liemb_simulation', 'liemb_dynamics'], [
+        'liemb_simulation:publish_rate:=500.0', 'liemb_simulation:wait_for_command:=true',
+        'liemb_simulation:test_torque_amplitude:=[0.0]',
+        f"liemb_simulation:initial_positions:=[{', '.join(map(str, Q0))}]"],
+        launch_args={'mode': mode})
+    states = Latest(graph, JointState, '/joint_states')
+    diags = Latest(graph, DiagnosticArray, '/diagnostics')
+    wait_ready(graph)
+    graph.spin_until(lambda: len(states.msgs) > 10)
+    return states, diags
+
+
+def _set(graph, **values):
+    req = SetParameters.Request(parameters=[param(k, v) for k, v in values.items()])
+    return graph.call(SetParameters, '/liemb_dynamics/set_parameters', req).results[0]
+
+
+def _stamp(msg):
+    return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+
+
+def _errors(states, start, since, until):
+    """Joint errors against the motion of states stamped in [since, until) (wall clock)."""
+    return np.array([np.array(m.position) - motion(_stamp(m) - start)[0]
+                     for m in states.msgs if since <= _stamp(m) < until])
+
+
+def test_computed_torque_tracks_a_trajectory_and_a_payload_matters(graph, tmp_path):
+    """The simulated arm carries its rated payload; the dynamics node is told by parameters."""
+    urdf = tmp_path / 'arm_with_payload.urdf'
+    text = open(resources.robot_path('liemb_arm7'), encoding='utf-8').read()
+    urdf.write_text(text.replace('</robot>', PAYLOAD_LINK))
+    graph.run('liemb_simulation', node_argv('simulation', [
+        f'urdf_path:={urdf}', 'publish_rate:=500.0', 'wait_for_command:=true',
+        'test_torque_amplitude:=[0.0]', f"initial_positions:=[{', '.join(map(str, Q0))}]"]))
+    graph.run('liemb_dynamics', node_argv('dynamics', [
+        'urdf_path:=liemb_arm7', 'mode:=computed_torque', 'computed_torque.kp:=[900.0]',
+        'computed_torque.kd:=[60.0]', 'payload.link:=tool0',
+        *(f'payload.{k}:={v}' for k, v in PAYLOAD.items())])
+        + ['-r', '~/effort_command:=/liemb_simulation/effort_command'])
+    states = Latest(graph, JointState, '/joint_states')
+    diags = Latest(graph, DiagnosticArray, '/diagnostics')
+    wait_ready(graph)
+    graph.spin_until(lambda: len(states.msgs) > 10)
+    start = time.time() + 0.3
+    traj = JointTrajectory(joint_names=ARM.joint_names)
+    traj.header.stamp = Time(sec=int(start), nanosec=int((start % 1) * 1e9))
+    for t in np.arange(0.1, DURATION + 1e-9, 0.1):
+        q, qd, qdd = motion(t)
+        traj.points.append(JointTrajectoryPoint(
+            positions=q.tolist(), velocities=qd.tolist(), accelerations=qdd.tolist(),
+            time_from_start=Duration(sec=int(t), nanosec=int(round((t % 1) * 1e9)))))
+    pub = graph.node.create_publisher(JointTrajectory, '/liemb_dynamics/joint_trajectory',
+                                      RELIABLE)
+    graph.spin_until(lambda: pub.get_subscription_count() > 0)
+    pub.publish(traj)
+    graph.spin_until(lambda: time.time() > start + DURATION + 0.5)
+    e = _errors(states, start, start, start + DURATION + 0.5)
+    rms = float(np.sqrt(np.mean(e ** 2)))
+    print(f'computed_torque: {len(e)} states, RMS {rms:.2e} rad, max {np.abs(e).max():.2e}')
+    assert len(e) > 500 and rms < 1e-3, (rms, graph.output())
+    # told no payload, the arm sags under the one it carries; told the right one, it is back
+    assert _set(graph, **{'payload.mass': 0.0}).successful
+    graph.spin_for(1.5)
+    wrong = np.abs(_errors(states, start, time.time() - 0.3, time.time())).max()
+    assert _set(graph, **{'payload.mass': PAYLOAD['mass']}).successful
+    graph.spin_for(1.5)
+    right = _errors(states, start, time.time() - 0.3, time.time())
+    print(f'payload parameter 0 kg (2 kg carried): max error {wrong:.2e} rad; 2 kg again: '
+          f'RMS {np.sqrt(np.mean(right ** 2)):.2e} rad')
+    assert wrong > 5e-3 and np.sqrt(np.mean(right ** 2)) < 1e-3
+    level, _, values = diagnostics(diags.msgs, 'liemb_dynamics: cycle')
+    assert values['mode'] == 'computed_torque' and float(values['tracking_error_rad']) < 1e-3
+
+
+def test_impedance_reaches_a_target_and_bad_input_is_refused(graph):
+    states, diags = _start(graph, 'cartesian_impedance')
+    tool = lambda: lm.link_pose(ARM, np.array(states.msgs[-1].position), 'tool0')  # noqa
+    graph.spin_for(0.5)
+    C0 = tool()
+    pub = graph.node.create_publisher(PoseStamped, '/liemb_dynamics/target_pose', RELIABLE)
+    traj = graph.node.create_publisher(JointTrajectory, '/liemb_dynamics/joint_trajectory',
+                                       RELIABLE)
+    graph.spin_until(lambda: pub.get_subscription_count() > 0
+                     and traj.get_subscription_count() > 0)
+    target = PoseStamped()
+    target.header.frame_id = 'world'
+    o = lm.lie.quaternion.from_matrix(C0[:3, :3])
+    target.pose.orientation.w, target.pose.orientation.x = float(o[0]), float(o[1])
+    target.pose.orientation.y, target.pose.orientation.z = float(o[2]), float(o[3])
+    p = C0[:3, 3] + (0.03, -0.02, 0.02)
+    target.pose.position.x, target.pose.position.y, target.pose.position.z = p.tolist()
+    pub.publish(target)
+    graph.spin_for(2.5)
+    C = tool()
+    miss = np.linalg.norm(C[:3, 3] - p)
+    # the simulated joints have Coulomb friction (URDF, 2 % of the effort limit) that the
+    # impedance law does not compensate: the tool stops where the joint torques of the
+    # spring, Jᵀ K e, are within each joint's friction (and much nearer than it started)
+    q = np.array(states.msgs[-1].position)
+    Cd = C0.copy()
+    Cd[:3, 3] = p
+    J = lm.jacobian(ARM, q, 'tool0', 'hybrid')
+    spring = J.T @ (STIFFNESS * control.pose_error(C, Cd, 'hybrid'))
+    print(f'impedance: tool at {miss:.2e} m from the target (offset 4.1e-02 m); spring '
+          f'torques / friction {np.round(np.abs(spring) / ARM.friction, 2).tolist()}')
+    assert miss < 0.02 and np.all(np.abs(spring) < 1.1 * ARM.friction)
+    # bad input: each refused with a reason, counted, the arm stays where it is
+    bad = PoseStamped()
+    bad.header.frame_id = 'world'
+    bad.pose.position.x = float('nan')
+    bad.pose.orientation.w = 1.0
+    for publisher, msg in (
+            (pub, bad), (pub, PoseStamped(header=Header(frame_id='elsewhere'), pose=target.pose)),
+            (traj, JointTrajectory(joint_names=['ghost'], points=[JointTrajectoryPoint(
+                positions=[0.0], time_from_start=Duration(sec=1))])),
+            (traj, JointTrajectory(joint_names=['joint1'], points=[
+                JointTrajectoryPoint(positions=[0.0], time_from_start=Duration(sec=2)),
+                JointTrajectoryPoint(positions=[0.1], time_from_start=Duration(sec=1))]))):
+        publisher.publish(msg)
+        graph.spin_for(0.15)   # the log of refusals is throttled to one per 0.1 s
+    for name, value in (('computed_torque.kp', [-1.0]), ('impedance.stiffness', [1.0, 2.0]),
+                        ('impedance.representation', 'spatial')):
+        result = _set(graph, **{name: value})
+        assert not result.successful and result.reason, name
+    graph.spin_until(lambda: 'non-finite' in graph.output('liemb_dynamics')
+                     and 'strictly increasing' in graph.output('liemb_dynamics'), timeout=10)
+    out = graph.output('liemb_dynamics')
+    assert "'elsewhere'" in out and "'ghost'" in out
+    graph.spin_for(1.2)
+    _, _, values = diagnostics(diags.msgs, 'liemb_dynamics: cycle')
+    assert int(values['dropped']) >= 4 and values['mode'] == 'cartesian_impedance'
+    assert np.linalg.norm(tool()[:3, 3] - C[:3, 3]) < 1e-3   # nothing moved it
