@@ -36,8 +36,11 @@ one-sided spring-damper ``max(0, k p + b ṗ)`` (a soft stop, not an exact one: 
 force keeps the fixed-step Runge-Kutta and Rosenbrock steps, needs no event location or
 impulse, and its stored energy ``½ k p²`` is an ordinary potential), with ``k`` and ``b``
 from a time constant and a damping ratio as in MuJoCo (:meth:`Simulator._limits`).  With
-``damping_method='auto'`` a step that starts with a joint in its limit is a ROS2 step
-with the spring and damper in its Jacobian, so stiff limits stay stable on any robot.  The
+``damping_method='auto'`` a step that starts with a joint in its limit, or that reaches it
+at the joint's velocity (``q + h q̇``), is a ROS2 step with the spring and damper in its
+Jacobian (weighted by the share of the step past the limit), so stiff limits stay stable
+on real robots; impacts cost the step its order (energy balance ~1 % to 5 % of the work
+in an impact at full effort, 1 ms, converging like h^1.4..1.9).  The
 applied torque is clamped to ``±<limit effort>``; ``<dynamics friction>`` F is regularised
 Coulomb friction ``-F tanh(q̇ / v_s)`` (:data:`FRICTION_VELOCITY`), whose slope at rest
 ``F / v_s`` counts as damping for the stiffness test and enters the ROS2 Jacobian.
@@ -591,7 +594,7 @@ class _JointCoordinates:
         self._tau = np.zeros(m.nv)
         self._fd = forward_dynamics_function(m, sim.armature)
         self.implicit = sim.damping_method == 'implicit'
-        # 'auto': a step that starts with a joint in its limit is a ROS2 step
+        # 'auto': a step that starts in a limit or reaches one is a ROS2 step
         self.limits_implicit = sim._auto_limits
         self._P = np.arange(m.nv - m.nq, m.nv, dtype=np.int64)   # joint entries of V
         self._passive = (sim.damping, sim.friction, sim.friction_velocity, sim.lower,
@@ -647,16 +650,19 @@ class _JointCoordinates:
 
     def advance(self, t, h):
         try:
-            if self.implicit or (self.limits_implicit and self._in_limit()):
+            if self.implicit or (self.limits_implicit and self._near_limit(h)):
                 self._ros2(t, h)
             else:
                 self.y = self.stepper.step(t, self.y, h)
         except IntegrationError as exc:
             raise ValueError(str(exc)) from None
 
-    def _in_limit(self):
+    def _near_limit(self, h):
+        """Whether a joint is in its limit now or, at its velocity, reaches it within ``h``."""
         q = self.y[self._sq]
-        return bool(np.any(q < self.sim.lower) or np.any(q > self.sim.upper))
+        reach = q + h * self.y[self._sv][self.nb6:]
+        lo, hi = self.sim.lower, self.sim.upper
+        return bool(np.any(np.minimum(q, reach) < lo) or np.any(np.maximum(q, reach) > hi))
 
     def _ros2(self, t, h):
         """
@@ -675,7 +681,7 @@ class _JointCoordinates:
         base = y[:16].reshape(4, 4) if self.o else None
         q = y[self._sq]
         M = mass_matrix(self.model, q, base_pose=base, armature=self.sim.armature)
-        c, kq = _jacobian_diagonals(q, y[self._sv][self.nb6:], self._passive, g)
+        c, kq = _jacobian_diagonals(q, y[self._sv][self.nb6:], self._passive, g, h)
         L = _damped_cholesky(M, self._P, c, g)
         if L is None:
             raise ValueError('the mass matrix is not positive definite')
@@ -782,12 +788,14 @@ def _joint_torques(q, qd, tau, passive, out):
 
 
 @njit(cache=True)
-def _jacobian_diagonals(q, qd, passive, g):
+def _jacobian_diagonals(q, qd, passive, g, h):
     """
     Return ``c = diag(B + g K)``, ``kq = diag(K)`` of the ROS2 Jacobian at the step's start.
 
     ``B``: the damping, the friction's slope ``F/v_s sech²(q̇/v_s)`` and, for joints in
-    their limits, the limit damper; ``K``: the limit spring of those joints.
+    their limits or reaching them within the step (``q + h q̇``), the limit damper; ``K``:
+    the limit spring of those joints (a spring that engages within the step is stiff for
+    that step already).
     """
     d, F, vs, lo, hi, K, B = passive
     n = q.shape[0]
@@ -800,9 +808,18 @@ def _jacobian_diagonals(q, qd, passive, g):
             if x < 300.0:
                 s = 1.0 / np.cosh(x)
                 c[j] += F[j] / vs * s * s
+        r = q[j] + h * qd[j]
         if q[j] < lo[j] or q[j] > hi[j]:
-            kq[j] = K[j]
-            c[j] += B[j] + g * K[j]
+            w = 1.0
+        elif r < lo[j]:
+            w = (lo[j] - r) / (q[j] - r)      # the share of the step past the limit
+        elif r > hi[j]:
+            w = (r - hi[j]) / (r - q[j])
+        else:
+            w = 0.0
+        if w > 0.0:
+            kq[j] = w * K[j]
+            c[j] += w * (B[j] + g * K[j])
     return c, kq
 
 

