@@ -116,6 +116,28 @@ class JointTrajectory:
         return q, qd, qdd
 
 
+def load_trajectory(path):
+    """
+    Read a joint trajectory from a YAML file; return the :class:`JointTrajectory` arguments.
+
+    The file holds ``joint_names`` (a list) and ``points``, each with ``time_from_start``
+    (s) and ``positions``, optionally ``velocities`` and ``accelerations``: what
+    ``trajectory_msgs/JointTrajectory`` carries.  Returns ``(names, times, positions,
+    velocities, accelerations)``; raises ValueError naming the file when a key is missing.
+    """
+    import yaml
+    with open(path, encoding='utf-8') as f:
+        data = yaml.safe_load(f)
+    try:
+        pts = data['points']
+        return (list(data['joint_names']), [float(p['time_from_start']) for p in pts],
+                [p['positions'] for p in pts], [p.get('velocities', []) for p in pts],
+                [p.get('accelerations', []) for p in pts])
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f'{path}: a trajectory file needs joint_names and points with '
+                         f'time_from_start and positions ({exc!r} missing)') from None
+
+
 def _points(values, shape, what, required=False):
     """Stack per-point arrays into ``shape``; None when every point has none."""
     rows = [np.asarray(r, dtype=float).ravel() for r in values]

@@ -203,3 +203,19 @@ def test_impedance_reaches_a_target_and_bad_input_is_refused(graph):
     _, _, values = diagnostics(diags.msgs, 'liemb_dynamics: cycle')
     assert int(values['dropped']) >= 4 and values['mode'] == 'cartesian_impedance'
     assert np.linalg.norm(tool()[:3, 3] - C[:3, 3]) < 1e-3   # nothing moved it
+
+
+def test_launch_control_tracks_the_demo_trajectory(graph):
+    """``liemb launch control``: the simulated arm follows config/demo_trajectory.yaml."""
+    graph.start('control', ['liemb_simulation', 'liemb_dynamics'])
+    states = Latest(graph, JointState, '/joint_states')
+    diags = Latest(graph, DiagnosticArray, '/diagnostics')
+    graph.spin_until(lambda: 'tracking demo_trajectory.yaml' in graph.output('liemb_dynamics'))
+    n = len(diags.msgs)
+    graph.spin_for(4.0)
+    errors = [float(kv.value) for m in diags.msgs[n:] for st in m.status
+              if st.name == 'liemb_dynamics: cycle' for kv in st.values
+              if kv.key == 'tracking_error_rad' and kv.value != 'n/a']
+    moved = np.abs(np.array(states.msgs[-1].position)).max()
+    print(f'launch control: tracking errors {errors} rad, |q|max {moved:.2f} rad')
+    assert len(errors) >= 3 and max(errors) < 5e-3 and moved > 0.3

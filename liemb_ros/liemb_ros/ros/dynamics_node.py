@@ -31,7 +31,9 @@ Controller modes (``mode``, switchable at run time; the laws are :mod:`liemb_ros
   (``trajectory_msgs/JointTrajectory``: joints by name, a subset holds the others; quintic
   between points with accelerations, cubic with velocities, linear with positions only; a
   new one replaces the old from its ``header.stamp``, 0 = now; after the end it holds the
-  last point; with none it holds the position where the mode started).  Gains
+  last point; with none it holds the position where the mode started;
+  ``computed_torque.trajectory_file`` is a YAML trajectory tracked once the state is known,
+  ``computed_torque.repeat`` starts it again 1 s after its end).  Gains
   ``computed_torque.kp`` (1/s²) and ``computed_torque.kd`` (1/s): one value or one per
   joint.  ``/diagnostics`` reports the largest joint error of the last cycle;
 * ``cartesian_impedance``: ``τ = Jᵀ(K e - D V) + g`` (+ a null-space posture term
@@ -66,6 +68,7 @@ ends the process with exit code 1 and the reason.
 """
 import copy
 import math
+import os
 import sys
 import time
 
@@ -84,8 +87,10 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import Marker, MarkerArray
 
+from .. import control
 from ..kinematics import link_twist
 from ..lie import quaternion
+from ..resources import find
 from .common import (STEADY, ConfigError, Preparation, RobotSource, declare, run,
                      topic_token)
 from .engine import FRAMES, MODES, CycleStats, DynamicsEngine, OutputError, StateError
@@ -134,6 +139,11 @@ class DynamicsNode(Node):
             ('computed_torque.friction_compensation', True, 'computed_torque: add the URDF '
              'Coulomb friction F tanh(qd_r / 0.003) as a feed-forward (qd_r = qd_desired + '
              'kp/kd e)', B, {}),
+            ('computed_torque.trajectory_file', '', 'a joint trajectory (YAML: joint_names, '
+             'points) tracked once the state is known, as if sent on ~/joint_trajectory; a '
+             "file name in config/ or a path ('': none)", S, dict(read_only=True)),
+            ('computed_torque.repeat', False, 'start the trajectory file again 1 s after it '
+             'ends', B, {}),
             ('impedance.link', '', "cartesian_impedance: the controlled link ('': the last "
              'leaf link)', S, {}),
             ('impedance.representation', 'hybrid', 'rows of the impedance gains: body (about '
@@ -173,6 +183,8 @@ class DynamicsNode(Node):
         self.engine = None
         self._candidate = self._preparing = self._odom_sub = None
         self._pending_desired = None
+        self._file_trajectory = self._read_trajectory_file()
+        self._file_started = None   # when the file's trajectory last started (node clock)
         self._rejected = 0          # invalid messages (dropped)
         self._refused = 0           # non-finite outputs (not published)
         self._received = self._processed = self._skipped = self._lost = 0
@@ -415,6 +427,36 @@ class DynamicsNode(Node):
             return t.sec + t.nanosec * 1e-9
         return self._now()
 
+    def _read_trajectory_file(self):
+        """Read ``computed_torque.trajectory_file`` (ConfigError when it cannot be used)."""
+        name = self.p('computed_torque.trajectory_file')
+        if not name:
+            return None
+        try:
+            path = name if os.path.isfile(name) else find('config', name)
+            return control.load_trajectory(path)
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f'computed_torque.trajectory_file: {exc}') from None
+
+    def _start_file_trajectory(self, now):
+        """Start (or, with ``computed_torque.repeat``, restart) the trajectory file's motion."""
+        e = self.engine
+        if e.mode != 'computed_torque':
+            return
+        if self._file_started is not None:
+            end = self._file_started + self._file_trajectory[1][-1] + 1.0
+            if not (self.p('computed_torque.repeat') and now > end):
+                return
+        try:
+            e.set_trajectory(*self._file_trajectory, start=now)
+        except StateError as exc:
+            self._file_trajectory = None
+            self.get_logger().error(f'computed_torque.trajectory_file not tracked: {exc}')
+            return
+        self._file_started = now
+        self.get_logger().info(f"tracking {self.p('computed_torque.trajectory_file')} "
+                               f'({self._file_trajectory[1][-1]:.1f} s)')
+
     def _on_trajectory(self, msg):
         """Take a new joint trajectory for computed_torque (it replaces the old one)."""
         if self.engine is None:
@@ -488,8 +530,11 @@ class DynamicsNode(Node):
             return False
         now = time.monotonic()
         inline = self._secondary_timer is None   # secondary_rate 0: with every torque
+        t_state = self._state_time()
+        if self._file_trajectory is not None:
+            self._start_file_trajectory(t_state)
         try:
-            out = e.cycle(inline, now=self._state_time())
+            out = e.cycle(inline, now=t_state)
         except OutputError as exc:
             self._refused += 1
             self.get_logger().error(str(exc), throttle_duration_sec=1.0)
