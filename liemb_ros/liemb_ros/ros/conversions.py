@@ -5,6 +5,7 @@ Our quaternions are scalar first ``(w, x, y, z)`` (:mod:`liemb_ros.lie.quaternio
 ROS messages order ``(x, y, z, w)``.  Simulation time in seconds becomes a
 ``builtin_interfaces/Time``.
 """
+import numpy as np
 from builtin_interfaces.msg import Time
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
 
@@ -22,6 +23,23 @@ def descriptor(description, type_, lo=None, hi=None, read_only=False):
 def quaternion_xyzw(R):
     """Return the unit quaternion of rotation matrix ``R`` as four floats ``(x, y, z, w)``."""
     return tuple(float(c) for c in quaternion.to_xyzw(quaternion.from_matrix(R)))
+
+
+def pose_matrix(pose):
+    """
+    Return the 4x4 pose of a ``geometry_msgs/Pose`` (the quaternion normalised).
+
+    Raises ValueError when the orientation is no rotation (zero, NaN or infinite).
+    """
+    p, o = pose.position, pose.orientation
+    quat = np.array([o.w, o.x, o.y, o.z])
+    norm = float(np.linalg.norm(quat))
+    if not (np.isfinite(norm) and norm > 1e-9):
+        raise ValueError(f'orientation {quat.tolist()} is not a rotation')
+    C = np.eye(4)
+    C[:3, :3] = quaternion.to_matrix(quat / norm)
+    C[:3, 3] = (p.x, p.y, p.z)
+    return C
 
 
 def to_time(seconds):

@@ -89,10 +89,10 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from .. import control
 from ..kinematics import link_twist
-from ..lie import quaternion
 from ..resources import find
 from .common import (STEADY, ConfigError, Preparation, RobotSource, declare, run,
                      topic_token)
+from .conversions import pose_matrix
 from .engine import FRAMES, MODES, CycleStats, DynamicsEngine, OutputError, StateError
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -387,20 +387,12 @@ class DynamicsNode(Node):
 
     def _on_odometry(self, msg):
         """Floating base: pose (in header.frame_id) and body-fixed twist (child_frame_id)."""
-        p, o = msg.pose.pose.position, msg.pose.pose.orientation
         t = msg.twist.twist
-        quat = np.array([o.w, o.x, o.y, o.z])
-        norm = float(np.linalg.norm(quat))
-        if not (np.isfinite(norm) and norm > 1e-9):
-            self._reject(f'odom message: orientation {quat.tolist()} is not a rotation')
-            return
-        C = np.eye(4)
-        C[:3, :3] = quaternion.to_matrix(quat / norm)
-        C[:3, 3] = (p.x, p.y, p.z)
         try:
-            self.engine.update_base(C, [t.angular.x, t.angular.y, t.angular.z,
-                                        t.linear.x, t.linear.y, t.linear.z])
-        except StateError as exc:
+            self.engine.update_base(pose_matrix(msg.pose.pose),
+                                    [t.angular.x, t.angular.y, t.angular.z,
+                                     t.linear.x, t.linear.y, t.linear.z])
+        except ValueError as exc:   # StateError is one
             self._reject(f'odom message: {exc}')
 
     def _on_desired(self, msg):
@@ -487,18 +479,9 @@ class DynamicsNode(Node):
             self._refuse(f'~/target_pose in frame {msg.header.frame_id!r}: expected '
                          f'{world!r} (world_frame)')
             return
-        p, o = msg.pose.position, msg.pose.orientation
-        quat = np.array([o.w, o.x, o.y, o.z])
-        norm = float(np.linalg.norm(quat))
-        if not (np.isfinite(norm) and norm > 1e-9):
-            self._refuse(f'~/target_pose: orientation {quat.tolist()} is not a rotation')
-            return
-        C = np.eye(4)
-        C[:3, :3] = quaternion.to_matrix(quat / norm)
-        C[:3, 3] = (p.x, p.y, p.z)
         try:
-            self.engine.set_target_pose(C)
-        except StateError as exc:
+            self.engine.set_target_pose(pose_matrix(msg.pose))
+        except ValueError as exc:   # StateError is one
             self._refuse(f'~/target_pose: {exc}')
 
     def _apply_desired(self, accelerations):
