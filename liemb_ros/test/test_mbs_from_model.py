@@ -19,6 +19,10 @@ from liemb_ros.simulation import Simulator
 INERTIAL = ('<inertial><origin xyz="{c} 0 0"/><mass value="{m}"/><inertia ixx="0.01" ixy="0" '
             'ixz="0" iyy="0.02" iyz="0" izz="0.025"/></inertial>')
 
+# the ideal rigid-body robot: no friction, joint limits or effort limits (the Simulator's
+# defaults model them), so that exact properties (momentum, constraints) can be checked
+IDEAL = dict(friction=0.0, limits=False, effort_limits=False)
+
 
 def urdf(links, joints):
     """
@@ -145,7 +149,8 @@ def agreement(model, q0, qd0, tau, update, t_end, steps, **kw):
         # armature 0: the same, unregularised dynamics in both (heavy_top's massless
         # intermediate bodies would get a rotor inertia in joint coordinates otherwise)
         sims = [Simulator(model, dt=dt, q0=q0, qd0=qd0, damping=0.0, coordinates=c,
-                          update=update, armature=0.0, **kw) for c in ('joint', 'absolute')]
+                          update=update, armature=0.0, **IDEAL, **kw)
+                for c in ('joint', 'absolute')]
         runs = [sim.run(t_end, tau) for sim in sims]
         Cj = lm.forward_kinematics(model, sims[0].q, base_pose=sims[0].base_pose)
         Ca = lm.forward_kinematics(model, sims[1].q, base_pose=sims[1].base_pose)
@@ -187,13 +192,14 @@ def test_ground_spherical_joints_exact_on_se3():
     """
     top = lm.load_urdf(resources.robot_path('heavy_top'))
     sim = Simulator(top, dt=1e-2, q0=np.array([0.3, -0.2, 0.1]),
-                    qd0=np.array([2.0, -5.0, 20.0]), coordinates='absolute', damping=0.0)
+                    qd0=np.array([2.0, -5.0, 20.0]), coordinates='absolute', damping=0.0,
+                    **IDEAL)
     sim.step(n=100)
     viol = sim.diagnostics()['constraint_violation']
     assert viol.max() < 1e-13 and np.ptp(viol) == 0.0     # one merged joint, 3 rows
     pend = lm.load_urdf(resources.robot_path('spherical_double_pendulum'))
     sim = Simulator(pend, dt=1e-2, q0=np.array([0.2, 0.1, -0.3, 0.4, -0.2, 0.1]),
-                    coordinates='absolute', update='tailored', damping=0.0)
+                    coordinates='absolute', update='tailored', damping=0.0, **IDEAL)
     sim.step(n=30)
     viol = sim.diagnostics()['constraint_violation']
     assert viol[:3].max() < 1e-13 and viol[3:].min() > 1e-11, viol
