@@ -80,11 +80,25 @@ class Arm:
         self.stamped = node.create_publisher(TwistStamped, '/liemb_servo/twist_cmd', RELIABLE)
         self.jog = node.create_publisher(JointState, '/liemb_servo/joint_jog', RELIABLE)
 
-    def hold(self, pub, msg, seconds):
-        """Publish ``msg`` at 50 Hz for ``seconds``; return the index of the first state."""
+    def hold(self, pub, msg, seconds, samples=0, settle=0.4, timeout=20.0):
+        """
+        Publish ``msg`` at 50 Hz for ``seconds``; return the index of the first state.
+
+        With ``samples``, go on (up to ``timeout`` s) until that many joint states stamped
+        more than ``settle`` s after the first have arrived: a starved machine may run the
+        simulation slower than the wall clock.
+        """
         start = len(self.states.msgs)
-        end = self.graph.node.get_clock().now().nanoseconds + seconds * 1e9
-        while self.graph.node.get_clock().now().nanoseconds < end:
+        clock = self.graph.node.get_clock()
+        begin = clock.now().nanoseconds
+        end, deadline = begin + seconds * 1e9, begin + timeout * 1e9
+
+        def enough():
+            msgs = self.states.msgs[start:]
+            return not samples or (msgs and sum(
+                _t(m) - _t(msgs[0]) > settle for m in msgs) > samples)
+        while (clock.now().nanoseconds < end
+               or (not enough() and clock.now().nanoseconds < deadline)):
             pub.publish(msg)
             self.graph.spin_for(0.02)
         return start
@@ -141,7 +155,7 @@ def test_servo_flies_the_simulated_arm(graph):
     cases = [(arm.rep, _represented(r, V), r) for r in lm.REPRESENTATIONS]
     cases.append((arm.stamped, _stamped('world', V), 'hybrid'))
     for pub, msg, rep in cases:
-        first = arm.hold(pub, msg, 1.0)
+        first = arm.hold(pub, msg, 1.0, samples=40)
         measured = arm.twists(first, rep)
         assert len(measured) > 20, len(measured)
         err = np.abs(measured - V).max(axis=1) / np.abs(V).max()
