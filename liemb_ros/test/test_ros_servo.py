@@ -198,8 +198,11 @@ def test_servo_flies_the_simulated_arm(graph):
     jog = JointState(name=['joint7'], velocity=[1.0])
     first = arm.hold(arm.jog, jog, 1.0)
     assert arm.status.msgs[-1].data == 'halt_for_joint_limit'
+    # it settles at the margin; on the way the simulated arm follows its velocity drive
+    # (20 Hz computed torque, friction) with a lag measured up to 6 mrad on a loaded CI
+    # machine (3 mrad quiet), far from the 100 mrad to the limit itself
     q7 = [m.position[6] for m in arm.states.msgs[first:]]
-    assert max(q7) < 2.9 + 2e-3 and q7[-1] > 2.9 - 5e-3, (max(q7), q7[-1])
+    assert max(q7) < 2.9 + 1e-2 and abs(q7[-1] - 2.9) < 5e-3, (max(q7), q7[-1])
     assert abs(arm.qd()[6]) < 1e-2
     arm.wait_rest()
 
