@@ -102,12 +102,9 @@ class Graph:
         self.spin_until(lambda: time.monotonic() > end)
 
     def call(self, srv_type, name, request):
-        """Call a service and return its response."""
+        """Call a service and return its response (see :func:`call_service`)."""
         client = self.node.create_client(srv_type, name)
-        self.spin_until(lambda: client.service_is_ready())
-        future = client.call_async(request)
-        self.spin_until(future.done)
-        return future.result()
+        return call_service(self.spin_until, client, request)
 
     def close(self):
         """Stop every process (SIGINT, then kill) and the client."""
@@ -124,6 +121,28 @@ class Graph:
         self.executor.shutdown(timeout_sec=1)
         self.node.destroy_node()
         self.context.try_shutdown()
+
+
+def call_service(spin_until, client, request, attempt=3.0, attempts=5):
+    """
+    Call ``client`` with ``request`` the way a robust ROS client must, and return the response.
+
+    ``service_is_ready()`` turns true when the server's request reader has matched the
+    client, which can be before the server's response writer has matched the client's response
+    reader; rmw_fastrtps then drops the response ("failed to send response (timeout): client
+    will not receive response", seen on a loaded CI machine). So the request is sent again when
+    no response came within ``attempt`` seconds, up to ``attempts`` times (our services are
+    idempotent queries). ``spin_until(done, timeout=...)`` spins the client's executor.
+    """
+    spin_until(client.service_is_ready)
+    for k in range(attempts):
+        future = client.call_async(request)
+        end = time.monotonic() + attempt
+        last = k == attempts - 1
+        spin_until(lambda: future.done() or (not last and time.monotonic() > end))
+        if future.done():
+            return future.result()
+        client.remove_pending_request(future)
 
 
 class Latest:

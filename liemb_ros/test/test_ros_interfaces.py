@@ -32,6 +32,7 @@ from rclpy.node import Node  # noqa: E402
 from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile,  # noqa: E402
                        ReliabilityPolicy)
 from tf2_msgs.msg import TF2Error, TFMessage  # noqa: E402
+from ros_graph import call_service  # noqa: E402
 
 # Official type hashes of tf2_msgs (ros2/geometry2, Jazzy and later): our local build must match
 # them, or RViz / tf2_ros on a real ROS install would not talk to our /tf publisher.
@@ -218,12 +219,9 @@ def test_generated_types():
 def test_get_jacobian_round_trip(peer):
     """Call GetJacobian and receive a latched TwistRepresentedArray across processes."""
     client = peer.node.create_client(GetJacobian, SERVICE)
-    peer.spin_until(client.service_is_ready)
 
     def call(**fields):
-        fut = client.call_async(GetJacobian.Request(**fields))
-        peer.spin_until(fut.done)
-        return fut.result()
+        return call_service(peer.spin_until, client, GetJacobian.Request(**fields))
 
     for rep, expected in (('body', ('tool0', 'tool0', 'origin of tool0')),
                           ('spatial', ('world', 'world', 'origin of world')),
