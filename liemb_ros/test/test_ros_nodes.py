@@ -295,3 +295,36 @@ def test_representation_changes_at_run_time(graph, rng):
         np.testing.assert_allclose(V, lm.link_twist(model, q, qd, 'tool0', rep), atol=1e-12)
     refused = set_rep('world')
     assert not refused.successful and 'world' in refused.reason
+
+
+_HEAP_PROBE = '''
+import gc, time
+import liemb_ros as lm
+from liemb_ros.ros import dynamics_node, servo_node, simulation_node  # what a node imports
+from liemb_ros.ros.common import settle_heap
+from liemb_ros import resources
+model = lm.load_urdf(resources.robot_path('liemb_arm7'))
+q = model.neutral()
+lm.inverse_dynamics(model, q, q, q)
+def full_gc():
+    t = time.perf_counter()
+    gc.collect()
+    return time.perf_counter() - t
+before = min(full_gc() for _ in range(3))
+settle_heap()
+after = max(full_gc() for _ in range(3))
+print(gc.get_freeze_count(), before, after)
+'''
+
+
+def test_nodes_settle_the_heap_before_serving():
+    """
+    After ``settle_heap`` (called when a node starts serving), a full garbage collection
+    no longer scans the libraries: it took tens of ms in a node process before, which a
+    1 kHz loop cannot absorb; now well under a millisecond.
+    """
+    out = subprocess.run([sys.executable, '-c', _HEAP_PROBE], capture_output=True,
+                         text=True, timeout=600, check=True).stdout.split()
+    frozen, before, after = int(out[0]), float(out[1]), float(out[2])
+    assert frozen > 100_000 and before > 0.005, (frozen, before)
+    assert after < 1e-3, (before, after)

@@ -19,6 +19,7 @@ What every liemb node shares: parameters, the robot's source, names, the process
   from callbacks that race the shutdown), exit code 1 with the reason for a
   configuration that cannot work.
 """
+import gc
 import re
 import sys
 import threading
@@ -69,6 +70,21 @@ def declare(node, specs):
             node.set_parameters([Parameter(name, Parameter.Type(kind), [])])
         if final.read_only:
             node.set_descriptor(name, final)
+
+
+def settle_heap():
+    """
+    Collect garbage once, then freeze every object that exists now (``gc.freeze``).
+
+    Called when a node starts serving a robot: the imported libraries, the compiled kernels
+    and the model are long-lived (a node holds about 240 000 objects), and a full cyclic
+    collection over them stopped the process for 60-110 ms (measured; 180-380 ms in a
+    process that has also imported Pinocchio and matplotlib), which a 1 kHz loop or a 0.2 s
+    command timeout cannot absorb.  Frozen objects are never scanned again, so a later full
+    collection costs microseconds.  What the loop allocates afterwards is collected as usual.
+    """
+    gc.collect()
+    gc.freeze()
 
 
 class Preparation:

@@ -91,7 +91,7 @@ from .. import control
 from ..kinematics import link_twist
 from ..resources import find
 from .common import (STEADY, ConfigError, Preparation, RobotSource, declare, run,
-                     topic_token)
+                     settle_heap, topic_token)
 from .conversions import pose_matrix
 from .engine import FRAMES, MODES, CycleStats, DynamicsEngine, OutputError, StateError
 
@@ -258,6 +258,7 @@ class DynamicsNode(Node):
             self._set_secondary_rate(self.p('secondary_rate'))
         base = ' floating base (odometry on ' + self.resolve_topic_name('odom') + ');' \
             if model.floating else ''
+        settle_heap()   # no full garbage collection over the libraries in the loop
         self.get_logger().info(f"robot '{model.name}' ({model.nq} joints) from {where};{base} "
                                f'mode {engine.mode}, twists of {", ".join(engine.twist_links)} '
                                f'in {engine.representation}; kernels ready in {warm:.1f} s')

@@ -63,7 +63,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..model import REPRESENTATIONS
 from ..servo import CommandHistory, Servo, Status
-from .common import LATCHED, STEADY, ConfigError, RobotSource, declare, run
+from .common import LATCHED, STEADY, ConfigError, RobotSource, declare, run, settle_heap
 from .engine import FRAMES, CycleStats, DynamicsEngine, StateError, leaf_links
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -221,6 +221,7 @@ class ServoNode(Node):
         servo.twist_step(q, np.zeros(6), frame=servo.link)
         servo.reset()
         warm = time.perf_counter() - start
+        settle_heap()   # no full garbage collection over the libraries in the loop
         self.servo, self.state, self._joints, self._order_idx = servo, state, joints, order
         self._cmd = None
         if self._timer is None:
