@@ -18,7 +18,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import ros_importorskip
+from conftest import erd_path, ros_importorskip
 
 pytestmark = [pytest.mark.ros, pytest.mark.filterwarnings('ignore::DeprecationWarning:lark.*')]
 rclpy, _ = ros_importorskip('rclpy', 'liemb_interfaces.srv')
@@ -57,17 +57,29 @@ PAYLOAD_LINK = """
 </robot>"""
 
 
-def motion(t):
+def motion(t, q0=Q0, delta=DELTA):
     """
-    q, q̇, q̈ of ``Q0 + Δ (1 - cos ωt)² / 4``, ω = π/s on [0, 4] s (then held at Q0, at rest).
+    q, q̇, q̈ of ``q0 + Δ (1 - cos ωt)² / 4``, ω = π/s on [0, 4] s (then held at q0, at rest).
 
     Two out-and-back swings, up to 0.4 rad/s; q̇ and q̈ vanish at both ends.
     """
     t = np.clip(t, 0.0, DURATION)
     w = 2 * 2 * np.pi / DURATION
     c, s = np.cos(w * t), np.sin(w * t)
-    return (Q0 + DELTA * (1 - c) ** 2 / 4, DELTA * w * (1 - c) * s / 2,
-            DELTA * w * w * (s * s + (1 - c) * c) / 2)
+    return (q0 + delta * (1 - c) ** 2 / 4, delta * w * (1 - c) * s / 2,
+            delta * w * w * (s * s + (1 - c) * c) / 2)
+
+
+def _trajectory(names, start, q0=Q0, delta=DELTA):
+    """The motion as a JointTrajectory starting at wall-clock ``start``, a point per 0.1 s."""
+    traj = JointTrajectory(joint_names=list(names))
+    traj.header.stamp = Time(sec=int(start), nanosec=int((start % 1) * 1e9))
+    for t in np.arange(0.1, DURATION + 1e-9, 0.1):
+        q, qd, qdd = motion(t, q0, delta)
+        traj.points.append(JointTrajectoryPoint(
+            positions=q.tolist(), velocities=qd.tolist(), accelerations=qdd.tolist(),
+            time_from_start=Duration(sec=int(t), nanosec=int(round((t % 1) * 1e9)))))
+    return traj
 
 
 def _start(graph, mode):
@@ -116,13 +128,7 @@ def test_computed_torque_tracks_a_trajectory_and_a_payload_matters(graph, tmp_pa
     wait_ready(graph)
     graph.spin_until(lambda: len(states.msgs) > 10)
     start = time.time() + 0.3
-    traj = JointTrajectory(joint_names=ARM.joint_names)
-    traj.header.stamp = Time(sec=int(start), nanosec=int((start % 1) * 1e9))
-    for t in np.arange(0.1, DURATION + 1e-9, 0.1):
-        q, qd, qdd = motion(t)
-        traj.points.append(JointTrajectoryPoint(
-            positions=q.tolist(), velocities=qd.tolist(), accelerations=qdd.tolist(),
-            time_from_start=Duration(sec=int(t), nanosec=int(round((t % 1) * 1e9)))))
+    traj = _trajectory(ARM.joint_names, start)
     pub = graph.node.create_publisher(JointTrajectory, '/liemb_dynamics/joint_trajectory',
                                       RELIABLE)
     graph.spin_until(lambda: pub.get_subscription_count() > 0)
@@ -257,3 +263,43 @@ def test_impedance_static_displacement_under_an_external_wrench(graph):
           f'{expected.tolist()} m, off by {off:.2%}; rotation {rot:.1e} rad, |q̇|max '
           f'{np.abs(states.msgs[-1].velocity).max():.1e}')
     assert off < 0.02 and rot < 1e-3
+
+
+def test_computed_torque_on_the_panda_from_example_robot_data(graph):
+    """
+    example-robot-data's Panda (9 joints: the arm and two independent fingers, URDF damping)
+    in the simulation and the dynamics node: a trajectory of the seven arm joints is tracked
+    (RMS below 1e-3 rad), the fingers it does not name hold their place.
+    """
+    path = erd_path('panda')
+    panda = lm.load_urdf(path)
+    q0 = np.array([0.0, -0.3, 0.0, -2.0, 0.0, 1.6, 0.8, 0.02, 0.02])
+    delta = np.array([0.15, 0.15, -0.15, -0.2, 0.2, 0.2, 0.2])
+    graph.run('liemb_simulation', node_argv('simulation', [
+        f'urdf_path:={path}', 'publish_rate:=500.0', 'wait_for_command:=true',
+        'test_torque_amplitude:=[0.0]', f"initial_positions:=[{', '.join(map(str, q0))}]"]))
+    graph.run('liemb_dynamics', node_argv('dynamics', [
+        f'urdf_path:={path}', 'mode:=computed_torque', 'computed_torque.kp:=[900.0]',
+        'computed_torque.kd:=[60.0]', 'twist_links:=[panda_hand]', 'wrench_joints:=[]'])
+        + ['-r', '~/effort_command:=/liemb_simulation/effort_command'])
+    states = Latest(graph, JointState, '/joint_states')
+    wait_ready(graph)
+    graph.spin_until(lambda: len(states.msgs) > 10)
+    assert list(states.msgs[-1].name) == panda.joint_names
+    start = time.time() + 0.3
+    pub = graph.node.create_publisher(JointTrajectory, '/liemb_dynamics/joint_trajectory',
+                                      RELIABLE)
+    graph.spin_until(lambda: pub.get_subscription_count() > 0)
+    pub.publish(_trajectory(panda.joint_names[:7], start, q0[:7], delta))
+    graph.spin_until(lambda: time.time() > start + DURATION + 0.5)
+    q = np.array([m.position for m in states.msgs
+                  if start <= _stamp(m) < start + DURATION + 0.5])
+    t = np.array([_stamp(m) for m in states.msgs
+                  if start <= _stamp(m) < start + DURATION + 0.5]) - start
+    e = q[:, :7] - np.array([motion(ti, q0[:7], delta)[0] for ti in t])
+    rms = float(np.sqrt(np.mean(e ** 2)))
+    fingers = np.abs(q[:, 7:] - q0[7:]).max()
+    print(f'Panda computed_torque: {len(e)} states, RMS {rms:.2e} rad, max '
+          f'{np.abs(e).max():.2e}; fingers moved at most {fingers:.1e} m')
+    assert len(e) > 500 and rms < 1e-3, (rms, graph.output())
+    assert fingers < 1e-3
