@@ -1,5 +1,7 @@
 """
-Lie group time integration: Munthe-Kaas Runge-Kutta on ``G x R^k`` (seed 000 App. B).
+Lie group time integration: Munthe-Kaas Runge-Kutta on ``G x R^k`` ([MT14] App. B).
+
+Theory: docs/theory/integrators.md; references ([MT14], [MT13], [HGS18]): docs/theory/README.md.
 
 API (everything below is importable from ``liemb_ros.integrators``)::
 
@@ -24,7 +26,7 @@ body-fixed (left-trivialised) velocity: ``C' = C V^`` on SE(3), ``(R', r') = (R 
 on SO(3)xR^3, ``y'`` on vectors.
 
 Tableaus (:mod:`.tableaus`): ``EULER``, ``HEUN``, ``MIDPOINT``, ``RK3``, ``RK4`` (classical;
-the papers' MK-RK4 and the consistent 4th-order variant of seed 003 §5.3: stage
+the papers' MK-RK4 and the consistent 4th-order variant of [HGS18] §5.3: stage
 configurations ``y exp(Psi_j)``, increment reset to 0 every step), ``RK38`` and embedded
 pairs ``HEUN_EULER``, ``BOGACKI_SHAMPINE``, ``DORMAND_PRINCE`` for :func:`integrate_adaptive`.
 ``Tableau(name, a, b, c, order, b_hat=None, embedded_order=None)`` makes others.

@@ -1,9 +1,9 @@
 """
-Munthe-Kaas Runge-Kutta (RKMK) steps on a state space ``G x R^k`` (seed 000 App. B).
+Munthe-Kaas Runge-Kutta (RKMK) steps on a state space ``G x R^k`` ([MT14] App. B).
 
 For ``y' = y f(t, y)`` (``f`` returns the left-trivialised velocity in algebra coordinates,
 e.g. body-fixed twists on SE(3), mixed velocities on SO(3)xR^3, plain derivatives on vector
-factors), one explicit s-stage step of size ``h`` is (seed 000 eq. (83), seed 001 eq. (36)):
+factors), one explicit s-stage step of size ``h`` is ([MT14] eq. (83), [MT13] eq. (36)):
 
     Psi_1 = 0,  Psi_j = h sum_{l<j} a_jl k_l,
     k_j = dexp^-1_{-Psi_j} f(t + c_j h, y exp(Psi_j)),
@@ -12,8 +12,9 @@ factors), one explicit s-stage step of size ``h`` is (seed 000 eq. (83), seed 00
 On a vector factor this is the classical Runge-Kutta step; on a group factor the update is
 a right multiplication by the exact exponential, so every stage and the result stay on the
 group (no re-orthonormalisation) and a motion confined to a subgroup stays in it
-(seed 000 Corollary 1).  With an embedded ``b_hat`` the local error estimate is the
+([MT14] Corollary 1).  With an embedded ``b_hat`` the local error estimate is the
 algebra vector ``h sum_j (b_j - b_hat_j) k_j`` (both candidate solutions are ``y exp(.)``).
+Theory: docs/theory/integrators.md.
 """
 import math
 
@@ -32,8 +33,9 @@ class IntegrationError(FloatingPointError):
 
 
 #: Largest rotation angle [rad] of a stage increment ``Psi_j`` or of the update ``Phi``.
-#: ``dexp^-1_{-Psi}`` (seed 000 eqs. (44), (56)) is analytic for ``|Psi_omega| < 2 pi`` and
-#: singular at ``2 pi`` (``det dexp = 2 (1 - cos t) / t^2``, erratum E12: not at ``pi``); the
+#: ``dexp^-1_{-Psi}`` ([MT14] eqs. (44), (56)) is analytic for ``|Psi_omega| < 2 pi`` and
+#: singular at ``2 pi`` (``det dexp = 2 (1 - cos t) / t^2``; not at ``pi`` as [MT14] App. A.4
+#: says, docs/theory/errata.md#mt14-a4-singularity); the
 #: guard keeps a 10 % margin, where ``det dexp`` is still 0.012 and the coefficients of
 #: ``dexp^-1`` are below 0.3.  ``Stepper(..., max_angle=None)`` switches the guard off.
 MAX_STEP_ANGLE = 0.9 * 2.0 * math.pi

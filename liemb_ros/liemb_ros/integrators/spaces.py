@@ -1,14 +1,16 @@
 """
-State spaces ``G x R^k`` for Munthe-Kaas Runge-Kutta integration (seed 000 App. B, 001 §2-3).
+State spaces ``G x R^k`` for Munthe-Kaas Runge-Kutta ([MT14] App. B, [MT13] §2-3).
+
+Theory: docs/theory/integrators.md; references: docs/theory/README.md.
 
 A state is **one flat float64 array**; a space says how it is cut into factors and how the
 two maps the RKMK method needs act on it:
 
 * ``exp_mul(y, psi)``: the right update ``y exp(psi)`` with the *exact* group exponential
-  (seed 000 eq. (83), ``g_i = g_{i-1} exp Phi``); on a vector factor it is ``y + psi``;
+  ([MT14] eq. (83), ``g_i = g_{i-1} exp Phi``); on a vector factor it is ``y + psi``;
 * ``dexpinv_neg(psi, k)``: ``dexp^-1_{-psi} k``, the left-trivialised inverse tangent map
-  (seed 000 eq. (82), note the minus sign); the identity on vector factors
-  (seed 001 eqs. (14), (28), (33)).
+  ([MT14] eq. (82), note the minus sign); the identity on vector factors
+  ([MT13] eqs. (14), (28), (33)).
 
 Factors (algebra coordinates angular first):
 
@@ -49,7 +51,7 @@ def exp_mul_kernel(kinds, yoff, aoff, dims, y, psi, out):
     """
     Write ``y exp(psi)`` factor by factor into ``out``; return the largest rotation angle.
 
-    SE(3): ``C exp(X^)``, ``exp`` of seed 000 eqs. (51)-(52); SO(3)xR^3: ``(R exp xi^, r + u)``
+    SE(3): ``C exp(X^)``, ``exp`` of [MT14] eqs. (51)-(52); SO(3)xR^3: ``(R exp xi^, r + u)``
     (eq. (65)); SO(3): ``R exp xi^``; vectors: ``y + psi``.
     """
     biggest = 0.0
@@ -99,11 +101,12 @@ def _cross(a0, a1, a2, b0, b1, b2):
 @njit(cache=True)
 def dexpinv_neg_kernel(kinds, aoff, dims, psi, k, out):
     """
-    Write ``dexp^-1_{-psi} k`` factor by factor into ``out`` (seed 000 eqs. (44), (56)).
+    Write ``dexp^-1_{-psi} k`` factor by factor into ``out`` ([MT14] eqs. (44), (56)).
 
     With ``A = I + psi^/2 + k1 psi^2`` (``k1 = (1 - (t/2)cot(t/2))/t^2``) the SO(3) block is
-    ``A``; SE(3) is ``[[A, 0], [U, A]]`` with the corrected block of erratum E6 evaluated at
-    ``-psi``: ``U k_w = eta x k_w / 2 + k1 (eta x (xi x k_w) + xi x (eta x k_w))
+    ``A``; SE(3) is ``[[A, 0], [U, A]]`` with the block ``U`` of [MT14] eq. (57) (misprints
+    corrected, docs/theory/errata.md#mt14-eq57) evaluated at ``-psi``:
+    ``U k_w = eta x k_w / 2 + k1 (eta x (xi x k_w) + xi x (eta x k_w))
     + (xi.eta) u2 xi x (xi x k_w)``; SO(3)xR^3 leaves the translation part alone
     (eq. (68)); vectors are copied.
     """
@@ -150,7 +153,7 @@ class Product:
     Direct product of factors; the state is one flat array, the algebra another.
 
     ``Product(SE3(), Vector(6))`` is the state space of one rigid body with body-fixed
-    twist, ``S = SE(3) x R^6`` of seed 001 §3 (product ``(C1, V1)(C2, V2) = (C1 C2,
+    twist, ``S = SE(3) x R^6`` of [MT13] §3 (product ``(C1, V1)(C2, V2) = (C1 C2,
     V1 + V2)``).  Nested products are flattened.
     """
 
@@ -218,7 +221,7 @@ class Product:
         return out
 
     def dexpinv_neg(self, psi, k, out=None):
-        """Return ``dexp^-1_{-psi} k`` (left-trivialised, seed 000 eq. (82))."""
+        """Return ``dexp^-1_{-psi} k`` (left-trivialised, [MT14] eq. (82))."""
         if out is None:
             out = np.empty(self.dim)
         dexpinv_neg_kernel(self.kinds, self.aoff, self.dims, psi, k, out)
@@ -246,7 +249,7 @@ class _Factor:
 
 
 class SE3(_Factor, Product):
-    """SE(3) with body-fixed twists ``(omega, v)``; state a 4x4 pose (seed 000 eq. (16b))."""
+    """SE(3) with body-fixed twists ``(omega, v)``; state a 4x4 pose ([MT14] eq. (16b))."""
 
     kind = SE3_KIND
     size, dim, shape = 16, 6, (4, 4)

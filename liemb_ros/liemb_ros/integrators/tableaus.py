@@ -1,5 +1,5 @@
 """
-Explicit Butcher tableaus for the Munthe-Kaas method (seed 000 App. B, seed 001 §4).
+Explicit Butcher tableaus for the Munthe-Kaas method ([MT14] App. B, [MT13] §4).
 
 A :class:`Tableau` holds ``a`` (strictly lower triangular, s x s), ``b``, ``c``, the order
 and optionally an embedded weight vector ``b_hat`` of lower order for error estimation.
@@ -7,10 +7,10 @@ RKMK keeps the order of the underlying Runge-Kutta method when ``dexp^-1`` is ex
 (it is here), so the classical orders carry over to the Lie group.
 
 Provided: :data:`EULER` (1), :data:`HEUN` (2), :data:`MIDPOINT` (2, the "explicit
-trapezoidal" scheme of seed 000 §4, erratum E13), :data:`RK3` (Kutta, 3),
-:data:`RK4` (classical, 4, the papers' scheme and the consistent variant of seed 003
-§5.3), :data:`RK38` (3/8 rule, 4), and the embedded pairs :data:`HEUN_EULER` (2(1)),
-:data:`BOGACKI_SHAMPINE` (3(2)) and :data:`DORMAND_PRINCE` (5(4)).
+trapezoidal" scheme of [MT14] §4, which is the midpoint rule: docs/theory/errata.md#mt14-s4),
+:data:`RK3` (Kutta, 3), :data:`RK4` (classical, 4, the papers' scheme and the consistent
+variant of [HGS18] §5.3), :data:`RK38` (3/8 rule, 4), and the embedded pairs
+:data:`HEUN_EULER` (2(1)), :data:`BOGACKI_SHAMPINE` (3(2)) and :data:`DORMAND_PRINCE` (5(4)).
 """
 import numpy as np
 

@@ -1,7 +1,8 @@
 """
 Lie groups of rigid-body motion: SO(3), SE(3), SO(3)xR^3, quaternions, dual quaternions.
 
-Seed 000/001 digest §1, seed 004 App. A, seed 002 App. B.  One vocabulary for every group
+Theory: docs/theory/conventions.md ([MT14] App. A, [M18k] App. A, [M18d] App. B; the
+references are listed in docs/theory/README.md).  One vocabulary for every group
 (``compose``, ``inverse``, ``act``, ``exp``, ``log``, ``Ad``, ``ad``, ``dexp``,
 ``dexpinv``); every function is batched over leading axes, ``[..., k] -> [..., m]``.
 

@@ -8,16 +8,16 @@ every result is written into an ``out`` array given by the caller, and ``out`` m
 of the inputs (``Ad_apply_into(C, X, X)`` maps ``X`` in place): each kernel reads its
 inputs into locals before it writes.
 
-Conventions (fixed for the whole project, seed 004 App. A, seed 002 App. B):
+Conventions (fixed for the whole project; docs/theory/conventions.md):
 
 * twists/screws are angular first, ``X = (xi, eta) = (omega, v)``;
 * wrenches are moment first, ``W = (m, f)``, so that power is ``W @ V``;
 * poses are 4x4 homogeneous matrices ``C = [[R, r], [0, 1]]`` mapping body to
   world coordinates;
-* ``Ad_C = [[R, 0], [r~ R, R]]`` (seed 004 eq. (88)), ``(Ad_C X)^ = C X^ C^-1``;
-* ``ad_X = [[xi~, 0], [eta~, xi~]]`` (seed 002 eq. (115)), ``ad_X Y = [X, Y]``.
+* ``Ad_C = [[R, 0], [r~ R, R]]`` ([M18k] eq. (88)), ``(Ad_C X)^ = C X^ C^-1``;
+* ``ad_X = [[xi~, 0], [eta~, xi~]]`` ([M18d] eq. (115)), ``ad_X Y = [X, Y]``.
 
-Small-angle branches use Taylor series (seed 000/001 digest §1.5), so results are
+Small-angle branches use Taylor series (docs/theory/conventions.md), so results are
 smooth through ``theta = 0``.
 """
 import math
@@ -54,8 +54,8 @@ def exp_se3_scalars(x0, x1, x2, x3, x4, x5, t):
     Return ``exp((X t)^)`` as the 12 scalars ``(R00..R22 row-major, p0, p1, p2)``.
 
     ``X = (xi, eta)`` is any element of se(3) (not necessarily a unit screw); ``t``
-    scales it (seed 004 eqs. (85), (86)).  The translation is ``dexp_xi eta`` with the
-    closed form of seed 000 eq. (40), valid for any pitch and any point on the axis.
+    scales it ([M18k] eqs. (85), (86)).  The translation is ``dexp_xi eta`` with the
+    closed form of [MT14] eq. (40), valid for any pitch and any point on the axis.
     Scalars in, scalars out, so the recursive kernels keep everything in registers.
 
     Joint screws are mostly pure rotations about a unit axis through the origin (R
@@ -132,7 +132,7 @@ def compose_into(C1, C2, out):
 
 @njit(cache=True, inline='always')
 def inverse_into(C, out):
-    """Write ``C^-1 = [[R^T, -R^T r], [0, 1]]`` (seed 004 eq. (78)) into ``out`` (may be ``C``)."""
+    """Write ``C^-1 = [[R^T, -R^T r], [0, 1]]`` ([M18k] eq. (78)) into ``out`` (may be ``C``)."""
     r00, r01, r02, r0 = C[0, 0], C[0, 1], C[0, 2], C[0, 3]
     r10, r11, r12, r1 = C[1, 0], C[1, 1], C[1, 2], C[1, 3]
     r20, r21, r22, r2 = C[2, 0], C[2, 1], C[2, 2], C[2, 3]
@@ -156,7 +156,7 @@ def inverse_into(C, out):
 
 @njit(cache=True, inline='always')
 def Ad_apply_into(C, X, out):
-    """Write ``Ad_C X = (R xi, r x (R xi) + R eta)`` into ``out`` (seed 004 eq. (88))."""
+    """Write ``Ad_C X = (R xi, r x (R xi) + R eta)`` into ``out`` ([M18k] eq. (88))."""
     x0 = X[0]
     x1 = X[1]
     x2 = X[2]
@@ -179,7 +179,7 @@ def Ad_apply_into(C, X, out):
 
 @njit(cache=True, inline='always')
 def Ad_inv_apply_into(C, X, out):
-    """Write ``Ad_C^-1 X = (R^T xi, R^T (eta - r x xi))`` into ``out`` (seed 004 eq. (90))."""
+    """Write ``Ad_C^-1 X = (R^T xi, R^T (eta - r x xi))`` into ``out`` ([M18k] eq. (90))."""
     r0 = C[0, 3]
     r1 = C[1, 3]
     r2 = C[2, 3]
@@ -203,7 +203,7 @@ def AdT_apply_into(C, W, out):
     Write ``Ad_C^T W`` into ``out`` (pull a wrench back through ``C``).
 
     A wrench ``W = (m, f)`` given in the frame reached through ``C`` is expressed in
-    the frame ``C`` starts from: ``W_1 = Ad_C^T W_0`` (seed 002 eq. (120)).
+    the frame ``C`` starts from: ``W_1 = Ad_C^T W_0`` ([M18d] eq. (120)).
     """
     r0 = C[0, 3]
     r1 = C[1, 3]
@@ -266,7 +266,7 @@ def adT_apply_into(X, W, out):
     Write ``ad_X^T W`` for a twist ``X = (w, v)`` and wrench ``W = (m, f)``.
 
     ``ad_X^T = [[-w~, -v~], [0, -w~]]`` so ``ad_X^T W = (m x w + f x v, f x w)``;
-    the Euler-Poincare equation reads ``M V' - ad_V^T M V = W`` (seed 000 eq. (20)).
+    the Euler-Poincare equation reads ``M V' - ad_V^T M V = W`` ([MT14] eq. (20)).
     """
     m0 = W[1] * X[2] - W[2] * X[1] + W[4] * X[5] - W[5] * X[4]
     m1 = W[2] * X[0] - W[0] * X[2] + W[5] * X[3] - W[3] * X[5]

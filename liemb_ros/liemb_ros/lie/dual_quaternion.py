@@ -1,16 +1,17 @@
 """
-Unit dual quaternions for rigid-body poses (seed 000 App. A.4, digest §3.3, errata E8-E11).
+Unit dual quaternions for rigid-body poses ([MT14] App. A.4; docs/theory/conventions.md).
 
 A dual quaternion is an (8,) array ``D = (Q, Qe)``: real part ``Q = (w, x, y, z)`` (the
 rotation, :mod:`liemb_ros.lie.quaternion`) and dual part ``Qe = (1/2) (0, r) o Q``
-(eq. (74)), so ``r = 2 vec(Qe o Q*)``.  ``D`` and ``-D`` are the same pose (erratum E11:
-not ``(Q*, Qe)``); :func:`from_matrix` and :func:`log` take ``w >= 0``.
+(eq. (74)), so ``r = 2 vec(Qe o Q*)``.  ``D`` and ``-D`` are the same pose (not ``(Q*, Qe)``
+as [MT14] App. A.4 prints, docs/theory/errata.md#mt14-a4-double-cover); :func:`from_matrix`
+and :func:`log` take ``w >= 0``.
 
 The exponential of a screw ``X = (xi, eta)`` (angular first, as :mod:`liemb_ros.lie.se3`)
 is the dual-quaternion exponential of ``(xi + eps eta)/2``: the body-fixed kinematics
-``Q' = Q o (0, omega)/2``, ``Qe' = (Q o (0, v) + Qe o (0, omega))/2`` (digest §3.3)
-integrate a constant twist to it, so ``to_matrix(exp(X)) == se3.exp(X)``.
-All functions are batched over leading axes.
+``Q' = Q o (0, omega)/2``, ``Qe' = (Q o (0, v) + Qe o (0, omega))/2`` ([MT14] eq. (78)
+corrected, docs/theory/errata.md#mt14-eq76) integrate a constant twist to it, so
+``to_matrix(exp(X)) == se3.exp(X)``.  All functions are batched over leading axes.
 """
 import math
 
@@ -51,7 +52,7 @@ def to_matrix_into(D, out):
 
 @njit(cache=True)
 def multiply_into(A, B, out):
-    """Write ``A o B = (Q_A Q_B, Q_A Qe_B + Qe_A Q_B)`` (seed 000 eq. (71)) into ``out`` (8,)."""
+    """Write ``A o B = (Q_A Q_B, Q_A Qe_B + Qe_A Q_B)`` ([MT14] eq. (71)) into ``out`` (8,)."""
     r = quaternion.multiply_scalars(A[0], A[1], A[2], A[3], B[0], B[1], B[2], B[3])
     d1 = quaternion.multiply_scalars(A[0], A[1], A[2], A[3], B[4], B[5], B[6], B[7])
     d2 = quaternion.multiply_scalars(A[4], A[5], A[6], A[7], B[0], B[1], B[2], B[3])

@@ -1,7 +1,7 @@
 """
 Unit quaternions (Euler parameters) for rotations, scalar first ``q = (w, x, y, z)``.
 
-Hamilton convention (seed 000 App. A.4, digest §3.3): ``q o p`` is the Hamilton product,
+Hamilton convention ([MT14] App. A.4): ``q o p`` is the Hamilton product,
 and ``R(q) v = q o (0, v) o q*`` with ``R(q)`` mapping body to world coordinates like
 :mod:`liemb_ros.lie.so3`.  ``q`` and ``-q`` are the same rotation; functions that choose
 (:func:`from_matrix`, :func:`log`) take ``w >= 0``.  ROS messages order ``(x, y, z, w)``:
@@ -29,7 +29,7 @@ def to_matrix_into(q, out):
     Write the rotation matrix of ``q`` (3x3) into ``out``.
 
     ``R = I + s [[-(y2+z2), xy-wz, xz+wy], [xy+wz, -(x2+z2), yz-wx], [xz-wy, yz+wx, -(x2+y2)]]``
-    with ``s = 2/|q|^2``, a rotation for any non-zero ``q`` (seed 000 eq. (73), ``R = D E^T``).
+    with ``s = 2/|q|^2``, a rotation for any non-zero ``q`` ([MT14] eq. (73), ``R = D E^T``).
     """
     w = q[0]
     x = q[1]

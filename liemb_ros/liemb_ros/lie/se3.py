@@ -1,23 +1,24 @@
 """
-The rigid-body group SE(3) (seed 000 App. A.2, seed 004 App. A, seed 002 App. B).
+The rigid-body group SE(3) ([MT14] App. A.2, [M18k] App. A, [M18d] App. B).
 
 Elements are 4x4 poses ``C = [[R, r], [0, 1]]`` mapping body to world coordinates
 (``p_world = R p_body + r``).  Algebra elements are screws/twists ``X = (xi, eta)``,
 angular first, with ``X^ = [[xi^, eta], [0, 0]]``; wrenches are moment first
 ``W = (m, f)`` so that the power is ``W @ V``.
 
-* ``Ad_C = [[R, 0], [r^ R, R]]`` (seed 004 eq. (88)), ``(Ad_C X)^ = C X^ C^-1`` (eq. (92));
-* ``ad_X = [[xi^, 0], [eta^, xi^]]`` (seed 000 eq. (50)), ``ad_X Y = [X, Y]``;
+* ``Ad_C = [[R, 0], [r^ R, R]]`` ([M18k] eq. (88)), ``(Ad_C X)^ = C X^ C^-1`` (eq. (92));
+* ``ad_X = [[xi^, 0], [eta^, xi^]]`` ([MT14] eq. (50)), ``ad_X Y = [X, Y]``;
 * ``dexp_X`` is right-trivialised, ``dexp_X X' = ((d/dt exp X^)(exp X^)^-1)^v``, so the
-  body-fixed twist of ``C = exp X^`` is ``V = dexp_{-X} X'`` (seed 000 eq. (53)).
+  body-fixed twist of ``C = exp X^`` is ``V = dexp_{-X} X'`` ([MT14] eq. (53)).
   ``dexp_X = [[dexp_xi, 0], [P, dexp_xi]]`` and ``dexp_X^-1 = [[dexp_xi^-1, 0],
-  [U, dexp_xi^-1]]`` with the blocks ``P`` (eq. (55)) and ``U`` (eq. (57)) *as corrected in
-  the digest* (errata E5, E6: the printed ``xi^``/``xi^2`` coefficients of ``P`` and the
-  ``gamma`` and ``h/theta^3`` of ``U`` are wrong).  Writing ``h xi^ = (xi.eta)/theta^2 xi^``
-  and absorbing the ``1/theta^2`` into the coefficients gives the forms used here, whose
-  coefficients are regular at ``theta = 0`` and use Taylor series below
-  ``so3.SERIES_ANGLE``; the Selig ``c2, c4`` form (eq. (58)) is not used, it cancels
-  catastrophically for small angles (E7).
+  [U, dexp_xi^-1]]`` with the blocks ``P`` (eq. (55)) and ``U`` (eq. (57)) *with their
+  misprints corrected* (the printed ``xi^``/``xi^2`` coefficients of ``P`` and the ``gamma``
+  and ``h/theta^3`` of ``U`` are wrong: docs/theory/errata.md#mt14-eq55, #mt14-eq57).
+  Writing ``h xi^ = (xi.eta)/theta^2 xi^`` and absorbing the ``1/theta^2`` into the
+  coefficients gives the forms used here, whose coefficients are regular at ``theta = 0``
+  and use Taylor series below ``so3.SERIES_ANGLE``; the Selig ``c2, c4`` form (eq. (58)) is
+  not used, it cancels catastrophically for small angles (docs/theory/errata.md#mt14-eq58).
+  Theory: docs/theory/conventions.md; references: docs/theory/README.md.
 
 All public functions are batched over leading axes; the numerics are compiled
 single-element kernels (:mod:`liemb_ros.lie._core` and those below).
@@ -46,7 +47,7 @@ _U2 = (1.0 / 360.0, 1.0 / 7560.0, 1.0 / 201600.0, 1.0 / 5987520.0, 691.0 / 13076
 # --------------------------------------------------------------------------- kernels
 @njit(cache=True)
 def hat_into(X, out):
-    """Write ``X^ = [[xi^, eta], [0, 0]]`` (4x4, seed 000 eq. (48)) into ``out``."""
+    """Write ``X^ = [[xi^, eta], [0, 0]]`` (4x4, [MT14] eq. (48)) into ``out``."""
     so3.hat_into(X[:3], out[:3, :3])
     for i in range(3):
         out[i, 3] = X[3 + i]
@@ -89,7 +90,7 @@ def block_into(x, y, c0, c1, c2, c3, out):
 @njit(cache=True, inline='always')
 def dexp_coefficients(theta):
     """
-    Return ``(b, c, p3, p4)`` of the block ``P`` of dexp (seed 000 eq. (55), corrected).
+    Return ``(b, c, p3, p4)`` of the block ``P`` of dexp ([MT14] eq. (55), corrected).
 
     ``b = (1 - cos t)/t^2 = beta/2``, ``c = (t - sin t)/t^3 = (1 - alpha)/t^2``,
     ``p3 = (alpha - beta)/t^2``, ``p4 = (beta/2 - 3 (1 - alpha)/t^2)/t^2``;
@@ -107,7 +108,7 @@ def dexp_coefficients(theta):
 @njit(cache=True, inline='always')
 def dexpinv_coefficients(theta):
     """
-    Return ``(k1, u2)`` of the block ``U`` of dexp^-1 (seed 000 eq. (57), corrected).
+    Return ``(k1, u2)`` of the block ``U`` of dexp^-1 ([MT14] eq. (57), corrected).
 
     ``k1 = (1 - gamma)/t^2``, ``u2 = (1/beta + gamma - 2)/t^4`` with
     ``gamma = (t/2) cot(t/2)``; ``U = -eta^/2 + k1 (eta^ xi^ + xi^ eta^) + (xi.eta) u2 xi^2``.
@@ -124,7 +125,7 @@ def dexpinv_coefficients(theta):
 
 @njit(cache=True)
 def dexp_into(X, out):
-    """Write ``dexp_X = [[dexp_xi, 0], [P, dexp_xi]]`` (6x6, seed 000 eq. (54)) into ``out``."""
+    """Write ``dexp_X = [[dexp_xi, 0], [P, dexp_xi]]`` (6x6, [MT14] eq. (54)) into ``out``."""
     xi = X[:3]
     b, c, p3, p4 = dexp_coefficients(math.sqrt(xi[0] * xi[0] + xi[1] * xi[1] + xi[2] * xi[2]))
     so3.quadratic_into(xi, b, c, out[:3, :3])
@@ -137,7 +138,7 @@ def dexp_into(X, out):
 
 @njit(cache=True)
 def dexpinv_into(X, out):
-    """Write ``dexp_X^-1 = [[dexp_xi^-1, 0], [U, dexp_xi^-1]]`` (seed 000 eq. (56))."""
+    """Write ``dexp_X^-1 = [[dexp_xi^-1, 0], [U, dexp_xi^-1]]`` ([MT14] eq. (56))."""
     xi = X[:3]
     k1, u2 = dexpinv_coefficients(math.sqrt(xi[0] * xi[0] + xi[1] * xi[1] + xi[2] * xi[2]))
     so3.quadratic_into(xi, -0.5, k1, out[:3, :3])
@@ -153,8 +154,8 @@ def log_into(C, out):
     """
     Write the screw ``X = (xi, eta)`` with ``exp X^ = C``, ``|xi| <= pi``, into ``out`` (6,).
 
-    Inverse of seed 000 eq. (51): ``xi = log R`` (:func:`so3.log_into`) and
-    ``eta = dexp_xi^-1 r`` (seed 000 eq. (44)), regular up to and at ``|xi| = pi``.
+    Inverse of [MT14] eq. (51): ``xi = log R`` (:func:`so3.log_into`) and
+    ``eta = dexp_xi^-1 r`` ([MT14] eq. (44)), regular up to and at ``|xi| = pi``.
     """
     so3.log_into(C[:3, :3], out[:3])
     xi = out[:3]
@@ -164,7 +165,7 @@ def log_into(C, out):
 
 @njit(cache=True)
 def Ad_inv_matrix_into(C, out):
-    """Write ``Ad_C^-1 = Ad_{C^-1} = [[R^T, 0], [-R^T r^, R^T]]`` (seed 004 eq. (90))."""
+    """Write ``Ad_C^-1 = Ad_{C^-1} = [[R^T, 0], [-R^T r^, R^T]]`` ([M18k] eq. (90))."""
     r0 = C[0, 3]
     r1 = C[1, 3]
     r2 = C[2, 3]
@@ -188,7 +189,7 @@ def act_into(C, p, out):
 
 @njit(cache=True)
 def Ad_R_into(R, out):
-    """Write ``Ad_R = diag(R, R)`` (change of basis only, seed 004 eq. (91)) into ``out``."""
+    """Write ``Ad_R = diag(R, R)`` (change of basis only, [M18k] eq. (91)) into ``out``."""
     for i in range(3):
         for j in range(3):
             out[i, j] = R[i, j]
@@ -199,7 +200,7 @@ def Ad_R_into(R, out):
 
 @njit(cache=True)
 def Ad_r_into(r, out):
-    """Write the shift dyad ``Ad_r = [[I, 0], [r^, I]]`` (seed 004 eq. (91)) into ``out``."""
+    """Write the shift dyad ``Ad_r = [[I, 0], [r^, I]]`` ([M18k] eq. (91)) into ``out``."""
     for i in range(6):
         for j in range(6):
             out[i, j] = 1.0 if i == j else 0.0
@@ -302,7 +303,7 @@ def _run(loop, x, trailing, out_shape, func, name='X'):
 # --------------------------------------------------------------------------- public API
 def hat(X):
     """
-    4x4 matrix of a screw ``X = (xi, eta)``: ``[..., 6] -> [..., 4, 4]`` (seed 000 eq. (48)).
+    4x4 matrix of a screw ``X = (xi, eta)``: ``[..., 6] -> [..., 4, 4]`` ([MT14] eq. (48)).
 
     Example: ``hat([0, 0, 1, 1, 0, 0]) = [[0, -1, 0, 1], [1, 0, 0, 0], [0, 0, 0, 0],
     [0, 0, 0, 0]]``.
@@ -319,7 +320,7 @@ def exp(X):
     """
     Pose of the screw motion ``exp X^``: ``[..., 6] -> [..., 4, 4]``.
 
-    ``exp X^ = [[exp xi^, dexp_xi eta], [0, 1]]`` (seed 000 eqs. (51)-(52), seed 004
+    ``exp X^ = [[exp xi^, dexp_xi eta], [0, 1]]`` ([MT14] eqs. (51)-(52), [M18k]
     eq. (85)); for a unit joint screw ``Y`` and coordinate ``q``, ``exp(Y q)`` is the
     relative pose of the joint.  Example: ``exp([0, 0, pi/2, 0, 0, 0])`` rotates a quarter
     turn about z, ``exp([0, 0, 0, 1, 2, 3])`` translates by ``(1, 2, 3)``.
@@ -341,7 +342,7 @@ def Ad(C):
     """
     Adjoint matrix ``Ad_C = [[R, 0], [r^ R, R]]``: ``[..., 4, 4] -> [..., 6, 6]``.
 
-    Maps a body-fixed twist to the spatial twist, ``V^s = Ad_C V^b`` (seed 004 eqs. (88),
+    Maps a body-fixed twist to the spatial twist, ``V^s = Ad_C V^b`` ([M18k] eqs. (88),
     (99)); ``(Ad_C X)^ = C X^ C^-1``.
     """
     return _run(_Ad_loop, C, (4, 4), (6, 6), 'se3.Ad', 'C')
@@ -353,7 +354,7 @@ def Ad_inv(C):
 
 
 def ad(X):
-    """``ad_X = [[xi^, 0], [eta^, xi^]]`` (seed 000 eq. (50)): ``[..., 6] -> [..., 6, 6]``."""
+    """``ad_X = [[xi^, 0], [eta^, xi^]]`` ([MT14] eq. (50)): ``[..., 6] -> [..., 6, 6]``."""
     return _run(_ad_loop, X, (6,), (6, 6), 'se3.ad')
 
 
@@ -363,7 +364,7 @@ def ad_star(X):
 
     Sign convention: ``ad_star(V) = +ad_V^T`` (no minus sign is folded in).  The
     Newton-Euler equations of a body with body-fixed twist ``V`` and inertia ``M`` read
-    ``M V' - ad_star(V) @ M @ V = W`` (seed 000 eq. (20), seed 002 eq. (43)), i.e. the
+    ``M V' - ad_star(V) @ M @ V = W`` ([MT14] eq. (20), [M18d] eq. (41)), i.e. the
     gyroscopic wrench on the left-hand side is ``-ad_V^T M V``.  A wrench ``W`` transforms
     by ``-ad_star(X) W`` under an infinitesimal motion ``X`` (the co-adjoint action).
     """
@@ -372,7 +373,7 @@ def ad_star(X):
 
 def dexp(X):
     """
-    Right-trivialised differential of exp, ``[..., 6] -> [..., 6, 6]`` (seed 000 eq. (54)).
+    Right-trivialised differential of exp, ``[..., 6] -> [..., 6, 6]`` ([MT14] eq. (54)).
 
     ``dexp_X = sum_k ad_X^k / (k+1)!`` (eq. (39)); the body-fixed twist of ``C = exp X^``
     is ``V = dexp(-X) @ X'`` (eq. (53)), the spatial twist ``dexp(X) @ X'``.
@@ -383,7 +384,7 @@ def dexp(X):
 
 def dexpinv(X):
     """
-    Inverse of :func:`dexp`, ``[..., 6] -> [..., 6, 6]`` (seed 000 eqs. (56)-(57), corrected).
+    Inverse of :func:`dexp`, ``[..., 6] -> [..., 6, 6]`` ([MT14] eqs. (56)-(57), corrected).
 
     ``dexp_X^-1 = I - ad_X/2 + ad_X^2/12 - ad_X^4/720 + ...`` (Bernoulli series, eq. (43));
     ``X' = dexpinv(-X) @ V`` reconstructs screw coordinates from a body-fixed twist.
@@ -393,7 +394,7 @@ def dexpinv(X):
 
 
 def compose(C1, C2):
-    """Return the group product ``C1 @ C2`` (seed 000 eq. (47)); leading axes broadcast."""
+    """Return the group product ``C1 @ C2`` ([MT14] eq. (47)); leading axes broadcast."""
     a, b, lead = _as_batch2(C1, (4, 4), C2, (4, 4), 'se3.compose', ('C1', 'C2'))
     out = np.empty((a.shape[0], 4, 4))
     _compose_loop(a, b, out)
@@ -401,7 +402,7 @@ def compose(C1, C2):
 
 
 def inverse(C):
-    """Group inverse ``[[R^T, -R^T r], [0, 1]]`` (seed 004 eq. (78)): ``[..., 4, 4]``."""
+    """Group inverse ``[[R^T, -R^T r], [0, 1]]`` ([M18k] eq. (78)): ``[..., 4, 4]``."""
     return _run(_inverse_loop, C, (4, 4), (4, 4), 'se3.inverse', 'C')
 
 
@@ -414,13 +415,13 @@ def act(C, p):
 
 
 def Ad_R(R):
-    """Return ``Ad_R = diag(R, R)``, change of basis only (seed 004 eq. (91)), ``[..., 6, 6]``."""
+    """Return ``Ad_R = diag(R, R)``, change of basis only ([M18k] eq. (91)), ``[..., 6, 6]``."""
     return _run(_Ad_R_loop, R, (3, 3), (6, 6), 'se3.Ad_R', 'R')
 
 
 def Ad_r(r):
     """
-    Shift dyad ``Ad_r = [[I, 0], [r^, I]]`` (seed 004 eq. (91)): ``[..., 3] -> [..., 6, 6]``.
+    Shift dyad ``Ad_r = [[I, 0], [r^, I]]`` ([M18k] eq. (91)): ``[..., 3] -> [..., 6, 6]``.
 
     Changes the reference point of a twist: ``V^s = Ad_r V^h``; ``Ad(C) = Ad_r(r) Ad_R(R)``.
     """

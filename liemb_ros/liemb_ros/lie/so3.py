@@ -1,18 +1,18 @@
 """
-The rotation group SO(3): hat/vee, exp, log, dexp, dexp^-1, Ad, ad (seed 000 App. A.1).
+The rotation group SO(3): hat/vee, exp, log, dexp, dexp^-1, Ad, ad ([MT14] App. A.1).
 
 Elements are 3x3 rotation matrices ``R`` mapping body to world coordinates; algebra
 elements are rotation vectors ``xi`` (3,) with ``hat(xi) @ y = xi x y``.
 
-``dexp`` is the *right*-trivialised differential (seed 000 App. A.1):
+``dexp`` is the *right*-trivialised differential ([MT14] App. A.1):
 ``dexp_xi xi' = ((d/dt exp xi^) (exp xi^)^-1)^v``, so the body-fixed angular velocity
-``omega^ = R^T R'`` of ``R = exp xi^`` is ``omega = dexp_{-xi} xi'`` (seed 000 eq. (42)).
+``omega^ = R^T R'`` of ``R = exp xi^`` is ``omega = dexp_{-xi} xi'`` ([MT14] eq. (42)).
 In robotics notation ``dexp_xi`` is the left Jacobian and ``dexp_{-xi}`` the right one.
 
 Every public function is batched over leading axes (``[..., 3] -> [..., 3, 3]`` and so
 on); the numerics are the compiled single-element ``*_into`` kernels below, which the
 SE(3) and SO(3)xR^3 modules reuse.  Closed forms switch to Taylor series near
-``theta = |xi| = 0`` (seed 000/001 digest §1.5) and :func:`log` is exact near
+``theta = |xi| = 0`` (docs/theory/conventions.md) and :func:`log` is exact near
 ``theta = pi`` (symmetric-part route).
 """
 import math
@@ -29,7 +29,7 @@ SERIES_ANGLE = 0.5
 # below this angle log uses theta / sin(theta) = 1 + t^2/6 + 7 t^4/360 (exact to round-off)
 LOG_SERIES_ANGLE = 1e-4
 
-# (1 - (t/2) cot(t/2)) / t^2 = sum_k K1[k] t^(2k)  (seed 000 eq. (44), digest §1.5)
+# (1 - (t/2) cot(t/2)) / t^2 = sum_k K1[k] t^(2k)  ([MT14] eq. (44))
 _K1 = (1.0 / 12.0, 1.0 / 720.0, 1.0 / 30240.0, 1.0 / 1209600.0, 1.0 / 47900160.0,
        691.0 / 1307674368000.0, 1.0 / 74724249600.0, 3617.0 / 10670622842880000.0)
 
@@ -77,7 +77,7 @@ def even_series(t2, coeffs):
 # --------------------------------------------------------------------------- kernels
 @njit(cache=True)
 def hat_into(x, out):
-    """Write the skew matrix ``x^`` (``x^ y = x x y``, seed 000 §A.1) into ``out`` (3x3)."""
+    """Write the skew matrix ``x^`` (``x^ y = x x y``, [MT14] §A.1) into ``out`` (3x3)."""
     out[0, 0] = 0.0
     out[0, 1] = -x[2]
     out[0, 2] = x[1]
@@ -129,7 +129,7 @@ def quadratic_apply_into(x, c1, c2, v, out):
 
 @njit(cache=True, inline='always')
 def dexpinv_coefficient(theta):
-    """Return ``(1 - (t/2) cot(t/2)) / t^2`` of seed 000 eq. (44) (series below SERIES_ANGLE)."""
+    """Return ``(1 - (t/2) cot(t/2)) / t^2`` of [MT14] eq. (44) (series below SERIES_ANGLE)."""
     if theta < SERIES_ANGLE:
         return even_series(theta * theta, _K1)
     h = 0.5 * theta
@@ -141,7 +141,7 @@ def exp_into(x, out):
     """
     Write ``exp x^ = I + (sin t/t) x^ + ((1 - cos t)/t^2) x^2`` into ``out`` (3x3).
 
-    Euler-Rodrigues, seed 000 eq. (38); the one implementation is the rotation block of
+    Euler-Rodrigues, [MT14] eq. (38); the one implementation is the rotation block of
     :func:`liemb_ros.lie._core.exp_se3_scalars` (series below its SMALL_ANGLE).
     """
     e = exp_se3_scalars(x[0], x[1], x[2], 0.0, 0.0, 0.0, 1.0)
@@ -202,14 +202,14 @@ def log_into(R, out):
 
 @njit(cache=True)
 def dexp_into(x, out):
-    """Write ``dexp_x = I + ((1 - cos t)/t^2) x^ + ((t - sin t)/t^3) x^2`` (seed 000 eq. (40))."""
+    """Write ``dexp_x = I + ((1 - cos t)/t^2) x^ + ((t - sin t)/t^3) x^2`` ([MT14] eq. (40))."""
     _, b, c = rodrigues_coefficients(math.sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]))
     quadratic_into(x, b, c, out)
 
 
 @njit(cache=True)
 def dexpinv_into(x, out):
-    """Write ``dexp_x^-1 = I - x^/2 + ((1 - (t/2) cot(t/2))/t^2) x^2`` (seed 000 eq. (44))."""
+    """Write ``dexp_x^-1 = I - x^/2 + ((1 - (t/2) cot(t/2))/t^2) x^2`` ([MT14] eq. (44))."""
     k1 = dexpinv_coefficient(math.sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]))
     quadratic_into(x, -0.5, k1, out)
 
@@ -301,7 +301,7 @@ def vee(M):
 
 def exp(x):
     """
-    Rotation matrix of a rotation vector (seed 000 eq. (38)): ``[..., 3] -> [..., 3, 3]``.
+    Rotation matrix of a rotation vector ([MT14] eq. (38)): ``[..., 3] -> [..., 3, 3]``.
 
     ``x = theta e`` rotates by ``theta`` (rad) about the unit axis ``e`` (right-hand rule).
     Example: ``exp([0, 0, pi/2]) = [[0, -1, 0], [1, 0, 0], [0, 0, 1]]``.
@@ -327,7 +327,7 @@ def log(R):
 
 def dexp(x):
     """
-    Right-trivialised differential of exp (seed 000 eqs. (39)-(41)): ``[..., 3] -> [..., 3, 3]``.
+    Right-trivialised differential of exp ([MT14] eqs. (39)-(41)): ``[..., 3] -> [..., 3, 3]``.
 
     ``dexp_x = sum_k ad_x^k / (k+1)!``; the body angular velocity of ``R = exp x^`` is
     ``omega = dexp(-x) @ x'`` (eq. (42)), the spatial one ``dexp(x) @ x'``.
@@ -341,7 +341,7 @@ def dexp(x):
 
 def dexpinv(x):
     """
-    Inverse of :func:`dexp` (seed 000 eq. (44)): ``[..., 3] -> [..., 3, 3]``.
+    Inverse of :func:`dexp` ([MT14] eq. (44)): ``[..., 3] -> [..., 3, 3]``.
 
     ``dexp_x^-1 = I - x^/2 + (1/12) x^2 + ...`` (Bernoulli series, eq. (43)); so
     ``x' = dexpinv(-x) @ omega`` integrates a body angular velocity.  Valid for

@@ -1,5 +1,5 @@
 """
-The direct product SO(3)xR^3 (seed 000 App. A.3, eqs. (60)-(68); seed 004 Remark 17).
+The direct product SO(3)xR^3 ([MT14] App. A.3, eqs. (60)-(68); [M18k] Remark 17).
 
 Elements are stored like SE(3) poses, 4x4 ``C = [[R, r], [0, 1]]``, but the product is
 the direct one, ``(R1, r1)(R2, r2) = (R1 R2, r1 + r2)``, and the inverse ``(R^T, -r)``
@@ -32,7 +32,7 @@ def _bottom_row(out):
 
 @njit(cache=True)
 def compose_into(C1, C2, out):
-    """Write the direct product ``(R1 R2, r1 + r2)`` (seed 000 eq. (60)) into ``out`` (4x4)."""
+    """Write the direct product ``(R1 R2, r1 + r2)`` ([MT14] eq. (60)) into ``out`` (4x4)."""
     so3.compose_into(C1[:3, :3], C2[:3, :3], out[:3, :3])
     for i in range(3):
         out[i, 3] = C1[i, 3] + C2[i, 3]
@@ -51,7 +51,7 @@ def inverse_into(C, out):
 
 @njit(cache=True)
 def exp_into(X, out):
-    """Write ``exp(xi, r) = (exp xi^, r)`` (seed 000 eq. (65)) into ``out`` (4x4)."""
+    """Write ``exp(xi, r) = (exp xi^, r)`` ([MT14] eq. (65)) into ``out`` (4x4)."""
     so3.exp_into(X[:3], out[:3, :3])
     for i in range(3):
         out[i, 3] = X[3 + i]
@@ -87,21 +87,21 @@ def Ad_into(C, out):
 
 @njit(cache=True)
 def ad_into(X, out):
-    """Write ``ad_X = [[xi^, 0], [0, 0]]`` (seed 000 eq. (63)) into ``out`` (6x6)."""
+    """Write ``ad_X = [[xi^, 0], [0, 0]]`` ([MT14] eq. (63)) into ``out`` (6x6)."""
     out[:, :] = 0.0
     so3.hat_into(X[:3], out[:3, :3])
 
 
 @njit(cache=True)
 def dexp_into(X, out):
-    """Write ``dexp_X = blockdiag(dexp_xi, I3)`` (seed 000 eq. (67)) into ``out`` (6x6)."""
+    """Write ``dexp_X = blockdiag(dexp_xi, I3)`` ([MT14] eq. (67)) into ``out`` (6x6)."""
     so3.dexp_into(X[:3], out[:3, :3])
     _blockdiag_identity(out)
 
 
 @njit(cache=True)
 def dexpinv_into(X, out):
-    """Write ``dexp_X^-1 = blockdiag(dexp_xi^-1, I3)`` (seed 000 eq. (68)) into ``out``."""
+    """Write ``dexp_X^-1 = blockdiag(dexp_xi^-1, I3)`` ([MT14] eq. (68)) into ``out``."""
     so3.dexpinv_into(X[:3], out[:3, :3])
     _blockdiag_identity(out)
 
@@ -178,7 +178,7 @@ def inverse(C):
 
 
 def exp(X):
-    """Return ``(exp xi^, r)`` as a 4x4 array (seed 000 eq. (65)): ``[..., 6] -> [..., 4, 4]``."""
+    """Return ``(exp xi^, r)`` as a 4x4 array ([MT14] eq. (65)): ``[..., 6] -> [..., 4, 4]``."""
     return _run(_exp_loop, X, (6,), (4, 4), 'so3r3.exp')
 
 
@@ -199,7 +199,7 @@ def ad(X):
 
 def dexp(X):
     """
-    ``dexp_X = blockdiag(dexp_xi, I3)`` (seed 000 eq. (67)): ``[..., 6] -> [..., 6, 6]``.
+    ``dexp_X = blockdiag(dexp_xi, I3)`` ([MT14] eq. (67)): ``[..., 6] -> [..., 6, 6]``.
 
     The mixed twist of ``C = exp X`` is ``V^m = (omega^b, r') = dexp(-X) @ X'`` (eq. (68)).
     """

@@ -1,5 +1,7 @@
 """
-Constrained multibody systems in absolute coordinates (seeds 000, 001).
+Constrained multibody systems in absolute coordinates ([MT14], [MT13]).
+
+Theory: docs/theory/integrators.md; references: docs/theory/README.md.
 
 API::
 
@@ -16,7 +18,7 @@ API::
     sysm.set_torques(tau)                      # joint torques as wrench pairs
     q, qd, violation = joint_state(sysm, y)    # (+ base pose for floating models)
 
-Seed 003's free rigid body in unified local velocity coordinates, with its RK4 Lie group
+The free rigid body of [HGS18] in unified local velocity coordinates, with its RK4 Lie group
 scheme (:mod:`.ulv`)::
 
     body = UnifiedBody(m, J, gravity=(0, 0, -9.81))      # wrench=f(t, H, w) -> (F, tau)

@@ -1,20 +1,24 @@
 """
-Compiled right-hand side of the index-1 constrained Newton-Euler equations (seed 000 §3).
+Compiled right-hand side of the index-1 constrained Newton-Euler equations ([MT14] §3).
 
 Per body ``i`` (frame P anywhere on the body, COM at ``c`` in P-coordinates, ``Theta_P`` the
 rotational inertia about P):
 
 * SE(3), body-fixed twist ``V = (omega, v)``: ``M_P V' = W_P + ad_V^T M_P V`` with the
-  constant ``M_P = [[Theta_P, m c~], [-m c~, m I]]`` (seed 000 eq. (23) corrected, E3);
+  constant ``M_P = [[Theta_P, m c~], [-m c~, m I]]`` ([MT14] eq. (23) corrected:
+  docs/theory/errata.md#mt14-eq23);
 * SO(3)xR^3, mixed velocity ``(omega, r')``: ``[[Theta_P, m c~ R^T], [-m R c~, m I]] V' =
-  (M_P - omega x Theta_P omega, F^s - m R omega x (omega x c))`` (eq. (24) corrected, E4),
-  the wrench being the body-frame moment about P and the world force.
+  (M_P - omega x Theta_P omega, F^s - m R omega x (omega x c))`` ([MT14] eq. (24) corrected:
+  docs/theory/errata.md#mt14-eq24), the wrench being the body-frame moment about P and the
+  world force.
+
+Theory: docs/theory/integrators.md#constrained-bodies-in-absolute-coordinates.
 
 Constraint primitives (rows of ``h(g) = 0``; ``j = -1`` is the ground, whose vectors are
 world coordinates): POINT ``x_i(p1) - x_j(p2)`` (3 rows), DOT ``(R_i p1).(R_j p2) - val``
 (1 row), LINE ``(R_j p3).(x_i(p1) - x_j(p2)) - val`` (1 row).  With ``J V' = eta =
 -gamma - 2 alpha h' - beta^2 h`` (``alpha = beta = 0``: the papers' index-1 form without
-stabilisation, seed 000 eq. (13)) the system ``[[M, J^T], [J, 0]] (V', lambda) = (Q, eta)`` is
+stabilisation, [MT14] eq. (13)) the system ``[[M, J^T], [J, 0]] (V', lambda) = (Q, eta)`` is
 solved through the Schur complement ``J M^-1 J^T`` (block-diagonal ``M``).
 """
 import math

@@ -1,10 +1,10 @@
 """
-Constrained rigid-body systems in absolute coordinates (seed 000 §2-3, seed 001 §2-4).
+Constrained rigid-body systems in absolute coordinates ([MT14] §2-3, [MT13] §2-4).
 
 Each body has its own configuration group, chosen per body (the papers' *tailored update*):
 ``'se3'`` (pose on SE(3), body-fixed twist ``(omega, v)``) or ``'so3r3'`` (``(R, r)`` on
 SO(3)xR^3, mixed velocity ``(omega, r')``).  The state is ``(C_1, ..., C_n, V)`` on
-``G_1 x ... x G_n x R^6n`` (seed 001 §3), integrated by :mod:`liemb_ros.integrators`.
+``G_1 x ... x G_n x R^6n`` ([MT13] §3), integrated by :mod:`liemb_ros.integrators`.
 """
 import numpy as np
 
@@ -213,7 +213,7 @@ class System:
         """
         Per body ``'se3'`` if it has a joint to the ground, else ``'so3r3'``.
 
-        The papers' tailored update (seed 000 §6, seed 001 §6): SE(3) where a lower pair to
+        The papers' tailored update ([MT14] §6, [MT13] §6): SE(3) where a lower pair to
         the ground confines the body to an SE(3) subgroup (exact, Corollary 1), the cheaper
         SO(3)xR^3 elsewhere (Corollary 3: the same order).
         """

@@ -1,7 +1,7 @@
 """
-A rigid body in unified local velocity coordinates, with its RK4 Lie group scheme (seed 003).
+A rigid body in unified local velocity coordinates, with its RK4 Lie group scheme ([HGS18]).
 
-Seed 003 (Holzinger, Gerstmayr, Schöberl) describes a free rigid body by six *unified*
+[HGS18] (Holzinger, Gerstmayr, Schöberl) describes a free rigid body by six *unified*
 velocity coordinates ``w``: ``w_i`` is the body-fixed velocity of the point ``y_i`` (a face
 centre of a hexahedron with half sides ``l1, l2, l3``) projected on the direction ``b_i``
 (eqs. (18)-(24)), so ``w = D v_L`` with the body-fixed twist ``v_L = (U; Omega)``
@@ -19,12 +19,14 @@ incremental motion vector ``n = (n_T; n_R)``: ``n' = T_bar^-1(n) w``, ``H_new = 
 
 The scheme (eqs. (82)-(87)) is classical RK4 for ``w`` and RK4 on ``n`` with ``n = 0`` at the
 start of every step; ``T_bar^-1`` and ``exp`` are written out as in the paper, with its
-misprints corrected (digest errata E11-E19 of seed 003: ``k1`` of (16) lacks a factor
-``phi``; (17)/(78) need the anticommutator ``n_T~ n_R~ + n_R~ n_T~`` and the coefficient ``k2``
-of (77); ``D`` row 5 has ``+1/sqrt 2``; (87) ends with ``K4``).  The forces are evaluated at the
-stage configurations ``H exp(K1/2), H exp(K2/2), H exp(K3)`` (``stages='munthe-kaas'``, the
-default and 4th order); ``stages='paper'`` evaluates them at ``H_i`` in every stage as
-printed, which is exact for the paper's torque-free example and 1st order otherwise (E19).
+misprints corrected (docs/theory/errata.md#hgs18-eq16 and below: ``k1`` of (16) lacks a
+factor ``phi``; (17)/(78) need the anticommutator ``n_T~ n_R~ + n_R~ n_T~`` and the
+coefficient ``k2`` of (77); ``D`` row 5 has ``+1/sqrt 2``; (87) ends with ``K4``).  The
+forces are evaluated at the stage configurations ``H exp(K1/2), H exp(K2/2), H exp(K3)``
+(``stages='munthe-kaas'``, the default and 4th order); ``stages='paper'`` evaluates them at
+``H_i`` in every stage as printed, which is exact for the paper's torque-free example and
+1st order otherwise (docs/theory/errata.md#hgs18-eq82).  Theory:
+docs/theory/integrators.md#unified-local-velocity-coordinates-hgs18.
 
 This formulation covers one free rigid body (with applied forces); constrained systems are
 in :mod:`.system`.  Its ``Omega`` is classical RK4 on Euler's equations, as is the body-twist
@@ -61,18 +63,18 @@ def hexahedron(half_sides=(1.0, 1.0, 1.0)):
 
 def projection_matrix(half_sides=(1.0, 1.0, 1.0)):
     """
-    Return ``D`` (6x6) with ``w = D (U; Omega)`` (seed 003 eqs. (18)-(24), (54)).
+    Return ``D`` (6x6) with ``w = D (U; Omega)`` ([HGS18] eqs. (18)-(24), (54)).
 
     Row ``i`` is ``[b_i^T, (y_i x b_i)^T]`` (``w_i = b_i . (U + Omega x y_i)``); for
-    ``l = 1`` it is the paper's (54) with row 5 corrected (erratum E14), orthogonal with
-    ``det D = -1``.
+    ``l = 1`` it is the paper's (54) with row 5 corrected (docs/theory/errata.md#hgs18-eq54),
+    orthogonal with ``det D = -1``.
     """
     b, y = hexahedron(half_sides)
     return np.hstack([b, np.cross(y, b)])
 
 
 def so3_exp(n_R):
-    """``exp_SO(3)(n_R)`` (seed 003 eq. (14))."""
+    """``exp_SO(3)(n_R)`` ([HGS18] eq. (14))."""
     phi = math.sqrt(n_R @ n_R)
     N = _hat(n_R)
     if phi < SERIES_ANGLE:
@@ -97,7 +99,7 @@ def so3_tangent(n_R):
 
 
 def se3_exp(n):
-    """``exp_SE(3)(n)`` of ``n = (n_T; n_R)`` as a 4x4 matrix (seed 003 eq. (13))."""
+    """``exp_SE(3)(n)`` of ``n = (n_T; n_R)`` as a 4x4 matrix ([HGS18] eq. (13))."""
     H = np.eye(4)
     H[:3, :3] = so3_exp(n[3:])
     H[:3, 3] = so3_tangent(n[3:]).T @ n[:3]
@@ -106,7 +108,7 @@ def se3_exp(n):
 
 def tangent_coefficients(n):
     """
-    Return ``(k1, k2)`` of seed 003 eqs. (76), (77) (corrected (16), (17): E11, E12).
+    Return ``(k1, k2)`` of [HGS18] eqs. (76), (77) (= (16), (17) with their misprints corrected).
 
     ``k1 = (1 - (phi/2) cot(phi/2)) / phi^2``,
     ``k2 = (n_R . n_T) (phi^2 / (1 - cos phi) + phi cot(phi/2) - 4) / (2 phi^4)``; Taylor
@@ -126,7 +128,7 @@ def tangent_coefficients(n):
 
 def se3_tangent_inverse(n):
     """
-    Return ``T^-1_SE(3)(n)`` (6x6, ``(n_T; n_R)`` ordering; seed 003 eqs. (13), (16), (17)).
+    Return ``T^-1_SE(3)(n)`` (6x6, ``(n_T; n_R)`` ordering; [HGS18] eqs. (13), (16), (17)).
 
     ``[[T^-1_SO3, T_{n_T n_R -}], [0, T^-1_SO3]]`` with ``T^-1_SO3 = I + n_R~/2 + k1 n_R~^2``
     and ``T_{n_T n_R -} = n_T~/2 + k1 (n_T~ n_R~ + n_R~ n_T~) + k2 n_R~^2``.
@@ -144,7 +146,7 @@ def se3_tangent_inverse(n):
 
 class UnifiedBody:
     """
-    One rigid body in unified local velocity coordinates (seed 003 §3-§5).
+    One rigid body in unified local velocity coordinates ([HGS18] §3-§5).
 
     ``mass``, ``inertia`` (3x3 about the COM, body axes; the body frame is at the COM, as
     the paper assumes from §4.2 on), ``half_sides`` ``(l1, l2, l3)`` of the projection
@@ -199,7 +201,7 @@ class UnifiedBody:
         return self._M_bar_inv @ (self.generalized_force(t, H, w) - self.quadratic(w))
 
     def tangent_inverse(self, n):
-        """``T_bar^-1(n) = T^-1_SE(3)(n) D^-1`` (eqs. (72)-(78), corrected (78): E13)."""
+        """``T_bar^-1(n) = T^-1_SE(3)(n) D^-1`` (eqs. (72)-(78), (78) corrected)."""
         return se3_tangent_inverse(n) @ self.D_inv
 
     def kinetic_energy(self, w):
@@ -209,7 +211,7 @@ class UnifiedBody:
 
 class UnifiedStepper:
     """
-    The RK4 Lie group scheme of seed 003 (eqs. (82)-(87)) on the state ``y = (H, w)``.
+    The RK4 Lie group scheme of [HGS18] (eqs. (82)-(87)) on the state ``y = (H, w)``.
 
     ``y`` is flat: the 4x4 pose ``H`` (16 floats, row-major) then ``w`` (6).
     ``step(t, y, h) -> y_new``; ``last_angle`` is the largest ``|n_R|`` of the step's stage
@@ -258,7 +260,7 @@ class UnifiedStepper:
         _finite(t, h, n4, w4)
         k4 = h * b.acceleration(t + h, H if frozen else H @ se3_exp(n4), w4)
         K4 = h * (b.tangent_inverse(n4) @ w4)
-        n = (K1 + 2.0 * K2 + 2.0 * K3 + K4) / 6.0       # eq. (87), "+ K4" (E17)
+        n = (K1 + 2.0 * K2 + 2.0 * K3 + K4) / 6.0       # eq. (87), "+ K4" (misprinted "+ K1")
         _finite(t, h, n)
         self.last_angle = max(math.sqrt(v[3:] @ v[3:]) for v in (n2, n3, n4, n))
         if self.max_angle is not None and self.last_angle > self.max_angle:
