@@ -20,7 +20,7 @@ the dynamics' compute time, and the fraction of the states it received in the wi
 it processed (``--busy``: while another process keeps one core busy).
 
 Usage: ``python bench/bench_dynamics_node.py [--rate 1000] [--duration 10] [--busy]
-[--secondary-rate HZ] [--json]``.  Targets: rate >= 995 Hz, callback p99 <= 150 us,
+[--secondary-rate HZ] [--mode MODE] [--json]``.  Targets: rate >= 995 Hz, callback p99 <= 150 us,
 latency p99 <= 1 ms on a quiet machine, >= 99 % processed with a busy core.
 """
 import argparse
@@ -86,6 +86,11 @@ def main(argv=None):
     ap.add_argument('--json', action='store_true')
     ap.add_argument('--secondary-rate', type=float, default=None,
                     help="the node's secondary_rate (twists, wrenches); default: the node's")
+    ap.add_argument('--mode', default='inverse_dynamics',
+                    choices=['gravity_compensation', 'inverse_dynamics', 'computed_torque',
+                             'cartesian_impedance'],
+                    help="the node's mode (computed_torque holds the first state received, "
+                         'cartesian_impedance the pose of panda_hand there)')
     ap.add_argument('--busy', action='store_true',
                     help='keep one core busy with another process while measuring')
     ap.add_argument('--publisher', action='store_true', help=argparse.SUPPRESS)
@@ -107,7 +112,8 @@ def main(argv=None):
     model = lm.load_urdf(path)
     links = '[' + ', '.join(model.link_names) + ']'
     argv_node = [sys.executable, '-m', 'liemb_ros.ros.dynamics_node', '--ros-args',
-                 '-p', f'urdf_path:={path}', '-p', 'mode:=inverse_dynamics',
+                 '-p', f'urdf_path:={path}', '-p', f'mode:={args.mode}',
+                 '-p', 'impedance.link:=panda_hand',
                  '-p', f'twist_links:={links}',
                  '-p', 'wrench_joints:=[panda_joint1, panda_joint2]',
                  '-p', 'diagnostics_period:=0.5']
@@ -190,7 +196,7 @@ def main(argv=None):
     lat = np.array(measured) * 1e6
     rtt = np.array(jac_rtt) * 1e6
     out = {
-        'input_rate_hz': args.rate, 'node_rate_hz': node_rate,
+        'mode': args.mode, 'input_rate_hz': args.rate, 'node_rate_hz': node_rate,
         'received_rate_hz': received / elapsed,
         'compute_p50_us': float(diag.get('compute_p50_us', 'nan')),
         'compute_p99_us': float(diag.get('compute_p99_us', 'nan')),
@@ -210,7 +216,8 @@ def main(argv=None):
     if args.json:
         print(json.dumps(out))
     else:
-        print(f"dynamics node on the Panda ({model.nv} joints, torques + {len(model.link_names)}"
+        print(f"dynamics node on the Panda ({model.nv} joints, {args.mode} torques + "
+              f"{len(model.link_names)}"
               f" twists + 2 wrenches per state, Jacobian service at {args.jacobian_rate:g} Hz)")
         for k, v in out.items():
             print(f'  {k:<22} {v:10.1f}' if isinstance(v, float) else f'  {k:<22} {v:>10}')
