@@ -20,16 +20,17 @@ sys.path.insert(0, os.path.join(D, '..', '..', 'liemb_ros'))
 from liemb_ros import reproduce as rp  # noqa: E402
 
 C = '/tmp/liemb_examples'
-REF000 = ('seed 000 = A. Müller, Z. Terze, "The significance of the configuration space Lie '
-          'group for the constraint satisfaction in numerical time integration of multibody '
-          'systems", Mechanism and Machine Theory 82 (2014) 173-202')
-REF001 = ('seed 001 = A. Müller, Z. Terze, "Is there an optimal choice of configuration space '
-          'for Lie group integration schemes applied to constrained MBS?", ASME IDETC 2013 (the '
-          'text we have lacks title, authors and references; the attribution is inferred from '
-          'reference [49] of seed 000)')
-REF003 = ('seed 003 = S. Holzinger, J. Gerstmayr, J. Schöberl, "A rigid body formulation with '
-          'non-redundant unified local velocity coordinates" (the text states no venue)')
-NAMES = {'se3': 'SE(3)', 'so3r3': 'SO(3)xR^3', 'tailored': 'tailored', 'ulv': 'ULV (seed 003)'}
+REF000 = ('[MT14] A. Müller, Z. Terze, "The significance of the configuration space Lie group '
+          'for the constraint satisfaction in numerical time integration of multibody systems", '
+          'Mechanism and Machine Theory 82 (2014) 173-202')
+REF001 = ('[MT13] A. Müller, Z. Terze, "Is there an optimal choice of configuration space for Lie '
+          'group integration schemes applied to constrained MBS?", Proc. ASME IDETC 2013, '
+          'Portland (the text we have lacks title, authors and references; identified by its '
+          'content and by reference [49] of [MT14])')
+REF003 = ('[HGS18] S. Holzinger, J. Gerstmayr, J. Schöberl, "A rigid body formulation with '
+          'non-redundant unified local velocity coordinates", 5th Joint International '
+          'Conference on Multibody System Dynamics (IMSD 2018), Lisbon')
+NAMES = {'se3': 'SE(3)', 'so3r3': 'SO(3)xR^3', 'tailored': 'tailored', 'ulv': 'ULV ([HGS18])'}
 
 PAGES = {}
 
@@ -40,48 +41,49 @@ def page(name, title, refs, setup, claim, measured, differ, figs=('se3', 'so3r3'
                        differ=differ, figs=figs)
 
 
-page('box_com_rotation', '000 §5.1, "Spatial Rotation"', [REF000],
+page('box_com_rotation', '[MT14] §5.1, "Spatial Rotation"', [REF000],
      'Box 0.8 x 0.4 x 0.1 m, aluminium, m = 86.4 kg, frame at the COM, C0 = (I, 0), '
      'omega0 = (10pi, 2pi, 0) rad/s, v0 = 0, 10 s.',
-     'Seed 000 §5.1.3 (Fig. 2): "Both formulations exactly preserve the COM position r^s = 0"; '
+     '[MT14] §5.1.3 (Fig. 2): "Both formulations exactly preserve the COM position r^s = 0"; '
      'they "perform identical" and show the same kinetic-energy drift (Fig. 2); T0 = 696.399 J '
      '(§5.2.3).',
      'COM drift exactly 0 with both updates at every step size; the same energy drift for both; '
      'T0 = 696.399 J.',
      'None.')
-page('box_com_screw', '000 §5.1, "Rotation about fixed axis plus linear translation"', [REF000],
+page('box_com_screw', '[MT14] §5.1, "Rotation about fixed axis plus linear translation"', [REF000],
      'Same box, frame at the COM, omega0 = (0, 0, 2pi) rad/s, v0 = (10, 0, 0) m/s, 10 s.',
-     'Seed 000 §5.1.3 (Figs. 3, 4): "For the translation the SO(3)xR^3 update yields very good '
+     '[MT14] §5.1.3 (Figs. 3, 4): "For the translation the SO(3)xR^3 update yields very good '
      'reconstruction for any step size while the accuracy achieved with the SE(3) update '
      'depends on the step size. Clearly visible is the 4th order convergence of the MK '
      'method." The rotation is equally accurate for both.',
      'SO(3)xR^3 COM drift at round-off at every step size; SE(3) converges (fitted order in '
      'the table).',
      'The paper\'s analytic solution r^s(t) = (t, 0, 0) "m/s" is a misprint for (10 t, 0, 0) m '
-     '(erratum E17); we compare with (10 t, 0, 0).')
-page('box_offset_rotation', '000 §5.2, "Spatial Rotation"', [REF000],
+     '([errata](../theory/errata.md#mt14-s5-1)); we compare with (10 t, 0, 0).')
+page('box_offset_rotation', '[MT14] §5.2, "Spatial Rotation"', [REF000],
      'Same box, frame at the end face (COM at r0 = (0.4, 0, 0) in the body frame), '
      'omega0 = (10pi, 2pi, 0) rad/s, COM at rest (v0 = r0 x omega0), 10 s.',
-     'Seed 000 §5.2.3 (Fig. 5): the SE(3) COM position "is within the computation accuracy of '
+     '[MT14] §5.2.3 (Fig. 5): the SE(3) COM position "is within the computation accuracy of '
      '1e-15 for all step sizes, while that achieved with the SO(3)xR^3 formulation depends on '
      'the integration step size"; "the SE(3) update satisfies the constraints for arbitrary '
      'time step sizes"; identical kinetic-energy drift.',
      'SE(3) COM drift at round-off at every step size (at most 1.3e-13 m); SO(3)xR^3 '
      'converges with order 4.00 (8.1e-6 m at 1e-3 s); the same energy drift for both.',
      'Our round-off level is 1e-13 m, the paper\'s figure shows 1e-15 m; otherwise none.')
-page('box_offset_screw', '000 §5.2, "Rotation about fixed axis plus linear translation"',
+page('box_offset_screw', '[MT14] §5.2, "Rotation about fixed axis plus linear translation"',
      [REF000],
      'Frame at the end face, omega0 = (10pi, 2pi, 0) rad/s, v0 = r0 x omega0 + (10, 0, 0) m/s '
      '(a screw motion of the frame), 10 s.',
-     'Seed 000 §5.2.3 (Fig. 6): "the accuracy of both formulations depends on the step size. '
+     '[MT14] §5.2.3 (Fig. 6): "the accuracy of both formulations depends on the step size. '
      'The SO(3)xR^3 update yields the best accuracy".',
      'Both converge with order 4; SO(3)xR^3 is about 10x more accurate than SE(3).',
      'None.')
-page('heavy_top_spring', '000 §5.3', [REF000],
+page('heavy_top_spring', '[MT14] §5.3', [REF000],
      'm = 21.6 kg, Theta0 = diag(0.36, 0.306, 0.09) kg m^2, pivot r0 = (-0.5, 0, 0) from the COM, '
      'spring c = 1e4 N/m from the COM to (1, 0, 0.5), gravity; r(0) = (0.5, 0, 0) (the printed '
-     'C0 = (I, r0) violates the constraint: erratum E2), omega0 = (0, 0, 0.5), 8 s.',
-     'Seed 000 §5.3.3 (Fig. 8): "the SE(3) update preserves the center of rotation with '
+     'C0 = (I, r0) violates the constraint: [errata](../theory/errata.md#mt14-s5-3)), '
+     'omega0 = (0, 0, 0.5), 8 s.',
+     '[MT14] §5.3.3 (Fig. 8): "the SE(3) update preserves the center of rotation with '
      'accuracy closed to the computation precision for all three step size values ... The '
      'SO(3)xR^3 formulation on the other hand leads to a significant drift." Fig. 9: the '
      'total-energy error "starting from E(0) = 5000.69 J" is clearly smaller with SE(3).',
@@ -89,26 +91,28 @@ page('heavy_top_spring', '000 §5.3', [REF000],
      'order 4.00 (1.3e-6 m at 1e-3 s); the energy drift is smaller with SE(3) at every step '
      'size (5.1e-5 J vs 8.9e-3 J at 1e-3 s).',
      'E(0): we use the potential c |d|^2 / 2 of the stated linear spring, E(0) = 2500.69 J; the '
-     'paper\'s 5000.69 J is c |d|^2 (erratum E2).')
-page('double_pendulum', '000 §5.4, 001 §5.2', [REF000, REF001],
+     'paper\'s 5000.69 J is c |d|^2 ([errata](../theory/errata.md#mt14-s5-3)).')
+page('double_pendulum', '[MT14] §5.4, [MT13] §5.2', [REF000, REF001],
      'Two aluminium boxes 0.2 x 0.1 x 0.05 m (m = 2.7 kg: our assumption, the papers give no '
-     'mass, erratum E23), spherical joints, gravity; omega10 = (10, 0, 0), omega20 = '
+     'mass, [errata](../theory/errata.md#mt14-s5-4)), spherical joints, gravity; '
+     'omega10 = (10, 0, 0), omega20 = '
      '(10pi, 10pi, 20pi) rad/s, linear velocities from the constraints; 5 s.',
-     'Seed 000 §5.4 (Figs. 11-13): "exact constraint satisfaction up to the computation '
+     '[MT14] §5.4 (Figs. 11-13): "exact constraint satisfaction up to the computation '
      'precision for joint 1" with SE(3); "Both formulations achieve a similar constraint '
      'satisfaction for joint 2"; the energy drift "becomes significant for the SO(3)xR^3 '
-     'update with the large step size". Seed 001 §5.2 (Figs. 5-7) shows the same at 1e-3 s.',
+     'update with the large step size". [MT13] §5.2 (Figs. 5-7) shows the same at 1e-3 s.',
      'Joint 1 at round-off with SE(3) and with the tailored update (SE(3) for link 1, '
      'SO(3)xR^3 for link 2); joint 2 of order 4 and of similar size for all updates.',
      'Masses are ours. At dt = 1e-2 s the second link turns ~0.8 rad per step and the '
      'explicit scheme is far from its asymptotic range there.',
      figs=('se3', 'so3r3'))
-page('four_bar', '000 §5.5', [REF000],
+page('four_bar', '[MT14] §5.5', [REF000],
      'Own geometry (the paper gives only L0 = 0.5 m; Fig. 14 is not in our text): pivots '
      '(0,0,0) and (0.5,0,0), crank 0.2 m, coupler to (0.5, 0.4, 0); 20 x 20 mm aluminium '
      'bars, frames at the COMs; crank at 10pi rad/s, other rates from the loop; joint 4 '
-     'spherical (the captions name "spherical joint 4", erratum E19); no gravity; 2 s.',
-     'Seed 000 §5.5 (Figs. 15, 16): "The orientation constraints are exactly satisfied by '
+     'spherical (the captions name "spherical joint 4", '
+     '[errata](../theory/errata.md#mt14-s5-5)); no gravity; 2 s.',
+     '[MT14] §5.5 (Figs. 15, 16): "The orientation constraints are exactly satisfied by '
      'the both formulations." "This example confirms again the statement that the SE(3) '
      'update exactly preserves the lower pair constraints restricting the body 1 and 3 to a '
      'subgroup (corollary 1), and also that the joint constraints are exactly satisfied '
@@ -127,31 +131,31 @@ page('four_bar', '000 §5.5', [REF000],
      'paper\'s figures for joints 2 and 4 are not in our text, so we cannot tell what its '
      'geometry showed. At dt = 1e-2 s the explicit scheme diverges (energy drift > 10 % of E0 '
      'by t = 0.85 s), and is reported as diverged.')
-page('rp_mechanism', '000 §5.6', [REF000],
+page('rp_mechanism', '[MT14] §5.6', [REF000],
      'Given masses/inertias; own geometry: ring COM 0.1 m off the revolute axis z, slider COM '
      'at (0.25, 0, 0.1) sliding along z, spring 1e4 N/m (rest 0.1 m); omega = 20pi rad/s '
      'about z, slider at 1 m/s; gravity; 2 s.',
-     'Seed 000 §5.6 (Figs. 18, 19): with SE(3) "constraint satisfaction, indicating an '
+     '[MT14] §5.6 (Figs. 18, 19): with SE(3) "constraint satisfaction, indicating an '
      'excellent motion reconstruction"; with SO(3)xR^3 "the accuracy depending on the '
      'integration step size"; "the step size can be arbitrarily large and the SE(3) update '
      'still satisfies the kinematic joint constraints".',
      'Both joints at round-off with SE(3) at every step size; SO(3)xR^3 of order 4.',
      'Geometry, spring rest length and initial configuration are ours (Fig. 17 is not in our '
      'text).')
-page('rp_cylindrical', '000 §5.6, joint 1 cylindrical', [REF000],
+page('rp_cylindrical', '[MT14] §5.6, joint 1 cylindrical', [REF000],
      'The RP mechanism above with joint 1 a cylindrical joint: the ring may also slide along '
      'z (gravity and the spring act along it).',
-     'Seed 000 §5.6: "The same accuracy is achieved when the joint 1 is a cylindrical joint. '
+     '[MT14] §5.6: "The same accuracy is achieved when the joint 1 is a cylindrical joint. '
      'Note again that the step size can be arbitrarily large and the SE(3) update still '
      'satisfies the kinematic joint constraints." (no figure)',
      'Both joints at round-off with SE(3) at every step size; SO(3)xR^3 of order 4.',
      'Geometry as in rp_mechanism (ours).')
-page('cardan', '000 §5.7', [REF000],
+page('cardan', '[MT14] §5.7', [REF000],
      'Own geometry: shaft 1 (box 0.04 x 0.2 x 0.04 m) on a revolute about y with its frame on '
      'the axis, hook centre at (0, 0.2, 0), shaft 2 tilted 30 deg; omega1 = (0, pi, 0), '
      'omega2 = (pi, pi, 0) projected onto the joint constraints (kinetic-energy metric); no '
      'gravity; 5 s.',
-     'Seed 000 §5.7 (Figs. 21, 22): joint 1: "both formulations yield a perfect constraint '
+     '[MT14] §5.7 (Figs. 21, 22): joint 1: "both formulations yield a perfect constraint '
      'satisfaction" (frame on the axis); hook-joint position constraints "perfectly '
      'satisfied" with SE(3), not with SO(3)xR^3; the hook-joint orientation constraint "not '
      'exactly satisfied, but only according to the time step size ... the same constraint '
@@ -159,11 +163,12 @@ page('cardan', '000 §5.7', [REF000],
      'Joint 1 at round-off for both; the hook centre at round-off with SE(3), order 4 with '
      'SO(3)xR^3; the hook angle of order 4 and equal for both.',
      'Geometry is ours (the paper gives none).')
-page('heavy_top', '001 §5.1', [REF001],
-     'Same box as heavy_top_spring, COM 0.5 m from the pivot (001 measures r0 from the pivot '
-     'to the COM, the opposite of 000), no gravity (the title says "in Gravity Field" but '
-     'M = F = 0: erratum E21); omega0 = (0, 20pi, 10pi) rad/s, v0 = omega0 x r0; 10 s.',
-     'Seed 001 §5.1: Fig. 2 "The SE(3) integration yields the correct result within the '
+page('heavy_top', '[MT13] §5.1', [REF001],
+     'Same box as heavy_top_spring, COM 0.5 m from the pivot ([MT13] measures r0 from the pivot '
+     'to the COM, the opposite of [MT14]), no gravity (the title says "in Gravity Field" but '
+     'M = F = 0: [errata](../theory/errata.md#mt13-s5-1)); omega0 = (0, 20pi, 10pi) rad/s, '
+     'v0 = omega0 x r0; 10 s.',
+     '[MT13] §5.1: Fig. 2 "The SE(3) integration yields the correct result within the '
      'computation accuracy while the SO(3)xR^3 formulation shows significant drifts" (axes '
      '+-5e-15 m and +-3e-5 m at 1e-3 s); Fig. 3: the SE(3) kinetic-energy drift "is two orders '
      'of magnitude smaller than the drift of the SO(3)xR^3 formulation" (axes 6e-4 J and '
@@ -172,39 +177,40 @@ page('heavy_top', '001 §5.1', [REF001],
      'within the paper\'s axis). T0 = 13972.4 J. Energy: 3.94e-3 J (SE(3)) vs 4.14e-3 J '
      '(SO(3)xR^3) at 1e-3 s.',
      'The energy claim is NOT reproduced: the two drifts differ by 5 %, not by two orders '
-     '(the paper\'s own axes, 6e-4 vs 5e-3 J, suggest one order: erratum E22). In the '
+     '(the paper\'s own axes, 6e-4 vs 5e-3 J, suggest one order: '
+     '[errata](../theory/errata.md#mt13-fig3)). In the '
      'body-fixed SE(3) form without loads the twist equations do not depend on the '
      'configuration, so the SE(3) energy drift is RK4\'s drift on the (constrained) Euler '
      'equations alone, and the SO(3)xR^3 form adds little to it. We do not know what the '
-     'paper integrated differently; its 001 uses 1e-3 s only, the other step sizes are '
-     'seed 000\'s.')
-page('floating_pair', '001 §5.3', [REF001],
+     'paper integrated differently; [MT13] uses 1e-3 s only, the other step sizes are '
+     '[MT14]\'s.')
+page('floating_pair', '[MT13] §5.3', [REF001],
      'The two links of the double pendulum joined by one spherical joint, no gravity; '
      'omega10 = (0, 0, -10), omega20 = (1, -1, 2pi) rad/s, v10 = 0 (our choice), v20 from the '
      'joint; 10 s.',
-     'Seed 001 §5.3 (Figs. 9, 10): "both formulations perform similarly regarding constraint '
+     '[MT13] §5.3 (Figs. 9, 10): "both formulations perform similarly regarding constraint '
      'satisfaction. Also the kinetic energy drifts are similar." (axes ~1e-7 m)',
      'Joint violations of order 4 and of similar size for both updates, about 1e-8 m at '
      '1e-3 s.',
      'Our magnitudes are ~10x below the paper\'s axes: v10 and the masses are our choices.')
-page('three_bar', '001 §5.4', [REF001],
-     'Own geometry (001 gives none): link 1 from the ground point (0,0,0) along x, link 2 from '
+page('three_bar', '[MT13] §5.4', [REF001],
+     'Own geometry ([MT13] gives none): link 1 from the ground point (0,0,0) along x, link 2 from '
      '(0.2, 0, 0) to the ground point (0.2, 0.2, 0), spherical joints, gravity; '
      'omega1 = (3, 0, 5) projected onto the constraints; 10 s.',
-     'Seed 001 §5.4 (Figs. 12-15): "the constraints are perfectly satisfied if only the motion '
+     '[MT13] §5.4 (Figs. 12-15): "the constraints are perfectly satisfied if only the motion '
      'of one body is to be estimated, i.e. the base joints. The constraint violation of joint 2 '
      'connecting the two bodies is similar for both formulations. Also the energy drift of both '
      'formulations is similar."',
      'Ground joints 1 and 3 at round-off with SE(3) and tailored, order 4 with SO(3)xR^3; '
      'joint 2 of order 4 and similar for all updates.',
      'Geometry and initial velocities are ours.')
-page('flip', '003 §6', [REF003],
+page('flip', '[HGS18] §6', [REF003],
      'm = 1, J = diag(5.2988, 1.1775, 4.3568), Omega0 = (0.01, 0, 100) rad/s, U0 = 0, '
      'torque-free, H0 = I, 1 s. Two formulations: `se3` (body-twist Munthe-Kaas RK4 on '
-     'SE(3)) and `ulv` (seed 003\'s unified local velocity coordinates w = D (U; Omega) with '
+     'SE(3)) and `ulv` ([HGS18]\'s unified local velocity coordinates w = D (U; Omega) with '
      'its RK4 Lie group scheme, eqs. (82)-(87), printed misprints corrected: '
      '`liemb_ros.mbs.ulv`).',
-     'Seed 003 §6: Fig. 11, 4th-order convergence of ||Omega - Omega_converged|| over '
+     '[HGS18] §6: Fig. 11, 4th-order convergence of ||Omega - Omega_converged|| over '
      'h = 1/10, 1/40, 1/80, ..., 1/5120 against a solution with h = 1e-5 ("all methods '
      'converged to the same solution (up to machine precision)"); Fig. 12, |det R - 1| '
      '< 1e-13 for all h; the largest difference in Omega to the earlier scheme "f1" (Terze '
@@ -220,19 +226,19 @@ page('flip', '003 §6', [REF003],
      'these two steps is unknown. (2) "Up to machine precision" is not reachable: round-off '
      'is amplified ~1e6 by the three passes near the unstable axis; our reference (RK4 on '
      'Euler\'s equations, h = 1e-5) differs from h = 2e-5 by 2.4e-5, the floor of the study. '
-     '(3) We do not implement the earlier scheme "f1" (its formulation is not in seed 003), '
+     '(3) We do not implement the earlier scheme "f1" (its formulation is not in [HGS18]), '
      'so the 0.0581 is not checked; our comparison is ULV against our body-twist MK-RK4. '
-     '(4) Our own derivation, not a number of seed 003: the analytic time between flips '
+     '(4) Our own derivation, not a number of [HGS18]: the analytic time between flips '
      '2K(k)/p = 0.29933 s (Landau-Lifshitz), which the measured flips (t = 0.14966, 0.44899, '
      '0.74832 s) match.',
      figs=('se3', 'so3r3'))
-page('rotating_frame', '000 §4, Fig. 1', [REF000],
+page('rotating_frame', '[MT14] §4, Fig. 1', [REF000],
      'A frame at distance r = 1 m from a fixed axis (world z) turning at omega = 1 rad/s; its '
      'velocity is prescribed as the exact function of time (the paper\'s V_{i+1/2} = '
      'V(t_i + dt/2)): the constant body twist (omega xi, omega p x xi) on SE(3), the mixed '
      'velocity on SO(3)xR^3; the paper\'s two-stage "explicit trapezoidal" scheme, which is '
-     'the explicit midpoint rule (erratum E13); 10 s.',
-     'Seed 000 §4 (eq. (19), Fig. 1): with SE(3) the update "is in fact the exact solution" '
+     'the explicit midpoint rule ([errata](../theory/errata.md#mt14-s4)); 10 s.',
+     '[MT14] §4 (eq. (19), Fig. 1): with SE(3) the update "is in fact the exact solution" '
      '(for any step); with SO(3)xR^3 "the orientation update is exact but the position ... '
      'update r_{i+1} = r_i + dt v_{i+1/2} is not correct" (Fig. 1b).',
      'SE(3) position error at round-off for dt = 1, 0.1, 0.01 s. SO(3)xR^3: the first step\'s '
@@ -334,8 +340,9 @@ def main():
         for u in p['figs']:
             if os.path.exists(os.path.join(D, f'{name}_{u}.png')):
                 out += [f'![{NAMES[u]}]({name}_{u}.png)', '']
-        out += ['Sources: ' + '; '.join(p['refs']) + '. "Erratum E#" labels a misprint of the '
-                'paper that we correct; the correction is stated where it is used.', '']
+        out += ['Sources: ' + '; '.join(p['refs']) + '. Bibliography: [../theory/README.md]'
+                '(../theory/README.md); the misprints we correct, and how we checked them: '
+                '[../theory/errata.md](../theory/errata.md).', '']
         open(os.path.join(D, name + '.md'), 'w').write('\n'.join(out))
         rows.append(name)
     print('wrote', len(rows))
@@ -363,15 +370,10 @@ KEYS = {'box_com_rotation': 'COM drift [m]', 'box_com_screw': 'COM drift [m]',
 def readme():
     """Write README.md: the table of examples with the key quantity's result."""
     EXAMPLES = rp.EXAMPLES
-    out = ['# Reproduced examples of seeds 000, 001 and 003', '',
-           'Seed 000: A. Müller, Z. Terze, "The significance of the configuration space Lie '
-           'group for the constraint satisfaction in numerical time integration of multibody '
-           'systems", Mechanism and Machine Theory 82 (2014) 173-202. Seed 001: A. Müller, '
-           'Z. Terze, "Is there an optimal choice of configuration space for Lie group '
-           'integration schemes applied to constrained MBS?", ASME IDETC 2013 (our text lacks '
-           'title and authors; inferred from reference [49] of seed 000). Seed 003: '
-           'S. Holzinger, J. Gerstmayr, J. Schöberl, "A rigid body formulation with '
-           'non-redundant unified local velocity coordinates".', '',
+    out = ['# Reproduced examples of [MT14], [MT13] and [HGS18]', '',
+           'References: ' + '; '.join((REF000, REF001, REF003)) + '. Bibliography and '
+           'equation numbering: [../theory/README.md](../theory/README.md); the theory: '
+           '[../theory/integrators.md](../theory/integrators.md).', '',
            'Each page states the paper\'s claim with its section and figure, what we measure, '
            'and where they differ and why; numbers that are our own derivations are labelled '
            'so. One run: `liemb reproduce NAME --update se3|so3r3|tailored --plot FILE.png` '

@@ -1,5 +1,7 @@
 """
-Reproduce the Lie group integration examples of seeds 000, 001 and 003.
+Reproduce the Lie group integration examples of [MT14], [MT13] and [HGS18].
+
+References: docs/theory/README.md; theory: docs/theory/integrators.md.
 
 ``liemb reproduce NAME [--update se3|so3r3|tailored|ulv] [--dt H] [--t-end T] [--json]
 [--plot FILE.png] [--no-step-guard]`` runs one example with MK-RK4 (index-1 equations, no
@@ -12,8 +14,8 @@ the updates side by side.  ``--list`` lists the examples with their paper sectio
 parameters the papers do not give are documented choices (see docs/examples/).
 
 Updates: ``se3`` (body-fixed twists), ``so3r3`` (mixed velocities), ``tailored`` (SE(3) for
-bodies with a joint to the ground, SO(3)xR^3 for the others: seed 000 §6) and, for the
-flip of seed 003, ``ulv`` (seed 003's unified local velocity coordinates and its RK4 Lie
+bodies with a joint to the ground, SO(3)xR^3 for the others: [MT14] §6) and, for the
+flip of [HGS18], ``ulv`` ([HGS18]'s unified local velocity coordinates and its RK4 Lie
 group scheme, :mod:`liemb_ros.mbs.ulv`).  A run that leaves the state finite-less stops and
 reports where it diverged; a step whose stage rotates a body by more than
 :data:`~liemb_ros.integrators.MAX_STEP_ANGLE` (0.9 * 2 pi, the pole of ``dexp^-1``) is refused
@@ -30,7 +32,7 @@ from .integrators import MAX_STEP_ANGLE, RK4, IntegrationError, Stepper, StepSiz
 from .mbs import Body, System
 from .mbs.ulv import UnifiedBody, UnifiedStepper
 
-RHO = 2700.0            # aluminium, implied by the papers' masses (digest §5)
+RHO = 2700.0            # aluminium, implied by the papers' masses (86.4 kg / 0.032 m^3)
 G = (0.0, 0.0, -9.81)
 #: a constraint violation [m] (or dimensionless residual) at or below this is round-off
 #: (the papers' figures show 1e-15 .. 1e-13 m; 1e5 steps accumulate to ~1e-12 m)
@@ -66,7 +68,7 @@ class Example:
     """
     A built example: initial state ``y0``, measures ``{name: f(t, y) -> float}``.
 
-    ``system`` (a :class:`~liemb_ros.mbs.System`, or ``None`` for seed 003's formulation
+    ``system`` (a :class:`~liemb_ros.mbs.System`, or ``None`` for [HGS18]'s formulation
     and kinematic examples), ``energy`` ('total', 'kinetic' or ``None``: no energy),
     ``stepper(max_angle)`` (default: MK-RK4 on the system), ``energy_fn(y)``,
     ``rotation(y)`` (R of the first body) and ``omega(y)`` (its body angular velocity)
@@ -130,7 +132,7 @@ def _joint_measures(s):
 
 # ----------------------------------------------------------------------------- examples
 def free_box(update, offset, screw):
-    """Seed 000 §5.1/5.2: free 0.8x0.4x0.1 m box, frame at the COM or at the end face."""
+    """[MT14] §5.1/5.2: free 0.8x0.4x0.1 m box, frame at the COM or at the end face."""
     m, theta = _box(0.8, 0.4, 0.1)
     c = np.array([0.4, 0.0, 0.0]) if offset else np.zeros(3)
     s = System()
@@ -151,7 +153,7 @@ def free_box(update, offset, screw):
 
 
 def heavy_top_spring(update):
-    """Seed 000 §5.3: box 0.1x0.2x0.4 on a spherical joint, spring c = 1e4 N/m, gravity."""
+    """[MT14] §5.3: box 0.1x0.2x0.4 on a spherical joint, spring c = 1e4 N/m, gravity."""
     s = System(gravity=G)
     b = s.add_body(Body('top', 21.6, np.diag([0.36, 0.306, 0.09]), update=update))
     r0 = np.array([-0.5, 0.0, 0.0])
@@ -164,7 +166,7 @@ def heavy_top_spring(update):
 
 
 def heavy_top_001(update):
-    """Seed 001 §5.1: the same box, COM at r0 = (0.5, 0, 0) from the pivot, no gravity."""
+    """[MT13] §5.1: the same box, COM at r0 = (0.5, 0, 0) from the pivot, no gravity."""
     s = System()
     b = s.add_body(Body('top', 21.6, np.diag([0.36, 0.306, 0.09]), update=update))
     r0 = np.array([0.5, 0.0, 0.0])
@@ -181,7 +183,7 @@ def _links(s, update, n):
 
 
 def double_pendulum(update):
-    """Seed 000 §5.4 / 001 §5.2: two 0.2x0.1x0.05 aluminium boxes, spherical joints."""
+    """[MT14] §5.4 / [MT13] §5.2: two 0.2x0.1x0.05 aluminium boxes, spherical joints."""
     s = System(gravity=G)
     b1, b2 = _links(s, update, 2)
     h = np.array([0.1, 0.0, 0.0])
@@ -196,7 +198,7 @@ def double_pendulum(update):
 
 
 def floating_pair(update):
-    """Seed 001 §5.3: the two links joined by one spherical joint, free, no gravity."""
+    """[MT13] §5.3: the two links joined by one spherical joint, free, no gravity."""
     s = System()
     b1, b2 = _links(s, update, 2)
     h = np.array([0.1, 0.0, 0.0])
@@ -209,7 +211,7 @@ def floating_pair(update):
 
 
 def three_bar(update):
-    """Seed 001 §5.4 (own geometry): ground-link1-link2-ground loop of spherical joints."""
+    """[MT13] §5.4 (own geometry): ground-link1-link2-ground loop of spherical joints."""
     s = System(gravity=G)
     m, th = _box(0.2, 0.1, 0.05)
     b1 = s.add_body(Body('link1', m, th, update=update))
@@ -224,7 +226,7 @@ def three_bar(update):
 
 
 def four_bar(update):
-    """Seed 000 §5.5 (own geometry, L0 = 0.5 m): crank, coupler, rocker; joint 4 spherical."""
+    """[MT14] §5.5 (own geometry, L0 = 0.5 m): crank, coupler, rocker; joint 4 spherical."""
     s = System()
     pts = ([0, 0, 0], [0, 0.2, 0], [0.5, 0.4, 0], [0.5, 0, 0])
     A, B, Cp, D = (np.array(p, float) for p in pts)
@@ -256,7 +258,7 @@ def four_bar(update):
 
 def rp_mechanism(update, cylindrical=False):
     """
-    Seed 000 §5.6 (own geometry, given masses): ring on a revolute, slider, spring.
+    [MT14] §5.6 (own geometry, given masses): ring on a revolute, slider, spring.
 
     ``cylindrical``: joint 1 is a cylindrical joint (the ring also slides along the axis,
     under gravity and the spring), the variant of which §5.6 says "the same accuracy".
@@ -282,16 +284,17 @@ def rp_mechanism(update, cylindrical=False):
 
 def rotating_frame(update, omega=1.0, radius=1.0):
     """
-    Seed 000 §4, Fig. 1: a frame rotating about a fixed axis, explicit midpoint rule.
+    [MT14] §4, Fig. 1: a frame rotating about a fixed axis, explicit midpoint rule.
 
     The frame starts at ``(radius, 0, 0)`` and turns about the world z axis at ``omega``;
     its velocity is prescribed as the exact function of time (the paper's ``V_{i+1/2} =
     V(t_i + dt/2)``): the constant body twist ``(omega e3, omega p x e3)``, ``p = (-radius,
     0, 0)`` on SE(3), the mixed velocity ``(omega e3, r'(t))`` on SO(3)xR^3.  The paper's
-    "explicit trapezoidal" scheme is the midpoint rule (erratum E13).  Measures: the
-    position error against the exact circle, and that of the first step, which the paper
-    gives as ``r omega dt - 2 r sin(omega dt / 2)`` for SO(3)xR^3 (4.1661e-5 for
-    ``r = omega = 1``, ``dt = 0.1``; ``dt^3 / 24`` to leading order) and 0 for SE(3).
+    "explicit trapezoidal" scheme is the midpoint rule (docs/theory/errata.md#mt14-s4).
+    Measures: the position error against the exact circle, and that of the first step,
+    which the paper gives as ``r omega dt - 2 r sin(omega dt / 2)`` for SO(3)xR^3
+    (4.1661e-5 for ``r = omega = 1``, ``dt = 0.1``; ``dt^3 / 24`` to leading order) and 0 for
+    SE(3).
     """
     from .integrators import MIDPOINT, SE3, SO3R3
     space = SE3() if update == 'se3' else SO3R3()
@@ -324,12 +327,12 @@ def rotating_frame(update, omega=1.0, radius=1.0):
 
 
 def rotating_frame_step_error(dt, omega=1.0, radius=1.0):
-    """Seed 000 §4: the SO(3)xR^3 position error of one step, ``r w dt - 2 r sin(w dt/2)``."""
+    """[MT14] §4: the SO(3)xR^3 position error of one step, ``r w dt - 2 r sin(w dt/2)``."""
     return radius * omega * dt - 2.0 * radius * math.sin(0.5 * omega * dt)
 
 
 def cardan(update):
-    """Seed 000 §5.7 (own geometry): shaft on a revolute (frame on the axis), Hooke joint."""
+    """[MT14] §5.7 (own geometry): shaft on a revolute (frame on the axis), Hooke joint."""
     s = System()
     y_ax = np.array([0.0, 1.0, 0.0])
     m1, th1 = _box(0.04, 0.2, 0.04)
@@ -351,16 +354,16 @@ def cardan(update):
 
 FLIP_J = np.array([5.2988, 1.1775, 4.3568])
 FLIP_OMEGA0 = np.array([0.01, 0.0, 100.0])
-#: seed 003's reference step (§6: "h = 1e-5")
+#: [HGS18]'s reference step (§6: "h = 1e-5")
 FLIP_REFERENCE_H = 1e-5
 
 
 def flip(update):
     """
-    Seed 003 §6: free box J = diag(5.2988, 1.1775, 4.3568), m = 1, Omega0 = (0.01, 0, 100).
+    [HGS18] §6: free box J = diag(5.2988, 1.1775, 4.3568), m = 1, Omega0 = (0.01, 0, 100).
 
     ``update`` 'se3' or 'so3r3': body-twist (mixed-velocity) Munthe-Kaas RK4 on
-    :class:`~liemb_ros.mbs.System`; 'ulv': seed 003's unified local velocity coordinates
+    :class:`~liemb_ros.mbs.System`; 'ulv': [HGS18]'s unified local velocity coordinates
     with its RK4 Lie group scheme (:mod:`liemb_ros.mbs.ulv`).
     """
     w0 = FLIP_OMEGA0
@@ -405,7 +408,7 @@ def euler_rk4(inertia, omega0, t_end, h):
     """
     Return ``Omega(t_end)`` of classical RK4 on Euler's equations ``J Omega' = J Omega x Omega``.
 
-    The flip's reference (seed 003 §6 uses ``h = 1e-5``); scalar code, ~0.25 s for 1e5
+    The flip's reference ([HGS18] §6 uses ``h = 1e-5``); scalar code, ~0.25 s for 1e5
     steps.  ``Omega`` does not depend on the configuration, so this is the reference of
     both formulations.
     """
@@ -434,7 +437,7 @@ def flip_reference(t_end=1.0, h=FLIP_REFERENCE_H):
 
     ``spread = |Omega_ref(h) - Omega_ref(2 h)|``: both are converged (RK4's error at 2e-5 is
     ~1e-11), so their difference is round-off amplified by the flips (~2e-5 at 1 s; seed
-    003's "up to machine precision" is not reachable in float64).  Errors at or below the
+    [HGS18]'s "up to machine precision" is not reachable in float64).  Errors at or below the
     spread are at the floor.
     """
     ref = euler_rk4(FLIP_J, FLIP_OMEGA0, t_end, h)
@@ -443,7 +446,7 @@ def flip_reference(t_end=1.0, h=FLIP_REFERENCE_H):
 
 
 PAPER_000_DTS = (1e-2, 1e-3, 1e-4)
-#: seed 003 §6, Fig. 11
+#: [HGS18] §6, Fig. 11
 PAPER_003_DTS = tuple(1.0 / n for n in (10, 40, 80, 160, 320, 640, 1280, 2560, 5120))
 
 
@@ -457,7 +460,7 @@ class Spec:
     """
 
     def __init__(self, build, section, t_end, dt, claim, dts=PAPER_000_DTS,
-                 updates=('se3', 'so3r3'), dts_source='000 §5: 1e-2, 1e-3, 1e-4 s',
+                 updates=('se3', 'so3r3'), dts_source='[MT14] §5: 1e-2, 1e-3, 1e-4 s',
                  roundoff=ROUNDOFF):
         self.build = build
         self.section = section
@@ -470,50 +473,50 @@ class Spec:
         self.roundoff = roundoff
 
 
-_001 = '001 uses 1e-3 s only; the sequence of 000 §5 (same authors, same scheme)'
+_001 = '[MT13] uses 1e-3 s only; the sequence of [MT14] §5 (same authors, same scheme)'
 
 EXAMPLES = {
-    'box_com_rotation': Spec(lambda u: free_box(u, False, False), '000 §5.1 A', 10.0, 1e-3,
+    'box_com_rotation': Spec(lambda u: free_box(u, False, False), '[MT14] §5.1 A', 10.0, 1e-3,
                              'COM stays at 0 for both updates; T0 = 696.399 J'),
-    'box_com_screw': Spec(lambda u: free_box(u, False, True), '000 §5.1 B', 10.0, 1e-3,
+    'box_com_screw': Spec(lambda u: free_box(u, False, True), '[MT14] §5.1 B', 10.0, 1e-3,
                           'SO(3)xR^3 exact; SE(3) 4th order', roundoff=3e-10),
-    'box_offset_rotation': Spec(lambda u: free_box(u, True, False), '000 §5.2 A', 10.0, 1e-3,
+    'box_offset_rotation': Spec(lambda u: free_box(u, True, False), '[MT14] §5.2 A', 10.0, 1e-3,
                                 'SE(3) exact for any step; SO(3)xR^3 4th order'),
-    'box_offset_screw': Spec(lambda u: free_box(u, True, True), '000 §5.2 B', 10.0, 1e-3,
+    'box_offset_screw': Spec(lambda u: free_box(u, True, True), '[MT14] §5.2 B', 10.0, 1e-3,
                              'both 4th order, SO(3)xR^3 more accurate', roundoff=3e-10),
-    'heavy_top_spring': Spec(heavy_top_spring, '000 §5.3', 8.0, 1e-3,
+    'heavy_top_spring': Spec(heavy_top_spring, '[MT14] §5.3', 8.0, 1e-3,
                              'SE(3) pivot at round-off; SO(3)xR^3 drifts; energy better '
                              'with SE(3)'),
-    'double_pendulum': Spec(double_pendulum, '000 §5.4, 001 §5.2', 5.0, 1e-3,
+    'double_pendulum': Spec(double_pendulum, '[MT14] §5.4, [MT13] §5.2', 5.0, 1e-3,
                             'joint 1 exact with SE(3); joint 2 similar for both',
                             updates=('se3', 'so3r3', 'tailored')),
-    'four_bar': Spec(four_bar, '000 §5.5', 2.0, 1e-3,
+    'four_bar': Spec(four_bar, '[MT14] §5.5', 2.0, 1e-3,
                      'ground revolutes exact with SE(3); orientation exact for both',
                      updates=('se3', 'so3r3', 'tailored')),
-    'rp_mechanism': Spec(rp_mechanism, '000 §5.6', 2.0, 1e-3,
+    'rp_mechanism': Spec(rp_mechanism, '[MT14] §5.6', 2.0, 1e-3,
                          'revolute and prismatic exact with SE(3) even for large steps'),
-    'rp_cylindrical': Spec(lambda u: rp_mechanism(u, cylindrical=True), '000 §5.6', 2.0, 1e-3,
+    'rp_cylindrical': Spec(lambda u: rp_mechanism(u, cylindrical=True), '[MT14] §5.6', 2.0, 1e-3,
                            'joint 1 cylindrical: "the same accuracy" (SE(3) exact for any '
                            'step)'),
-    'rotating_frame': Spec(rotating_frame, '000 §4, Fig. 1', 10.0, 0.1,
+    'rotating_frame': Spec(rotating_frame, '[MT14] §4, Fig. 1', 10.0, 0.1,
                            'midpoint rule: SE(3) exact for any step; SO(3)xR^3 step error '
                            'r w dt - 2 r sin(w dt/2) = 4.166e-5 (r = w = 1, dt = 0.1)',
-                           dts=(1.0, 0.1, 0.01), dts_source='000 §4 ("any step"); ours'),
-    'cardan': Spec(cardan, '000 §5.7', 5.0, 1e-3,
+                           dts=(1.0, 0.1, 0.01), dts_source='[MT14] §4 ("any step"); ours'),
+    'cardan': Spec(cardan, '[MT14] §5.7', 5.0, 1e-3,
                    'joint 1 exact for both; hook centre exact with SE(3); hook angle same '
                    'order', updates=('se3', 'so3r3', 'tailored')),
-    'heavy_top': Spec(heavy_top_001, '001 §5.1', 10.0, 1e-3,
+    'heavy_top': Spec(heavy_top_001, '[MT13] §5.1', 10.0, 1e-3,
                       'SE(3) pivot at round-off; SO(3)xR^3 ~1e-5 m; T0 = 13972.4 J',
                       dts_source=_001),
-    'floating_pair': Spec(floating_pair, '001 §5.3', 10.0, 1e-3,
+    'floating_pair': Spec(floating_pair, '[MT13] §5.3', 10.0, 1e-3,
                           'both updates similar (~1e-7 m)', dts_source=_001),
-    'three_bar': Spec(three_bar, '001 §5.4', 10.0, 1e-3,
+    'three_bar': Spec(three_bar, '[MT13] §5.4', 10.0, 1e-3,
                       'ground joints exact with SE(3); joint 2 similar for both',
                       dts_source=_001, updates=('se3', 'so3r3', 'tailored')),
-    'flip': Spec(flip, '003 §6', 1.0, 1.0 / 1280,
+    'flip': Spec(flip, '[HGS18] §6', 1.0, 1.0 / 1280,
                  '|det R - 1| < 1e-13; 4th order in Omega (Fig. 11, 12)',
                  dts=PAPER_003_DTS, updates=('se3', 'ulv'),
-                 dts_source='003 §6, Fig. 11: h = 1/10 ... 1/5120'),
+                 dts_source='[HGS18] §6, Fig. 11: h = 1/10 ... 1/5120'),
 }
 UPDATES = ('se3', 'so3r3', 'tailored', 'ulv')
 
@@ -523,7 +526,7 @@ def build(name, update):
     if name not in EXAMPLES:
         raise ValueError(f'unknown example {name!r}; try --list')
     if update == 'ulv' and name != 'flip':
-        raise ValueError("update 'ulv' (seed 003's formulation) covers one free rigid body: "
+        raise ValueError("update 'ulv' ([HGS18]'s formulation) covers one free rigid body: "
                          "only the example 'flip'")
     if update not in UPDATES:
         raise ValueError(f'unknown update {update!r}; one of {", ".join(UPDATES)}')
@@ -774,7 +777,7 @@ def add_arguments(parser):
     parser.add_argument('--list', action='store_true', help='list the examples')
     parser.add_argument('--update', choices=UPDATES, default=None,
                         help="configuration update: se3, so3r3, tailored (SE(3) for bodies "
-                             "jointed to the ground), ulv (seed 003's formulation, flip "
+                             "jointed to the ground), ulv ([HGS18]'s formulation, flip "
                              "only); default se3, with --convergence the example's set")
     parser.add_argument('--dt', type=float, default=None, help='step size [s]')
     parser.add_argument('--t-end', type=float, default=None, help='duration [s]')
