@@ -30,6 +30,15 @@ Control laws of the dynamics node, without ROS: trajectories, computed torque, i
   same frame as the rows (:func:`pose_error`), so a wrench ``F`` (same rows) on the
   link holds it, to first order, displaced by ``K⁻¹ F`` from the target.
   ``N = I - Jᵀ J⁺ᵀ`` keeps the posture term out of the task wrench.
+  Optionally (``friction=True``) ``+ F tanh(q̇_r / v_f)`` with the reference velocity
+  ``q̇_r = J⁺ D⁻¹ K e + N' K_n/D_n (q_n - q)`` (``N' = I - J⁺J``): the joint velocity at
+  which the dampers would balance the springs, the task analogue of computed torque's
+  Slotine-Li reference.  It pushes each joint through its Coulomb friction towards the
+  target, so the link ends near it instead of where the spring torques fall below the
+  friction; it is zero at the target.  Under a steady external wrench it shifts the
+  equilibrium by up to the friction torque (``F`` is a feed-forward, not a measurement):
+  use it on a robot whose friction the URDF states, leave it off (the default) when the
+  static stiffness ``K⁻¹ F`` must hold exactly.
 
 Conventions: twists and wrenches angular first, poses 4x4 link -> world, SI units.
 """
@@ -233,7 +242,8 @@ def pose_error(C, C_d, representation):
 
 
 def cartesian_impedance(model, q, qd, link, C_d, K, D, representation='hybrid',
-                        posture=None, k_null=0.0, d_null=0.0, base_pose=None):
+                        posture=None, k_null=0.0, d_null=0.0, base_pose=None,
+                        friction=False):
     """
     ``τ = Jᵀ(K e - D J q̇) + g(q) + (I - Jᵀ J⁺ᵀ)(K_n (q_n - q) - D_n q̇)`` (nv,).
 
@@ -241,6 +251,8 @@ def cartesian_impedance(model, q, qd, link, C_d, K, D, representation='hybrid',
     6 diagonal stiffness and damping values or 6x6 matrices, angular rows first, in
     ``representation`` (module docstring); ``posture``: the null-space posture ``q_n``
     (None: no posture term) with gains ``k_null`` (N m/rad), ``d_null`` (N m s/rad).
+    ``friction``: add the Coulomb friction feed-forward ``F tanh(q̇_r / v_f)`` along
+    :func:`impedance_reference_velocity` (module docstring: when to use it).
     """
     J = jacobian(model, q, link, representation, base_pose=base_pose)
     e = pose_error(link_pose(model, q, link, base_pose=base_pose), C_d, representation)
@@ -248,7 +260,32 @@ def cartesian_impedance(model, q, qd, link, C_d, K, D, representation='hybrid',
     V = J @ qd
     W = (K @ e if K.ndim == 2 else K * e) - (D @ V if D.ndim == 2 else D * V)
     tau = J.T @ W + gravity_torques(model, q, base_pose=base_pose)
+    J_pinv = np.linalg.pinv(J) if posture is not None or friction else None
     if posture is not None:
         t0 = k_null * (posture - q) - d_null * qd
-        tau += t0 - J.T @ (np.linalg.pinv(J).T @ t0)
+        tau += t0 - J.T @ (J_pinv.T @ t0)
+    if friction:
+        qd_r = impedance_reference_velocity(J, J_pinv, e, K, D, q, posture, k_null, d_null)
+        tau += model.friction * np.tanh(qd_r / FRICTION_VELOCITY)
     return tau
+
+
+def impedance_reference_velocity(J, J_pinv, e, K, D, q, posture=None, k_null=0.0,
+                                 d_null=0.0):
+    """
+    ``q̇_r = J⁺ D⁻¹ K e + (I - J⁺ J) K_n/D_n (q_n - q)`` (nv,): where the springs pull.
+
+    The joint velocity at which the task dampers ``D`` (and the posture damper ``D_n``)
+    would balance the springs ``K e`` (``K_n (q_n - q)``); rows whose damping is zero
+    contribute nothing.  ``J_pinv``: ``J⁺`` (nv, 6).
+    """
+    Ke = K @ e if K.ndim == 2 else K * e
+    if D.ndim == 2:
+        V_r = np.linalg.lstsq(D, Ke, rcond=None)[0]
+    else:
+        V_r = np.divide(Ke, D, out=np.zeros(6), where=D > 0)
+    qd_r = J_pinv @ V_r
+    if posture is not None and d_null > 0:
+        n = (k_null / d_null) * (posture - q)
+        qd_r += n - J_pinv @ (J @ n)
+    return qd_r

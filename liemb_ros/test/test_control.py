@@ -160,6 +160,46 @@ def test_impedance_torque_against_its_definition_with_pinocchio(panda, rng,
     np.testing.assert_allclose(np.linalg.pinv(J).T @ dtau, 0.0, atol=1e-9)
 
 
+@pytest.mark.parametrize('representation,ref', [('body', pin.LOCAL),
+                                                ('hybrid', pin.LOCAL_WORLD_ALIGNED)])
+def test_impedance_friction_feed_forward_against_its_definition(panda, rng, representation,
+                                                                ref):
+    """
+    ``friction=True`` adds ``F tanh(q̇_r / 0.003)``, ``q̇_r = J⁺ D⁻¹ K e`` (+ the posture's
+    ``(I - J⁺J) K_n/D_n (q_n - q)``), J from Pinocchio; nothing at the target.
+    """
+    model, pm, data, order = panda
+    model = model.replace(friction=rng.uniform(0.5, 2.0, 9))
+    q, qd = model.random_configuration(rng), rng.normal(size=9)
+    qp = q[order]
+    pin.framesForwardKinematics(pm, data, qp)
+    pin.computeJointJacobians(pm, data, qp)
+    fid = pm.getFrameId('panda_hand')
+    J = np.empty((6, 9))
+    J[:, order] = SWAP @ pin.getFrameJacobian(pm, data, fid, ref)
+    C = np.eye(4)
+    C[:3, :3], C[:3, 3] = data.oMf[fid].rotation, data.oMf[fid].translation
+    Cd = C.copy()
+    Cd[:3, :3] = C[:3, :3] @ so3.exp([0.002, -0.001, 0.003])
+    Cd[:3, 3] += (0.001, -0.002, 0.0005)
+    K, D = rng.uniform(10, 1000, 6), rng.uniform(1, 50, 6)
+    e = control.pose_error(C, Cd, representation)
+    qn = model.random_configuration(rng)
+    Jp = np.linalg.pinv(J)
+    for posture, k_null, d_null, extra in (
+            (None, 0.0, 0.0, 0.0),
+            (qn, 20.0, 2.0, (np.eye(9) - Jp @ J) @ (10.0 * (qn - q)))):
+        args = (model, q, qd, 'panda_hand', Cd, K, D, representation, posture, k_null, d_null)
+        dtau = control.cartesian_impedance(*args, friction=True) - \
+            control.cartesian_impedance(*args)
+        qd_r = Jp @ (K * e / D) + extra
+        np.testing.assert_allclose(dtau, model.friction * np.tanh(qd_r / 0.003), atol=1e-9)
+        assert np.abs(dtau).max() > 0.1
+    at_target = (model, q, qd, 'panda_hand', C, K, D, representation)
+    np.testing.assert_allclose(control.cartesian_impedance(*at_target, friction=True),
+                               control.cartesian_impedance(*at_target), atol=1e-12)
+
+
 @pytest.mark.parametrize('representation', ['hybrid', 'body'])
 def test_impedance_holds_a_constant_wrench_at_the_static_displacement(representation):
     """Forward dynamics with a wrench on the hand settle at K⁻¹F from the target (2 %)."""

@@ -8,7 +8,7 @@ against the analytic motion below 1e-3 rad) with the arm carrying its rated 2 kg
 (a link fixed to tool0 in the simulation's URDF, payload parameters on the dynamics node);
 told no payload the arm sags, told the right one it is back.  cartesian_impedance (``liemb
 launch sim mode:=cartesian_impedance``) brings the tool towards a target pose (friction
-leaves millimetres) and, with the simulation's friction off, holds the tool ``K⁻¹F`` off
+leaves millimetres; with its feed-forward on, the tool gets there) and, with the simulation's friction off, holds the tool ``K⁻¹F`` off
 its target under a constant force on the simulation's ``~/external_wrench/tool0`` (2 %);
 bad trajectories, targets and gains are refused with a reason while the node keeps
 commanding.  ``liemb launch control`` tracks the shipped demo trajectory.
@@ -85,6 +85,7 @@ def _trajectory(names, start, q0=Q0, delta=DELTA):
 def _start(graph, mode):
     graph.start('sim', ['liemb_simulation', 'liemb_dynamics'], [
         'liemb_simulation:publish_rate:=500.0', 'liemb_simulation:wait_for_command:=true',
+        'liemb_simulation:diagnostics_period:=0.1',
         'liemb_simulation:test_torque_amplitude:=[0.0]',
         f"liemb_simulation:initial_positions:=[{', '.join(map(str, Q0))}]"],
         launch_args={'mode': mode})
@@ -93,6 +94,22 @@ def _start(graph, mode):
     wait_ready(graph)
     graph.spin_until(lambda: len(states.msgs) > 10)
     return states, diags
+
+
+def _sim_time(diags):
+    _, _, values = diagnostics(diags.msgs, 'liemb_simulation')
+    return float(values.get('sim_time', 'nan'))
+
+
+def spin_sim(graph, diags, seconds, timeout=60.0):
+    """
+    Spin until the simulation has advanced ``seconds`` (its ``sim_time`` diagnostics).
+
+    Not the wall clock: a starved machine runs the simulation slower than real time.
+    """
+    graph.spin_until(lambda: not np.isnan(_sim_time(diags)), timeout=timeout)
+    end = _sim_time(diags) + seconds
+    graph.spin_until(lambda: _sim_time(diags) >= end, timeout=timeout)
 
 
 def _set(graph, **values):
@@ -170,7 +187,7 @@ def test_impedance_reaches_a_target_and_bad_input_is_refused(graph):
     p = C0[:3, 3] + (0.03, -0.02, 0.02)
     target.pose.position.x, target.pose.position.y, target.pose.position.z = p.tolist()
     pub.publish(target)
-    graph.spin_for(2.5)
+    spin_sim(graph, diags, 2.5)
     C = tool()
     miss = np.linalg.norm(C[:3, 3] - p)
     # the simulated joints have Coulomb friction (URDF, 2 % of the effort limit) that the
@@ -184,6 +201,15 @@ def test_impedance_reaches_a_target_and_bad_input_is_refused(graph):
     print(f'impedance: tool at {miss:.2e} m from the target (offset 4.1e-02 m); spring '
           f'torques / friction {np.round(np.abs(spring) / ARM.friction, 2).tolist()}')
     assert miss < 0.02 and np.all(np.abs(spring) < 1.1 * ARM.friction)
+    # with the friction feed-forward along where the springs pull, the tool gets there
+    assert _set(graph, **{'impedance.friction_compensation': True}).successful
+    spin_sim(graph, diags, 2.0)
+    C = tool()
+    closer = np.linalg.norm(C[:3, 3] - p)
+    rot = np.linalg.norm(control.pose_error(C, Cd, 'hybrid')[:3])
+    print(f'impedance with friction compensation: tool at {closer:.2e} m from the target, '
+          f'{rot:.1e} rad off its orientation')
+    assert closer < 2e-3 and closer < miss / 3
     # bad input: each refused with a reason, counted, the arm stays where it is
     bad = PoseStamped()
     bad.header.frame_id = 'world'
@@ -236,13 +262,14 @@ def test_impedance_static_displacement_under_an_external_wrench(graph):
     graph.start('sim', ['liemb_simulation', 'liemb_dynamics'], [
         'liemb_simulation:publish_rate:=500.0', 'liemb_simulation:wait_for_command:=true',
         'liemb_simulation:test_torque_amplitude:=[0.0]', 'liemb_simulation:friction:=0.0',
-        'liemb_simulation:wrench_timeout:=0.0',
+        'liemb_simulation:wrench_timeout:=0.0', 'liemb_simulation:diagnostics_period:=0.1',
         f"liemb_simulation:initial_positions:=[{', '.join(map(str, Q0))}]"],
         launch_args={'mode': 'cartesian_impedance'})
     states = Latest(graph, JointState, '/joint_states')
+    diags = Latest(graph, DiagnosticArray, '/diagnostics')
     wait_ready(graph)
     graph.spin_until(lambda: len(states.msgs) > 10)
-    graph.spin_for(1.0)
+    spin_sim(graph, diags, 1.0)
     q0 = np.array(states.msgs[-1].position)
     C0 = lm.link_pose(ARM, q0, 'tool0')
     pub = graph.node.create_publisher(WrenchStamped, '/liemb_simulation/external_wrench/tool0',
@@ -252,7 +279,7 @@ def test_impedance_static_displacement_under_an_external_wrench(graph):
     msg = WrenchStamped(header=Header(frame_id='world'))
     msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z = F.tolist()
     pub.publish(msg)
-    graph.spin_for(3.0)
+    spin_sim(graph, diags, 3.0)
     q = np.array(states.msgs[-1].position)
     C = lm.link_pose(ARM, q, 'tool0')
     d = C[:3, 3] - C0[:3, 3]

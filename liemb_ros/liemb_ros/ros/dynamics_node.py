@@ -43,7 +43,8 @@ Controller modes (``mode``, switchable at run time; the laws are :mod:`liemb_ros
   ``impedance.representation`` (``body``: about / along the link's axes; ``hybrid``: about
   / along the world axes, at the link origin), towards ``~/target_pose``
   (``geometry_msgs/PoseStamped`` in ``world_frame``; with none it holds the pose where the
-  mode started).
+  mode started).  ``impedance.friction_compensation`` (off by default) adds the URDF
+  Coulomb friction along where the springs pull (``liemb_ros.control`` says when to use it).
 
 ``payload.link``, ``payload.mass``, ``payload.com`` (link frame), ``payload.inertia``
 (ixx ixy ixz iyy iyz izz about the centre of mass) and ``gravity`` (world frame; empty: the
@@ -106,7 +107,9 @@ RENAMED = {'computed_torque.kp': 'kp', 'computed_torque.kd': 'kd',
            'impedance.representation': 'impedance_representation',
            'impedance.stiffness': 'stiffness', 'impedance.damping': 'impedance_damping',
            'impedance.null_stiffness': 'null_stiffness',
-           'impedance.null_damping': 'null_damping', 'gravity': 'gravity'}
+           'impedance.null_damping': 'null_damping',
+           'impedance.friction_compensation': 'impedance_friction_compensation',
+           'gravity': 'gravity'}
 #: the payload parameters, one engine setting ``payload = (link, mass, com, inertia)``
 PAYLOAD = ('payload.link', 'payload.mass', 'payload.com', 'payload.inertia')
 
@@ -156,6 +159,9 @@ class DynamicsNode(Node):
              'the mode started [N m/rad] (0: none)', D, dict(lo=0.0, hi=1e4)),
             ('impedance.null_damping', 0.0, 'null-space joint damping [N m s/rad]', D,
              dict(lo=0.0, hi=1e3)),
+            ('impedance.friction_compensation', False, 'cartesian_impedance: add the URDF '
+             'Coulomb friction F tanh(qd_r / 0.003) along qd_r = J+ D^-1 K e (the spring '
+             'pull); shifts the static stiffness by up to the friction torque', B, {}),
             ('payload.link', '', "link carrying a payload ('': none)", S, {}),
             ('payload.mass', 0.0, 'payload mass [kg]', D, dict(lo=0.0, hi=1e4)),
             ('payload.com', [], 'payload centre of mass in the link frame [m] (empty: the '

@@ -104,7 +104,7 @@ class DynamicsEngine:
     def __init__(self, model, *, mode='gravity_compensation', representation='hybrid',
                  twist_links=(), wrench_joints=(), command_joints=None, base_pose=None,
                  clamp_effort=True, kp=(400.0,), kd=(40.0,), friction_compensation=True,
-                 impedance_link='',
+                 impedance_link='', impedance_friction_compensation=False,
                  impedance_representation='hybrid',
                  stiffness=(5.0, 5.0, 5.0, 1000.0, 1000.0, 1000.0),
                  impedance_damping=(0.1, 0.1, 0.1, 60.0, 60.0, 60.0), null_stiffness=0.0,
@@ -135,6 +135,7 @@ class DynamicsEngine:
         self.set_kp(kp)
         self.set_kd(kd)
         self.set_friction_compensation(friction_compensation)
+        self.set_impedance_friction_compensation(impedance_friction_compensation)
         self.set_stiffness(stiffness)
         self.set_impedance_damping(impedance_damping)
         self.set_null_stiffness(null_stiffness)
@@ -202,6 +203,10 @@ class DynamicsEngine:
     def set_friction_compensation(self, on):
         """Add the URDF Coulomb friction as a computed torque feed-forward (or not)."""
         self.friction_compensation = bool(on)
+
+    def set_impedance_friction_compensation(self, on):
+        """Add the URDF Coulomb friction to the impedance law along where the springs pull."""
+        self.impedance_friction_compensation = bool(on)
 
     def set_stiffness(self, k):
         """Impedance stiffness: 6 diagonal values (or one), angular (N m/rad) then linear (N/m)."""
@@ -486,7 +491,8 @@ class DynamicsEngine:
                 m, self.q, self.qd, self.impedance_link, self.target_pose, self.stiffness,
                 self.impedance_damping, self.impedance_representation,
                 self.posture if self.null_stiffness or self.null_damping else None,
-                self.null_stiffness, self.null_damping, base_pose=self.base_pose)
+                self.null_stiffness, self.null_damping, base_pose=self.base_pose,
+                friction=self.impedance_friction_compensation)
         return tau[m.nv - m.nq:]
 
     def set_clamp_effort(self, clamp):
