@@ -137,11 +137,12 @@ def _t(msg):
     return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    'flaky inside the full suite on 2 cores (3 of 4 fresh-clone runs: twist error 2 %, too '
-    'few samples, limit overshoot 6 mrad, no motion), passes alone and with a busy core; '
-    'issue 15 stays open until the closed loop is made robust'))
 def test_servo_flies_the_simulated_arm(graph):
+    # The client publishes the commands: a pause of this process longer than the servo's
+    # 0.2 s command timeout stops the arm (correctly) and fails the 1 % check.  Full garbage
+    # collections over the suite's heap made such pauses (reproduced: a collection every
+    # 3 s over a large heap failed this test; with the heap frozen by the graph fixture,
+    # ros_graph.Graph, it passes).
     q0 = '[' + ', '.join(str(x) for x in Q0) + ']'
     graph.start('servo', {'liemb_simulation', 'liemb_servo'},
                 params=[f'liemb_simulation:initial_positions:={q0}',
