@@ -88,7 +88,7 @@ def energies(model, q, qd, base):
     for M, C in poses:
         m = M[3, 3]
         if m > 0:
-            mc = M[:3, 3:]          # m c~  (seed 002 eq. (40))
+            mc = M[:3, 3:]          # m c~  ([M18d] eq. (40))
             c = np.array([mc[2, 1], mc[0, 2], mc[1, 0]]) / m
             U -= m * model.gravity @ (C[:3, :3] @ c + C[:3, 3])
     return T, U
@@ -165,7 +165,8 @@ def test_three_forms_agree_on_synthetic_trees(floating):
 
 
 def test_gravity_trick_equals_explicit_gravity_wrenches(rng):
-    """V̇_0 = (0, -g) equals applying W_i = M_i (0, R_iᵀ g) on every body (digest §5.4)."""
+    """V̇_0 = (0, -g) equals applying W_i = M_i (0, R_iᵀ g) on every body
+    (docs/theory/recursions.md#gravity-and-applied-wrenches)."""
     g = np.array([0.4, -0.7, -9.81])
     model = make_tree(np.random.default_rng(5), 7, gravity=g)
     free = make_tree(np.random.default_rng(5), 7, gravity=(0.0, 0.0, 0.0))
@@ -185,7 +186,7 @@ def test_gravity_trick_equals_explicit_gravity_wrenches(rng):
 
 
 def test_frame_choice_invariance(rng):
-    """Moving body frames (C_i -> C_i S_i) leaves the torques unchanged (digest §5.7)."""
+    """Moving body frames (C_i -> C_i S_i) leaves the torques unchanged ([M18d] §4.4)."""
     model = make_tree(rng, 6, floating=True)
     q, qd, qdd, base, _ = state(model, rng)
     moved = model
@@ -274,7 +275,7 @@ def test_mimic_coupling_projects_torques(rng):
 # --------------------------------------------------------------------------- Lagrange, energy
 @pytest.mark.parametrize('seed', range(2))
 def test_lagrange_equations_by_finite_differences(seed):
-    """τ = d/dt ∂T/∂q̇ - ∂T/∂q + ∂U/∂q with T, U from body twists and COMs (digest §11.12)."""
+    """τ = d/dt ∂T/∂q̇ - ∂T/∂q + ∂U/∂q with T, U from body twists and COMs ([M18d] §5)."""
     rng = np.random.default_rng(seed)
     model = make_tree(rng, 6)
     q, qd, qdd, _, _ = state(model, rng)
@@ -357,7 +358,7 @@ def test_mass_matrix_is_id_with_unit_accelerations(floating, rng):
 
 
 def test_coriolis_is_christoffel(rng):
-    """C = Σ_k Γ_ijk q̇_k with Γ from finite differences of M (seed 002 (85))."""
+    """C = Σ_k Γ_ijk q̇_k with Γ from finite differences of M ([M18d] eq. (85))."""
     model = make_tree(rng, 6)
     q, qd, qdd, _, _ = state(model, rng)
     n, h = model.nq, 1e-5
@@ -600,12 +601,12 @@ def test_ten_parameter_inertias_match_the_6x6_forms(rng):
         C = random_pose(rng, scale=2.0)
         M = random_inertia(rng)
         K = se3.Ad_inv(C)
-        Ms = K.T @ M @ K   # seed 002 (34)
+        Ms = K.T @ M @ K   # [M18d] eq. (34)
         p = np.empty(10)
         D._inertia10_to.py_func(C, M, False, p)
         np.testing.assert_allclose(_inertia6(p), Ms, rtol=0, atol=1e-12 * np.abs(Ms).max())
         AdR = se3.Ad(np.block([[C[:3, :3], np.zeros((3, 1))], [np.zeros((1, 3)), 1.0]]))
-        Mh = AdR @ M @ AdR.T   # hybrid inertia at the body origin (seed 002 (76a))
+        Mh = AdR @ M @ AdR.T   # hybrid inertia at the body origin ([M18d] eq. (76a))
         ph = np.empty(10)
         D._inertia10_to.py_func(C, M, True, ph)
         np.testing.assert_allclose(_inertia6(ph), Mh, rtol=0, atol=1e-12 * np.abs(Mh).max())
@@ -618,7 +619,7 @@ def test_ten_parameter_inertias_match_the_6x6_forms(rng):
         np.testing.assert_allclose(g, 2 * (Ms @ x), rtol=0, atol=1e-11 * np.abs(Ms).max())
         V = rng.standard_normal(6)
         adV = se3.ad(V)
-        dMs = -adV.T @ Ms - Ms @ adV   # seed 002 (37)
+        dMs = -adV.T @ Ms - Ms @ adV   # [M18d] eq. (37)
         d = np.empty(10)
         D._inertia10_rate.py_func(p, V, d)
         assert d[0] == 0.0

@@ -116,7 +116,7 @@ def test_group_membership_large_steps():
        st.lists(st.floats(-1, 1), min_size=6, max_size=6), st.floats(0.05, 0.6))
 def test_subgroup_rotation_about_point_exact(point, rates, h):
     """
-    Seed 000 Corollary 1 / digest U6: twists (w, p x w) keep the point p fixed under SE(3).
+    [MT14] Corollary 1: twists (w, p x w) keep the point p fixed under SE(3).
 
     The angular velocity varies with time and state, so the increments contain brackets;
     the SE(3) update keeps ``C^-1 p`` at its initial body coordinates to round-off for any
@@ -150,7 +150,8 @@ def test_so3r3_moves_the_pivot():
         return np.concatenate([w, C[:3, :3] @ np.cross(w, -p)])
     C = itg.integrate(space, f, np.eye(4).ravel(), (0, 0.1), 0.1, itg.MIDPOINT).y[-1]
     drift = np.linalg.norm(C.reshape(4, 4)[:3, :3] @ p + C.reshape(4, 4)[:3, 3] - p)
-    # digest A1: the SO(3)xR^3 midpoint update errs by r w h - 2 r sin(w h / 2)
+    # the SO(3)xR^3 midpoint update errs by r w h - 2 r sin(w h / 2) per step ([MT14] §4,
+    # Fig. 1; the derivation is in docs/theory/integrators.md)
     assert drift == pytest.approx(0.5 * 0.1 - 2 * 0.5 * math.sin(0.05), rel=1e-9)
 
 
@@ -180,7 +181,8 @@ def test_step_size_guard_and_errors():
     space, f, y0 = top_problem('se3')
     with pytest.raises(itg.StepSizeError, match='pi'):
         itg.step(space, f, 0.0, y0, 2.0)
-    # the guard sits below the pole of dexp^-1 at 2 pi (erratum E12), not at pi
+    # the guard sits below the pole of dexp^-1 at 2 pi, not at pi as [MT14] App. A.4 says
+    # (docs/theory/errata.md#mt14-a4-singularity)
     assert math.pi < itg.MAX_STEP_ANGLE < 2 * math.pi
     h = 3.5 / np.linalg.norm(W0)                    # the step rotates by ~5 rad
     stepper = itg.Stepper(space, f, itg.RK4)

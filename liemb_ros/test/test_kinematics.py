@@ -1,4 +1,4 @@
-"""Kinematics against Pinocchio, finite differences, seed 004's relations and its example."""
+"""Kinematics against Pinocchio, finite differences, the relations of [M18k], a fixed example."""
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -127,7 +127,7 @@ def test_acceleration_is_time_derivative_of_twist(rng):
 
 
 def test_three_poe_formulations_agree(rng):
-    """Seed 004 eqs. (3), (8) and (10) give the same poses (K1)."""
+    """[M18k] eqs. (3), (8) and (10) give the same poses."""
     model = random_model(8, rng, branching=0.4)
     q = rng.uniform(-3, 3, model.nq)
     Cs = lm.forward_kinematics(model, q)
@@ -147,8 +147,14 @@ def test_three_poe_formulations_agree(rng):
             np.testing.assert_allclose(C, Cs[i + 1], atol=1e-12)
 
 
-def test_seed004_synthetic_example():
-    """The digest's fixed 3-joint example (seed 004 digest §5), every representation."""
+def test_fixed_rrp_example_in_every_representation():
+    """
+    A fixed R-R-P chain with known pose and twists of its last link, every representation.
+
+    It stands in for the example of [M18k] §2.5 and §3.6, whose geometry and numbers our text
+    of the paper lacks (docs/theory/README.md#bibliography). Hand check of the position:
+    ``r_3 = Rz(q1) Ry(q2) (0.3 + q3, 0, 0) + (0, 0, 0.5)``.
+    """
     urdf = """<robot name="rrp">
       <link name="base"/><link name="l1"/><link name="l2"/><link name="l3"/>
       <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/>
@@ -179,7 +185,7 @@ def test_seed004_synthetic_example():
 
 
 def test_conversion_table(rng):
-    """Seed 004 Table 3: all twelve maps between the representations (V2, V3)."""
+    """[M18k] Table 3: all twelve maps between the representations."""
     model = random_model(6, rng, branching=0.2)
     q, qd = rng.standard_normal((2, model.nv))
     link = model.link_names[-1]
@@ -213,7 +219,7 @@ def test_conversion_table(rng):
 
 
 def test_jacobian_dependence_remarks(rng):
-    """Seed 004 Remarks 5 and 11: J^b_{i,j} does not depend on q_1..q_j; J^s_j not on q_j..q_n."""
+    """[M18k] Remarks 5 and 11: J^b_{i,j} does not depend on q_1..q_j; J^s_j not on q_j..q_n."""
     model = random_model(6, rng, branching=0.0)
     q = rng.standard_normal(model.nq)
     link = model.link_names[-1]
@@ -339,7 +345,7 @@ def test_bad_input_messages(rng):
 
 @pytest.mark.parametrize('floating', [False, True])
 def test_recursions_of_each_representation(rng, floating):
-    """Seed 004 eqs. (15), (31), (58), (68) give the same twists as J q̇ (V4)."""
+    """[M18k] eqs. (15), (31), (58), (68) give the same twists as J q̇."""
     from liemb_ros.kinematics import body_twists
     model = random_model(7, rng, branching=0.4, floating=floating)
     base = random_pose(rng)
@@ -353,7 +359,7 @@ def test_recursions_of_each_representation(rng, floating):
 
 
 def test_system_jacobian_factorisations(rng):
-    """Seed 004 §3 (V5): J = A X, A (I - D) = I, D nilpotent, A^s = Ad_C A^b Ad_C^-1."""
+    """[M18k] §3: J = A X, A (I - D) = I, D nilpotent, A^s = Ad_C A^b Ad_C^-1."""
     from liemb_ros.kinematics import body_poses, jacobian_factors, representation_map
     model = random_model(6, rng, branching=0.4)
     q = rng.standard_normal(model.nq)

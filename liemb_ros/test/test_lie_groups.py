@@ -2,7 +2,7 @@
 Group axioms and exp/log/Ad/ad/dexp identities, parametrized over SO(3), SE(3), SO(3)xR^3.
 
 Independent sources: ``scipy.linalg.expm`` of the algebra matrices, the power series of
-dexp (seed 000 eq. (39)) and dexp^-1 (Bernoulli, eq. (43)), and central finite differences
+dexp ([MT14] eq. (39)) and dexp^-1 (Bernoulli, eq. (43)), and central finite differences
 of the exponential.  The strategies here are imported by the per-group test modules.
 """
 import ast
@@ -85,12 +85,12 @@ def ad_series(A, coeffs):
 
 
 def dexp_series(A, terms=40):
-    """Seed 000 eq. (39): ``sum_k A^k / (k+1)!``."""
+    """[MT14] eq. (39): ``sum_k A^k / (k+1)!``."""
     return ad_series(A, [Fraction(1, math.factorial(k + 1)) for k in range(terms)])
 
 
 def dexpinv_series(A, terms=40):
-    """Seed 000 eq. (43): ``sum_k B_k / k! A^k``."""
+    """[MT14] eq. (43): ``sum_k B_k / k! A^k``."""
     return ad_series(A, [BERNOULLI[k] / math.factorial(k) for k in range(terms)])
 
 
@@ -185,7 +185,7 @@ def test_Ad_is_a_homomorphism(g, seed):
 @FEW
 @given(data=st.data())
 def test_Ad_preserves_the_bracket(g, data):
-    """``Ad_C ad_X Ad_C^-1 = ad_{Ad_C X}`` (seed 002 §1.3)."""
+    """``Ad_C ad_X Ad_C^-1 = ad_{Ad_C X}`` (docs/theory/conventions.md#se3-hat-ad-ad)."""
     X = data.draw(algebra(g.dim))
     C = g.mod.random(np.random.default_rng(data.draw(seeds)))
     A = g.mod.Ad(C)
@@ -220,7 +220,7 @@ def test_dexp_times_dexpinv_is_identity(g, data):
 @SOME
 @given(data=st.data())
 def test_dexp_and_dexpinv_against_ad_series(g, data):
-    """Seed 000 eqs. (39), (43), summed to 40 terms for ``|xi| <= 1`` (converges fast)."""
+    """[MT14] eqs. (39), (43), summed to 40 terms for ``|xi| <= 1`` (converges fast)."""
     X = data.draw(algebra(g.dim, max_angle=1.0, lin=1.0))
     A = g.mod.ad(X)
     np.testing.assert_allclose(g.mod.dexp(X), dexp_series(A), atol=1e-14)
@@ -231,7 +231,7 @@ def test_dexp_and_dexpinv_against_ad_series(g, data):
 @FEW
 @given(data=st.data())
 def test_dexpinv_low_order_bernoulli_terms(g, data):
-    """``dexp^-1 = I - ad/2 + ad^2/12 - ad^4/720 + O(|X|^6)`` (digest §1.5) for small X."""
+    """``dexp^-1 = I - ad/2 + ad^2/12 - ad^4/720 + O(|X|^6)`` ([MT14] eq. (43)) for small X."""
     X = data.draw(algebra(g.dim, max_angle=1e-2, lin=1e-2))
     A = g.mod.ad(X)
     A2 = A @ A
@@ -243,7 +243,7 @@ def test_dexpinv_low_order_bernoulli_terms(g, data):
 @SOME
 @given(data=st.data())
 def test_body_twist_is_dexp_of_minus_x_times_xdot(g, data):
-    """``V = dexp_{-X} X'`` (seed 000 eq. (53)) and ``V^s = dexp_X X'``, against central FD."""
+    """``V = dexp_{-X} X'`` ([MT14] eq. (53)) and ``V^s = dexp_X X'``, against central FD."""
     X = data.draw(algebra(g.dim, max_angle=3.0))
     Xd = data.draw(algebra(g.dim, max_angle=2.0, lin=2.0))
     np.testing.assert_allclose(g.mod.dexp(-X) @ Xd, left_fd(g, X, Xd),
@@ -256,7 +256,7 @@ def test_body_twist_is_dexp_of_minus_x_times_xdot(g, data):
 @FEW
 @given(data=st.data())
 def test_Ad_exp_times_dexp_minus_x_is_dexp_x(g, data):
-    """``Ad_{exp X} dexp_{-X} = dexp_X`` (digest §1.3)."""
+    """``Ad_{exp X} dexp_{-X} = dexp_X`` (in every group; [MT14] Remark 5 uses it on SO(3))."""
     X = data.draw(algebra(g.dim))
     np.testing.assert_allclose(g.mod.Ad(g.mod.exp(X)) @ g.mod.dexp(-X), g.mod.dexp(X),
                                atol=tol(X, rel=1e-13))

@@ -1,4 +1,4 @@
-"""Quaternions and dual quaternions against scipy, SO(3)/SE(3) and the kinematics of seed 000."""
+"""Quaternions and dual quaternions against scipy, SO(3)/SE(3) and the kinematics of [MT14]."""
 import math
 
 from hypothesis import given, strategies as st
@@ -82,7 +82,8 @@ def test_dual_quaternion_exp_is_se3_exp(data):
     assert abs(D[:4] @ D[:4] - 1) < 1e-15 and abs(D[:4] @ D[4:]) < 1e-14  # eq. (74) constraints
     np.testing.assert_allclose(dq.log(D), X, atol=1e-13)
     np.testing.assert_allclose(dq.log(D), se3.log(C), atol=1e-13)
-    np.testing.assert_allclose(dq.exp(dq.log(-D)), D, atol=1e-14)  # double cover (E11)
+    # double cover: -D is the same pose (docs/theory/errata.md#mt14-a4-double-cover)
+    np.testing.assert_allclose(dq.exp(dq.log(-D)), D, atol=1e-14)
     np.testing.assert_allclose(dq.to_matrix(-D), C, atol=1e-14)
 
 
@@ -100,7 +101,8 @@ def test_dual_quaternion_product_and_conjugate_compose_poses(seed):
 @FEW
 @given(data=st.data())
 def test_dual_quaternion_kinematics_of_seed_000(data):
-    """``D' = D o (omega + eps v)/2`` for the body twist ``V = dexp_{-X} X'`` (digest §3.3)."""
+    """``D' = D o (omega + eps v)/2`` for the body twist ``V = dexp_{-X} X'``
+    ([MT14] eq. (78), corrected: docs/theory/errata.md#mt14-eq76)."""
     X = data.draw(algebra(6, max_angle=3.0))
     Xd = data.draw(algebra(6, max_angle=2.0))
     h = 1e-6

@@ -1,9 +1,10 @@
 """
-SE(3): hat/Ad/ad identities, screw exponentials of seed 004, the dexp blocks and the errata.
+SE(3): hat/Ad/ad identities, screw exponentials of [M18k], the dexp blocks and the errata.
 
-The dexp blocks are checked against the printed and corrected formulas of seed 000
-(digest §1.5, errata E5-E7): the printed ones are shown to be wrong, the corrected ones
-and the Selig forms to agree with the ad-power series.
+The dexp blocks are checked against the printed and corrected formulas of [MT14] eqs. (55),
+(57) and (58) (docs/theory/conventions.md#dexp-and-its-inverse; the misprints are listed in
+docs/theory/errata.md): the printed ones are shown to be wrong, the corrected ones and the
+Selig forms to agree with the ad-power series.
 """
 import math
 
@@ -26,7 +27,7 @@ def test_docstring_examples():
 @FEW
 @given(data=st.data())
 def test_revolute_prismatic_and_helical_screws(data):
-    """Seed 004 eqs. (85), (86): ``exp(Y q) = [[exp(e q), (I - exp(e q)) d + h q e], [0, 1]]``."""
+    """[M18k] eqs. (85), (86): ``exp(Y q) = [[exp(e q), (I - exp(e q)) d + h q e], [0, 1]]``."""
     e = data.draw(algebra(3, max_angle=1.0).filter(lambda a: np.linalg.norm(a) > 0.1))
     e = e / np.linalg.norm(e)
     d = np.array([data.draw(st.floats(-2, 2)) for _ in range(3)])
@@ -51,7 +52,7 @@ def test_exp_against_expm(data):
 @FEW
 @given(data=st.data(), seed=seeds)
 def test_Ad_conjugates_hat_and_its_factors(data, seed):
-    """``(Ad_C X)^ = C X^ C^-1`` (seed 004 eq. (92)); ``Ad_C = Ad_r Ad_R`` (eq. (91))."""
+    """``(Ad_C X)^ = C X^ C^-1`` ([M18k] eq. (92)); ``Ad_C = Ad_r Ad_R`` (eq. (91))."""
     C = se3.random(np.random.default_rng(seed))
     X = data.draw(algebra(6))
     Ci = se3.inverse(C)
@@ -89,7 +90,7 @@ def test_ad_is_the_commutator_and_ad_star_its_transpose(data):
 @SOME
 @given(data=st.data())
 def test_body_and_spatial_twists_against_matrix_finite_differences(data):
-    """``(C^-1 C')^v = dexp_{-X} X'`` (seed 000 eq. (53)), ``(C' C^-1)^v = dexp_X X'``."""
+    """``(C^-1 C')^v = dexp_{-X} X'`` ([MT14] eq. (53)), ``(C' C^-1)^v = dexp_X X'``."""
     X = data.draw(algebra(6, max_angle=3.0))
     Xd = data.draw(algebra(6, max_angle=2.0))
     h = 1e-6
@@ -116,7 +117,7 @@ def test_log_near_and_at_pi(rng):
 
 # --------------------------------------------------------------------------- errata
 def _blocks(X):
-    """Quantities of seed 000 §A.2 for ``X = (xi, eta)``."""
+    """Quantities of [MT14] App. A.2 for ``X = (xi, eta)``."""
     xi, eta = X[:3], X[3:]
     t = np.linalg.norm(xi)
     alpha = math.sin(t) / t
@@ -128,7 +129,11 @@ def _blocks(X):
 
 @pytest.mark.parametrize('theta', [0.3, 1.7, 3.0, 4.5])
 def test_dexp_block_P_corrected_and_printed(theta, rng):
-    """E5: seed 000 eq. (55) as printed is wrong except at theta = 1; the corrected P is right."""
+    """
+    [MT14] eq. (55) as printed is wrong except at theta = 1; the corrected P is right.
+
+    docs/theory/errata.md#mt14-eq55.
+    """
     e = rng.standard_normal(3)
     X = np.concatenate([theta * e / np.linalg.norm(e), rng.uniform(-2, 2, 3)])
     xi, eta, t, a, b, g, h, xh, eh = _blocks(X)
@@ -145,7 +150,11 @@ def test_dexp_block_P_corrected_and_printed(theta, rng):
 
 @pytest.mark.parametrize('theta', [0.3, 1.7, 3.0, 4.5])
 def test_dexpinv_block_U_corrected_and_printed(theta, rng):
-    """E6: eq. (57) with gamma = (2/t) cot(t/2) and h/t^3 is wrong; the corrected U is right."""
+    """
+    [MT14] eq. (57) with gamma = (2/t) cot(t/2) and h/t^3 is wrong; the corrected U is right.
+
+    docs/theory/errata.md#mt14-eq57.
+    """
     e = rng.standard_normal(3)
     X = np.concatenate([theta * e / np.linalg.norm(e), rng.uniform(-2, 2, 3)])
     xi, eta, t, a, b, g, h, xh, eh = _blocks(X)
@@ -162,14 +171,18 @@ def test_dexpinv_block_U_corrected_and_printed(theta, rng):
 
 
 def _selig_c(t):
-    """Seed 000 eq. (58) coefficients, as printed (correct but cancelling)."""
+    """[MT14] eq. (58) coefficients, as printed (correct but cancelling)."""
     c2 = 2 / t**2 + (t + 3 * math.sin(t)) / (4 * t * (math.cos(t) - 1))
     c4 = 1 / t**4 + (t + math.sin(t)) / (4 * t**3 * (math.cos(t) - 1))
     return c2, c4
 
 
 def test_selig_forms_agree_and_cancel_at_small_angles(rng):
-    """E7: eq. (58) is right for moderate angles and useless near 0; pure-ad dexp form too."""
+    """
+    [MT14] eq. (58) is right for moderate angles, useless near 0; pure-ad dexp form too.
+
+    docs/theory/errata.md#mt14-eq58.
+    """
     X = np.concatenate([rng.uniform(-1, 1, 3), rng.uniform(-2, 2, 3)])
     X[:3] *= 1.3 / np.linalg.norm(X[:3])
     A = se3.ad(X)

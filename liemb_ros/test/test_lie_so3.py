@@ -70,7 +70,7 @@ def test_log_and_dexp_at_identity():
 @SOME
 @given(data=st.data())
 def test_body_angular_velocity_against_matrix_finite_differences(data):
-    """``omega = dexp_{-xi} xi'`` with ``omega^ = R^T R'`` (seed 000 eq. (42))."""
+    """``omega = dexp_{-xi} xi'`` with ``omega^ = R^T R'`` ([MT14] eq. (42))."""
     x = data.draw(algebra(3, max_angle=3.0))
     xd = data.draw(algebra(3, max_angle=2.0))
     h = 1e-6
@@ -83,7 +83,7 @@ def test_body_angular_velocity_against_matrix_finite_differences(data):
 @FEW
 @given(data=st.data())
 def test_dexp_determinant_and_closed_forms(data):
-    """``det dexp_xi = 2 (1 - cos t)/t^2`` (digest §1.5) and eq. (41)."""
+    """``det dexp_xi = 2 (1 - cos t)/t^2`` (docs/theory/conventions.md) and [MT14] eq. (41)."""
     x = data.draw(algebra(3, max_angle=6.0))
     t = np.linalg.norm(x)
     det = 1.0 if t == 0 else (math.sin(t / 2) / (t / 2))**2  # = 2 (1 - cos t)/t^2

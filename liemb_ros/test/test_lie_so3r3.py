@@ -1,4 +1,4 @@
-"""SO(3)xR^3 direct product (seed 000 App. A.3): product, exp/log, Ad/ad, mixed twists."""
+"""SO(3)xR^3 direct product ([MT14] App. A.3): product, exp/log, Ad/ad, mixed twists."""
 from hypothesis import given, strategies as st
 import numpy as np
 import scipy.linalg as sl
@@ -45,7 +45,7 @@ def test_exp_log_ad_dexp_are_componentwise(data):
 @SOME
 @given(data=st.data())
 def test_left_and_right_trivialisations_are_mixed_and_hybrid_twists(data):
-    """Seed 004 Remark 17: ``dexp_{-X} X' = (omega^b, r')``, ``dexp_X X' = (omega^s, r')``."""
+    """[M18k] Remark 17: ``dexp_{-X} X' = (omega^b, r')``, ``dexp_X X' = (omega^s, r')``."""
     X = data.draw(algebra(6, max_angle=3.0))
     Xd = data.draw(algebra(6, max_angle=2.0))
     h = 1e-6

@@ -2,8 +2,9 @@
 Tests of the absolute-coordinate multibody layer (liemb_ros.mbs).
 
 Independent sources: the joint-coordinate forward dynamics (liemb_ros.dynamics) and its
-RK4 integration, the seed 000 heavy top (digest §5.4 [CHK] numbers), analytic free-body
-motion, and the subgroup property of seed 000 Corollary 1.
+RK4 integration, the heavy top of [MT14] §5.3 (initial position and energy corrected:
+docs/theory/errata.md#mt14-s5-3), analytic free-body motion, and the subgroup property of
+[MT14] Corollary 1.
 """
 import os
 
@@ -20,7 +21,7 @@ ARM = os.path.join(URDF_DIR, 'liemb_arm7.urdf')
 
 
 def heavy_top(update):
-    """Seed 000 §5.3: box on a spherical joint at the origin, spring to p0, gravity."""
+    """[MT14] §5.3: box on a spherical joint at the origin, spring to p0, gravity."""
     s = System(gravity=(0, 0, -9.81))
     b = s.add_body(Body('top', 21.6, np.diag([0.36, 0.306, 0.09]), update=update))
     r0 = np.array([-0.5, 0.0, 0.0])
@@ -86,7 +87,7 @@ def test_from_model_matches_joint_space_dynamics(update):
 
 
 def test_free_body_offset_frame_se3_keeps_com():
-    """Seed 000 §5.2 case A: frame at the end face, rotation about the COM."""
+    """[MT14] §5.2 case A: frame at the end face, rotation about the COM."""
     theta = np.diag([1.224, 4.68, 5.76])
     for update, tol in (('se3', 1e-12), ('so3r3', None)):
         s = System()

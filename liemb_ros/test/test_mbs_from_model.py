@@ -4,7 +4,7 @@ URDF models in absolute coordinates (liemb_ros.mbs.from_model / joint_state).
 Massless revolute chains (URDF spherical/universal joints) are merged into one constraint;
 floating bases.  Independent sources: the joint-coordinate forward dynamics
 (liemb_ros.dynamics), the Simulator in joint coordinates, the energy balance (power of the
-applied torques), conservation of momentum, seed 000 Corollary 1 (SE(3) keeps a ground
+applied torques), conservation of momentum, [MT14] Corollary 1 (SE(3) keeps a ground
 joint exactly).
 """
 import numpy as np
@@ -184,7 +184,7 @@ def test_joint_and_absolute_simulations_agree_to_order_four(robot, q0, qd0, step
 
 def test_ground_spherical_joints_exact_on_se3():
     """
-    Seed 000 Corollary 1: a spherical joint to the ground stays at round-off on SE(3).
+    [MT14] Corollary 1: a spherical joint to the ground stays at round-off on SE(3).
 
     (The URDF link frames sit at the joint centres, so the joint point is the frame origin:
     on SO(3)xR3 that constraint is linear in the state and RK keeps it too.  The second

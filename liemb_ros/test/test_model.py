@@ -211,7 +211,11 @@ def test_non_unit_axis_is_normalised_with_warning():
 @settings(deadline=None, max_examples=40)
 @given(seed=st.integers(0, 2**31 - 1), body=st.integers(0, 5))
 def test_moving_a_body_frame_leaves_Y_and_link_poses_unchanged(seed, body):
-    """Seed 004 Remark 7 / digest §2.6: Y_i does not depend on where body frames are."""
+    """
+    [M18k] Remark 7: Y_i does not depend on where body frames are.
+
+    docs/theory/conventions.md#joint-screws-and-the-robot-model.
+    """
     rng = np.random.default_rng(seed)
     model = random_model(6, rng, branching=0.4)
     S = random_pose(rng)

@@ -1,10 +1,10 @@
 """
 The papers' claims on fast versions of the examples (liemb_ros.reproduce).
 
-Seed 000 Corollary 1 / Lemma 2: lower pairs to the ground are exact with SE(3) for any step;
+[MT14] Corollary 1 / Lemma 2: lower pairs to the ground are exact with SE(3) for any step;
 SO(3)xR^3 converges with order 4 there; the free body with its frame at the COM is exact
 with SO(3)xR^3; joints between moving bodies show the same order for both updates.
-Seed 003: energy and momentum drift shrink at 4th order, flips at the analytic interval.
+[HGS18]: energy and momentum drift shrink at 4th order, flips at the analytic interval.
 """
 import json
 import math
@@ -112,7 +112,7 @@ def test_convergence_flip_order4_in_omega_both_formulations():
     for update in ('se3', 'ulv'):
         q = study['updates'][update]['quantities']
         assert abs(q['|Omega(t_end) - Omega_ref|']['order'] - 4) < 0.3, q
-        assert q['|det R - 1|']['level'] < 1e-13                  # seed 003 Fig. 12
+        assert q['|det R - 1|']['level'] < 1e-13                  # [HGS18] Fig. 12
     ref = study['omega_reference']
     np.testing.assert_allclose(ref['omega'], [5.86216, 6.76901, -99.72874], atol=1e-4)
     assert 1e-7 < ref['roundoff_spread'] < 1e-4

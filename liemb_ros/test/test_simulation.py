@@ -146,7 +146,7 @@ def test_absolute_and_joint_coordinates_agree(robot, update):
 
 
 def test_tailored_update_keeps_ground_joints_exact():
-    """A body jointed to the ground on SE(3) keeps its lower pair to round-off (seed 000)."""
+    """A body jointed to the ground on SE(3) keeps its lower pair to round-off ([MT14])."""
     model = lm.load_urdf(resources.robot_path('liemb_arm7'))
     sim = Simulator(model, dt=5e-3, q0=np.array([0, 0.4, 0, -1.2, 0, 1.0, 0]),
                     coordinates='absolute', update='tailored', damping=0.0)

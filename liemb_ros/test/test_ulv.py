@@ -1,8 +1,8 @@
 """
-Seed 003's unified local velocity coordinates and RK4 Lie group scheme (liemb_ros.mbs.ulv).
+The unified local velocity coordinates of [HGS18] and its RK4 Lie group scheme (liemb_ros.mbs.ulv).
 
 Independent sources: the paper's printed matrices (54) (row 5 corrected), (60), (89); the
-package's SE(3) exponential and dexp^-1 (seed 000 formulas) in the paper's translation-first
+package's SE(3) exponential and dexp^-1 ([MT14] formulas) in the paper's translation-first
 order; the body-twist Munthe-Kaas RK4 on the flip; closed-form free flight and free fall.
 """
 import math
@@ -47,7 +47,7 @@ def test_mass_matrix_and_quadratic_term_match_eqs_60_61():
     w = np.array([0.3, -1.2, 0.7, 2.0, -0.4, 1.1])
     w1, w2, w3, w4, w5, w6 = w
     J11, J22, J33 = J
-    row1 = (m * (w1 + w2) * (w4 - w3)                              # eq. (61), E15 corrected
+    row1 = (m * (w1 + w2) * (w4 - w3)          # eq. (61) row 1 corrected: errata.md#hgs18-eq61
             + ((J22 - J11) * (w3 + w4) + m * (w5 - w6)) * (w5 + w6)) / (2 * math.sqrt(2))
     row3 = (m * (w1 ** 2 - w2 ** 2 - (w3 + w4) * (w5 - w6))
             - (J22 - J33) * (w1 + w2) * (w5 + w6)) / (2 * math.sqrt(2))
@@ -79,7 +79,8 @@ def flight(U0, Om0, h, t_end, gravity=(0, 0, 0), stages='munthe-kaas'):
 
 
 def test_free_flight_and_free_fall_fourth_order():
-    """COM on x0 + U0 t (+ g t^2 / 2): 4th order with stage configurations (errata E13, E19)."""
+    """COM on x0 + U0 t (+ g t^2 / 2): 4th order with stage configurations
+    (docs/theory/errata.md#hgs18-eq78, #hgs18-eq82)."""
     U0, Om0, g = np.array([1.0, -2.0, 0.5]), np.array([0.3, 2.0, -1.0]), np.array([0, 0, -9.81])
     hs = [1 / 10, 1 / 20]
     free = [np.linalg.norm(flight(U0, Om0, h, 1.0) - U0) for h in hs]
