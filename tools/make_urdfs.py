@@ -19,14 +19,15 @@ Robots written:
     non-trivial ``rpy``, tilted links (non-zero products of inertia), effort limits sized
     from a static bound on the gravity torques.
 ``heavy_top``
-    The heavy top of seed 000 section 5.3 (and seed 001 section 5.1): an aluminium box on a
+    The heavy top of [MT14] section 5.3 (and [MT13] section 5.1): an aluminium box on a
     massless rod, the spherical joint at the fixed point as revolute joints about x, y, z.
 ``spherical_double_pendulum``
-    Seed 000 section 5.4 / seed 001 section 5.2: two aluminium boxes, two spherical joints.
+    [MT14] section 5.4 / [MT13] section 5.2: two aluminium boxes, two spherical joints.
 ``planar_double_pendulum``
     Two aluminium rods and two parallel revolute joints, for quick tests.
 
-It also writes ``urdf/README.md`` (the table of the shipped robots).
+It also writes ``urdf/README.md`` (the table of the shipped robots).  The papers [MT14],
+[MT13] are listed in docs/theory/README.md (bibliography).
 
 Usage::
 
@@ -44,16 +45,18 @@ import sys
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DENSITY = 2700.0  # kg/m^3, aluminium: the density the papers' masses imply (digest section 5)
+DENSITY = 2700.0  # kg/m^3, aluminium: the density the papers' masses imply ([MT14] section 5)
 GRAVITY = 9.81  # m/s^2
 EFFORT_MARGIN = 0.55  # effort = static gravity-torque bound / EFFORT_MARGIN, rounded up
 PI = math.pi
 
-SOURCE_SEEDS = ('seed 000 = A. Mueller, Z. Terze, "The significance of the\n'
-                'configuration space Lie group for the constraint satisfaction in numerical\n'
-                'time integration of multibody systems"; seed 001 = an ASME 2013 conference\n'
-                'paper (probably Mueller and Terze, IDETC 2013; its title page is missing);\n'
-                'numbers as in the project digest seeds-000-001-integration.md')
+SOURCE_REFS = ('[MT14] = A. Mueller, Z. Terze, "The significance of the configuration space\n'
+               'Lie group for the constraint satisfaction in numerical time integration of\n'
+               'multibody systems", Mechanism and Machine Theory 82 (2014) 173-202; [MT13] =\n'
+               'A. Mueller, Z. Terze, "Is there an optimal choice of configuration space for\n'
+               'Lie group integration schemes applied to constrained MBS?", ASME IDETC 2013;\n'
+               'bibliography: docs/theory/README.md; the papers\' misprints corrected here:\n'
+               'docs/theory/errata.md')
 
 
 # ----------------------------------------------------------------------------------------
@@ -520,11 +523,11 @@ def check_paper_inertial(link, mass, com, inertia_diag):
         (link.name, inertia)
 
 
-# heavy top (digest 5.4 = seed 000 section 5.3; digest 5.9 = seed 001 section 5.1)
+# heavy top ([MT14] section 5.3; [MT13] section 5.1)
 TOP_BOX = (0.1, 0.2, 0.4)  # m, edges along the body x, y, z axes
 TOP_MASS = 21.6  # kg
 TOP_INERTIA = (0.36, 0.306, 0.09)  # kg m^2 about the COM
-TOP_COM = (0.5, 0.0, 0.0)  # m, COM seen from the pivot (seed 000: r0 = (-0.5, 0, 0) COM->pivot)
+TOP_COM = (0.5, 0.0, 0.0)  # m, COM seen from the pivot ([MT14]: r0 = (-0.5, 0, 0) COM->pivot)
 
 
 def heavy_top():
@@ -545,29 +548,29 @@ def heavy_top_urdf():
         'the heavy top: an aluminium box 0.1 x 0.2 x 0.4 m (m = 21.6 kg, inertia about the\n'
         'COM diag(0.36, 0.306, 0.09) kg m^2) on a massless rod, held at the fixed point Q\n'
         '(the world origin) by a spherical joint; COM at (0.5, 0, 0) m from Q in the body.',
-        'seed 000 section 5.3 (digest 5.4) and seed 001\n'
-        'section 5.1 (digest 5.9); ' + SOURCE_SEEDS + '.', links, joints)
+        '[MT14] section 5.3 and [MT13] section 5.1;\n' + SOURCE_REFS + '.', links, joints)
     notes = (
         'What this URDF cannot express, and where the example code takes it from:\n'
-        '1. The spring of seed 000 section 5.3: stiffness c = 1e4 N/m (10 N/mm) from the\n'
+        '1. The spring of [MT14] section 5.3: stiffness c = 1e4 N/m (10 N/mm) from the\n'
         '   COM to the space-fixed point p0 = (1, 0, 0.5) m, zero rest length, force\n'
-        '   c (p0 - r) at the COM. Gravity g = (0, 0, -9.81) m/s^2. Seed 001 section 5.1 has\n'
+        '   c (p0 - r) at the COM. Gravity g = (0, 0, -9.81) m/s^2. [MT13] section 5.1 has\n'
         '   neither spring nor gravity. Code that reproduces the papers applies these forces\n'
-        '   itself, with the constants of the digest (sections 5.4 and 5.9).\n'
+        '   itself, with these constants.\n'
         '2. The papers\' body frame is at the COM (box centre), parallel to the world frame\n'
         '   in the reference configuration. Here the link frame "top" is at the pivot Q,\n'
         '   parallel to the papers\' frame: C_paper = C_top * (I, (0.5, 0, 0)). That code\n'
-        '   converts with this constant offset (seed 000: r0 = (-0.5, 0, 0) COM to pivot;\n'
-        '   seed 001: r0 = (0.5, 0, 0) pivot to COM).\n'
-        '3. The initial conditions (seed 000: omega0 = (0, 0, 0.5) rad/s, COM at (0.5, 0, 0);\n'
-        '   seed 001: omega0 = (0, 20 pi, 10 pi) rad/s) are example settings, not model data;\n'
-        '   q = 0 is the reference configuration R = I.\n'
+        '   converts with this constant offset ([MT14]: r0 = (-0.5, 0, 0) COM to pivot;\n'
+        '   [MT13]: r0 = (0.5, 0, 0) pivot to COM).\n'
+        '3. The initial conditions ([MT14]: omega0 = (0, 0, 0.5) rad/s, COM at (0.5, 0, 0)\n'
+        '   as corrected in docs/theory/errata.md#mt14-s5-3; [MT13]: omega0 = (0, 20 pi,\n'
+        '   10 pi) rad/s) are example settings, not model data; q = 0 is the reference\n'
+        '   configuration R = I.\n'
         'The rod is drawn as <visual> only: it is massless in the papers.\n\n'
         + SPHERICAL_NOTE)
     return robot_xml('heavy_top', header, links, joints, notes)
 
 
-# spherical double pendulum (digest 5.5 = seed 000 section 5.4; digest 5.10 = seed 001 5.2)
+# spherical double pendulum ([MT14] section 5.4; [MT13] section 5.2)
 SDP_BOX = (0.2, 0.1, 0.05)  # m, a, b, c along the body x, y, z axes
 SDP_MASS = 2.7  # kg (not given in the papers: aluminium, as in their other examples)
 SDP_INERTIA = (0.0028125, 0.0095625, 0.01125)  # kg m^2 about the COM (derived, aluminium)
@@ -598,11 +601,10 @@ def spherical_double_pendulum_urdf():
         'origin to box 1 at -a/2 on its x axis, joint 2 (spherical) from +a/2 of box 1 to\n'
         '-a/2 of box 2. At q = 0 the pendulum lies along the world x axis (the papers\'\n'
         'initial configuration C1 = (I, (0.1, 0, 0)), C2 = (I, (0.3, 0, 0))).',
-        'seed 000 section 5.4 (digest 5.5) and seed 001\n'
-        'section 5.2 (digest 5.10); ' + SOURCE_SEEDS + '.\n'
+        '[MT14] section 5.4 and [MT13] section 5.2;\n' + SOURCE_REFS + '.\n'
         'The papers give no masses or inertias: m = 2.7 kg and\n'
         'diag(0.0028125, 0.0095625, 0.01125) kg m^2 follow from the aluminium (2700 kg/m^3)\n'
-        'of their other examples (digest E23).', links, joints)
+        'of their other examples (docs/theory/errata.md#mt14-s5-4).', links, joints)
     notes = (
         'What this URDF cannot express, and where the example code takes it from:\n'
         '1. The papers\' body frames are at the box centres (COM); here each link frame is\n'
@@ -610,8 +612,8 @@ def spherical_double_pendulum_urdf():
         '   C_paper_i = C_link_i * (I, (0.1, 0, 0)). In the papers\' notation\n'
         '   r0 = r20 = (-0.1, 0, 0) and r10 = (0.1, 0, 0) (COM to joint, body axes).\n'
         '2. Gravity g = (0, 0, -9.81) m/s^2 and the initial conditions omega10 = (10, 0, 0),\n'
-        '   omega20 = (10 pi, 10 pi, 20 pi) rad/s are example settings (digest 5.5).\n'
-        '3. Seed 001 section 5.3 uses the same two bodies joined only by the spherical joint\n'
+        '   omega20 = (10 pi, 10 pi, 20 pi) rad/s are example settings ([MT14] section 5.4).\n'
+        '3. [MT13] section 5.3 uses the same two bodies joined only by the spherical joint\n'
         '   between them, with no ground joint and no gravity (a floating pair): link1 as a\n'
         '   floating base, joint2 and link2. It is built in code, not shipped.\n\n'
         + SPHERICAL_NOTE)
@@ -665,11 +667,11 @@ ROBOTS = (
      'default demo robot (`liemb demo`, dynamics node); kinematics/dynamics tests with '
      'rotated joint frames and full inertia tensors', 'designed here (Panda/iiwa-like)'),
     ('heavy_top', heavy_top, heavy_top_urdf,
-     'Lie group integration examples (seed 000 §5.3 with spring and gravity; seed 001 §5.1 '
-     'torque-free)', 'seed 000 §5.3, seed 001 §5.1 (digest §5.4, §5.9)'),
+     'Lie group integration examples ([MT14] §5.3 with spring and gravity; [MT13] §5.1 '
+     'torque-free)', '[MT14] §5.3, [MT13] §5.1'),
     ('spherical_double_pendulum', spherical_double_pendulum, spherical_double_pendulum_urdf,
      'Lie group integration examples: joint 1 exact on SE(3), joint 2 of order 4',
-     'seed 000 §5.4, seed 001 §5.2 (digest §5.5, §5.10); masses assumed aluminium'),
+     '[MT14] §5.4, [MT13] §5.2; masses assumed aluminium'),
     ('planar_double_pendulum', planar_double_pendulum, planar_double_pendulum_urdf,
      'quick tests (2 DOF, energy conservation, hanging equilibrium at q = 0)', 'designed here'),
 )
@@ -712,7 +714,13 @@ def readme_text():
         '  (two massless intermediate links), singular at a middle angle of ±π/2.  Their',
         '  limits are placeholders (passive: effort 0).  The heavy top\'s spring, gravity,',
         '  initial conditions and the papers\' COM body frames are not in the URDFs: see the',
-        '  comments in the files and the project digest `seeds-000-001-integration.md`.',
+        '  comments in the files and the example pages',
+        '  [docs/examples/](../../docs/examples/README.md) (`heavy_top_spring`, `heavy_top`,',
+        '  `double_pendulum`).',
+        '- [MT14], [MT13]: the papers, listed in',
+        '  [docs/theory/README.md](../../docs/theory/README.md#bibliography); the misprints',
+        '  that the parameters here correct:',
+        '  [docs/theory/errata.md](../../docs/theory/errata.md).',
         '- Link frames of the paper models sit at the proximal joint, parallel to the papers\'',
         '  COM frames (a constant offset along body x).',
         '',

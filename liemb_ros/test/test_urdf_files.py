@@ -3,7 +3,8 @@ The robots shipped in urdf/: generated honestly, loadable, and what they claim t
 
 The inertials are recomputed here, independently of tools/make_urdfs.py, from the
 <collision> primitives written in each file; Pinocchio (the oracle) checks the models'
-DOF, the digest's paper parameters and the arm's gravity load against its effort limits.
+DOF, the papers' parameters ([MT14] §5.3-5.4, [MT13] §5.1-5.2) and the arm's gravity load
+against its effort limits.
 """
 import glob
 import math
@@ -254,7 +255,7 @@ def test_arm_gravity_below_60_percent_of_effort():
 
 
 # ----------------------------------------------------------------------------------------
-# paper models: Pinocchio's inertias equal the digest's parameters
+# paper models: Pinocchio's inertias equal the papers' parameters ([MT14], [MT13])
 # ----------------------------------------------------------------------------------------
 
 def body_inertia(model, link):
@@ -271,10 +272,10 @@ def check_body(model, link, mass, com, inertia_diag):
     np.testing.assert_allclose(inertia.inertia, np.diag(inertia_diag), rtol=1e-10, atol=1e-14)
 
 
-def test_heavy_top_equals_the_digest():
-    """Seed 000 section 5.3 / seed 001 section 5.1 (digest 5.4, 5.9)."""
+def test_heavy_top_has_the_papers_parameters():
+    """[MT14] section 5.3 / [MT13] section 5.1."""
     model = pin.buildModelFromUrdf(urdf_path('heavy_top'))
-    # COM (0.5, 0, 0) m from the pivot: seed 000 r0 = (-0.5, 0, 0) runs COM -> pivot
+    # COM (0.5, 0, 0) m from the pivot: [MT14]'s r0 = (-0.5, 0, 0) runs COM -> pivot
     check_body(model, 'top', 21.6, np.array([0.5, 0.0, 0.0]), (0.36, 0.306, 0.09))
     assert [model.names[i] for i in range(1, 4)] == ['pivot_x', 'pivot_y', 'pivot_z']
     data = model.createData()
@@ -284,15 +285,16 @@ def test_heavy_top_equals_the_digest():
     # the three axes are x, y, z through the pivot
     J = pin.computeJointJacobians(model, data, np.zeros(3))  # world frame, (v, w)
     np.testing.assert_allclose(J, np.vstack([np.zeros((3, 3)), np.eye(3)]), atol=1e-15)
-    # seed 001's T0 = 13.97 kJ (digest: 13972.4 J) for omega0 = (0, 20 pi, 10 pi) rad/s
+    # [MT13]'s T0 = 13.97 kJ for omega0 = (0, 20 pi, 10 pi) rad/s (13972.4 J with the
+    # consistent v0 = omega0 x r0)
     data = model.createData()
     w0 = np.array([0.0, 20 * math.pi, 10 * math.pi])  # q = 0: joint rates = body omega
     T0 = pin.computeKineticEnergy(model, data, np.zeros(3), w0)
     assert T0 == pytest.approx(13972.4, abs=0.1)
 
 
-def test_spherical_double_pendulum_equals_the_digest():
-    """Seed 000 section 5.4 / seed 001 section 5.2 (digest 5.5, 5.10), aluminium masses."""
+def test_spherical_double_pendulum_has_the_papers_parameters():
+    """[MT14] section 5.4 / [MT13] section 5.2, aluminium masses."""
     model = pin.buildModelFromUrdf(urdf_path('spherical_double_pendulum'))
     inertia = (0.0028125, 0.0095625, 0.01125)
     for link in ('link1', 'link2'):
@@ -307,8 +309,9 @@ def test_spherical_double_pendulum_equals_the_digest():
     np.testing.assert_allclose(com2, [0.3, 0, 0], atol=1e-15)
     # joint 2 sits at the end of box 1, on the line of the boxes
     np.testing.assert_allclose(data.oMi[4].translation, [0.2, 0, 0], atol=1e-15)
-    # the digest's E0 = 95.07 J (both COMs at height 0, so all kinetic) at the initial
-    # omega10 = (10, 0, 0), omega20 = (10 pi, 10 pi, 20 pi) rad/s, v10 = 0
+    # E0 = 95.07 J with the assumed masses (docs/theory/errata.md#mt14-s5-4; both COMs
+    # at height 0, so all kinetic) at the initial omega10 = (10, 0, 0),
+    # omega20 = (10 pi, 10 pi, 20 pi) rad/s, v10 = 0
     m, th = 2.7, np.diag(inertia)
     w1, w2 = np.array([10.0, 0, 0]), np.pi * np.array([10.0, 10.0, 20.0])
     v2 = np.cross(w1, [0.2, 0, 0]) + np.cross(w2, [0.1, 0, 0])
