@@ -14,7 +14,7 @@ Control laws of the dynamics node, without ROS: trajectories, computed torque, i
   model (URDF ``<dynamics damping friction>``) enter as feed-forwards, the friction
   along the reference velocity ``q̇_r = q̇_d + K_d⁻¹ K_p e`` (:func:`reference_velocity`;
   ``v_f`` = :data:`FRICTION_VELOCITY`; it can be left out).  ``M a + C q̇ + g`` is
-  one inverse dynamics call (seed 002 §4), never the matrices.
+  one inverse dynamics call ([M18d] §4), never the matrices.
 * :func:`pose_error` and :func:`cartesian_impedance`:
   ``τ = Jᵀ(K e - D V) + g + N(K_n (q_n - q) - D_n q̇)`` for one link, with ``J``, ``V``,
   ``K``, ``D`` and the wrench in one representation (``body`` or ``hybrid``), angular rows

@@ -2,7 +2,7 @@
 Inverse dynamics of a robot at one state: τ, M q̈, C q̇ and g per coordinate, and M.
 
 ``liemb dynamics ROBOT --q ... --qd ... --qdd ...`` prints, for every coordinate, the
-joint force ``τ = M(q) q̈ + C(q, q̇) q̇ + g(q)`` (recursive Newton-Euler, seed 002 §4) and
+joint force ``τ = M(q) q̈ + C(q, q̇) q̇ + g(q)`` (recursive Newton-Euler, [M18d] §4) and
 its three parts, then the mass matrix.  ROBOT is a URDF file or a shipped robot name.
 An option left out means zeros.  Units: rad, m, N, N m.
 Floating base (``--floating-base``): ``qd``/``qdd`` start with the base body twist

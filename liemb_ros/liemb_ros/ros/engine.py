@@ -520,9 +520,9 @@ class DynamicsEngine:
         """
         Twists of the configured links, (len(twist_links), 6), angular first.
 
-        All at once: the spatial twists of the bodies by one O(n) recursion (seed 004 (15))
+        All at once: the spatial twists of the bodies by one O(n) recursion ([M18k] eq. (15))
         and the link poses by one forward-kinematics pass, then per link the change of
-        representation of seed 004 Table 3 (a link has the spatial twist of its body).
+        representation of [M18k] Table 3 (a link has the spatial twist of its body).
         """
         m = self.model
         Cs = forward_kinematics(m, self.q, base_pose=self.base_pose)[self._twist_idx]
