@@ -12,6 +12,8 @@ PY=$VENV/bin/python
 
 need_apt=()
 python3 -c 'import venv, ensurepip' 2>/dev/null || need_apt+=(python3-venv)
+# the browser test of liemb view drives a headless chromium (Playwright, never its download)
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
   $SUDO apt-get update -qq && $SUDO apt-get install -y -qq "${need_apt[@]}"

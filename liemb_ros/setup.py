@@ -28,7 +28,7 @@ setup(
         ('share/' + package_name + '/rviz', _files('rviz/*')),
     ],
     install_requires=['setuptools', 'numpy', 'numba', 'scipy', 'urdf-parser-py', 'pyyaml',
-                      'matplotlib', 'tqdm'],
+                      'matplotlib', 'tqdm', 'viser', 'trimesh', 'mcap', 'mcap-ros2-support'],
     zip_safe=True,
     maintainer='liemb_ros developers',
     maintainer_email='dev@liemb-ros.invalid',

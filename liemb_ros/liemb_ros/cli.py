@@ -7,6 +7,7 @@ The ``liemb`` command line.
 ``liemb demo``            simulation + dynamics node on the default robot
 ``liemb launch NAME``     start a node set with launch arguments (stand-in for ros2 launch)
 ``liemb teleop``          keyboard twists for the servo node (``liemb launch servo``)
+``liemb view [ROBOT]``    a live 3D view in the browser (ROS topics, ``--simulate``, ``--sliders``)
 ``liemb prepare``         compile every kernel into numba's cache (the set-up does it)
 
 ROBOT is a URDF or xacro file or the name of a shipped robot (``liemb inspect --list``).
@@ -149,6 +150,8 @@ _PLUGGED = [
     ('dynamics', '.dynamics_cli', 'inverse dynamics, mass matrix, Coriolis and gravity terms'),
     ('reproduce', '.reproduce', 'reproduce a published Lie group integration example'),
     ('teleop', '.ros.teleop', 'keyboard twists for the servo node, in a chosen representation'),
+    ('view', '.view', 'a live 3D view of a robot in the browser: from ROS topics, a '
+                      'simulation (--simulate) or joint sliders (--sliders)'),
 ]
 
 

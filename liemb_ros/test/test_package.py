@@ -29,6 +29,10 @@ ROSDEP = {
     'ament_index_python': 'ament_index_python', 'launch': 'launch', 'launch_ros': 'launch_ros',
     'pytest': 'python3-pytest', 'hypothesis': 'python3-hypothesis',
     'pinocchio': 'pinocchio', 'ament_flake8': 'ament_flake8', 'ament_pep257': 'ament_pep257',
+    # PyPI-only modules: rosdep's pip keys (python3-<name>-pip, installed with pip)
+    'viser': 'python3-viser-pip', 'trimesh': 'python3-trimesh-pip',
+    'mcap': 'python3-mcap-pip', 'mcap_ros2': 'python3-mcap-ros2-support-pip',
+    'playwright': 'python3-playwright-pip',
 }
 OURS = {'liemb_ros', 'conftest'}
 

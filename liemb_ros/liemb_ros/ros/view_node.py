@@ -1,0 +1,168 @@
+"""
+``liemb view`` fed from ROS topics: the RViz stand-in for a PyPI install.
+
+A node ``liemb_view`` takes the robot from a file or shipped name (``liemb view ROBOT``) or
+from the ``robot_description`` topic (transient local, as robot_state_publisher and the
+simulation node publish it; a new description rebuilds the scene), moves it with
+``joint_states`` (merged by name; unknown joints ignored, NaN messages dropped) and draws
+the arrows of the dynamics node's ``~/markers`` (``visualization_msgs/MarkerArray``, ARROW
+markers with two points; ``--markers`` names the topic).  Until joint states arrive the page's
+joint sliders move the robot, as joint_state_publisher_gui would.
+"""
+import math
+import sys
+import time
+
+import numpy as np
+
+from ..view import RobotView, ViewError
+
+RATE = 30.0   # scene updates per second at most
+
+
+class _Viewer:
+    """The node's state: the robot, the view, the last joint state and the markers."""
+
+    def __init__(self, node, args, log):
+        self.node, self.args, self.log = node, args, log
+        self.view = None
+        self.model = None
+        self.text = None
+        self.dirty = False
+        self.driven = False
+        self.markers = {}
+
+    def set_robot(self, xml, where, base_dir=None):
+        from ..model import URDFError, load_urdf_string
+        if xml == self.text:
+            return
+        self.text = xml
+        try:
+            model = load_urdf_string(xml, source=where)
+        except URDFError as exc:
+            self.log(f'liemb view: cannot use the robot from {where}: {exc}; waiting for '
+                     'another description')
+            return
+        if self.view is not None:
+            self.view.close()
+        self.model = model
+        self.view = RobotView(model, xml, host=self.args.host, port=self.args.port,
+                              base_dir=base_dir, package_dirs=self.args.package_dir,
+                              log=self.log)
+        self.view.add_sliders()
+        self.q, self.qd = model.neutral(), np.zeros(model.nv)
+        self.index = {n: i for i, n in enumerate(model.joint_names)}
+        print(f'liemb view: {model.name} from {where} at {self.view.url} (open it in a '
+              'browser; Ctrl-C stops)', flush=True)
+
+    def on_joint_state(self, msg):
+        if self.model is None or not msg.name:
+            return
+        pos, vel = list(msg.position), list(msg.velocity)
+        if len(pos) != len(msg.name) or (vel and len(vel) != len(msg.name)):
+            return
+        if not all(map(math.isfinite, pos + vel)):
+            return
+        off = self.model.nv - self.model.nq
+        for k, name in enumerate(msg.name):
+            j = self.index.get(name)
+            if j is not None:
+                self.q[j] = pos[k]
+                if vel:
+                    self.qd[off + j] = vel[k]
+        self.driven = self.dirty = True
+
+    def on_markers(self, msg):
+        from visualization_msgs.msg import Marker
+        for m in msg.markers:
+            if m.action == Marker.DELETEALL:
+                self.markers.clear()
+                continue
+            key = (m.ns, m.id)
+            if m.action == Marker.DELETE or m.type != Marker.ARROW or len(m.points) != 2:
+                self.markers.pop(key, None)
+                continue
+            self.markers[key] = ([[p.x, p.y, p.z] for p in m.points],
+                                 [m.color.r, m.color.g, m.color.b])
+        self.dirty = True
+
+    def refresh(self):
+        if self.view is None or not self.dirty:
+            return
+        self.dirty = False
+        if self.driven:
+            self.view.update(self.q, self.qd)
+            self.view.set_status('driven by joint_states', key='source')
+        for ns in sorted({ns for ns, _ in self.markers}):
+            items = [v for (n, _), v in sorted(self.markers.items()) if n == ns]
+            self.view.set_arrows(ns, [p for p, _ in items], [c for _, c in items])
+
+
+def run_view(args):
+    """Run ``liemb view`` on ROS topics until Ctrl-C or ``args.duration``; return the code."""
+    try:
+        import rclpy
+        from rclpy.executors import SingleThreadedExecutor
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import String
+        from visualization_msgs.msg import MarkerArray
+    except ImportError as exc:
+        print(f'liemb view: ROS 2 is not installed in this Python ({exc}); use --simulate or '
+              '--sliders, or run ./dev.sh setup', file=sys.stderr)
+        return 2
+
+    def log(line):
+        print(line, file=sys.stderr, flush=True)
+
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node('liemb_view', context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    viewer = _Viewer(node, args, log)
+    code = 0
+    try:
+        if args.robot:
+            import os
+
+            from .. import resources
+            try:
+                xml, path = resources.read_robot_description(args.robot, args.xacro_args)
+            except (OSError, ValueError) as exc:
+                log(f'liemb view: {exc}')
+                return 2
+            viewer.set_robot(xml, path, os.path.dirname(os.path.abspath(path)))
+            if viewer.view is None:
+                return 2
+        else:
+            latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                                 durability=DurabilityPolicy.TRANSIENT_LOCAL)
+            node.create_subscription(String, 'robot_description',
+                                     lambda m: viewer.set_robot(m.data, 'robot_description'),
+                                     latched)
+            topic = node.resolve_topic_name('robot_description')
+            log(f'liemb view: waiting for the robot on {topic}')
+        qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+        node.create_subscription(JointState, 'joint_states', viewer.on_joint_state, qos)
+        node.create_subscription(MarkerArray, args.markers, viewer.on_markers, qos)
+        end = math.inf if args.duration is None else time.monotonic() + args.duration
+        last = 0.0
+        while time.monotonic() < end:
+            executor.spin_once(timeout_sec=0.02)
+            now = time.monotonic()
+            if now - last >= 1.0 / RATE:
+                last = now
+                viewer.refresh()
+    except ViewError as exc:
+        log(str(exc))
+        code = 2
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if viewer.view is not None:
+            viewer.view.close()
+        executor.shutdown(timeout_sec=1)
+        node.destroy_node()
+        context.try_shutdown()
+    return code

@@ -1,0 +1,230 @@
+"""
+The live 3D view (``liemb_ros.view``, ``liemb view``): scene contents, twist arrows, bad input,
+and a real headless Chromium looking at a running simulation.
+
+The browser test drives Debian's ``chromium`` through Playwright (never ``playwright install``)
+with software WebGL, checks pixels of the arm's link colours in the scene, that two frames of
+the running simulation differ (and two paused ones do not), and that the page asks for nothing
+outside the loopback address.  Under the test command (``LIEMB_REQUIRE_ROS=1``) a missing
+chromium, viser or Playwright fails the test instead of skipping it.
+"""
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import liemb_ros as lm
+from conftest import ROOT, ros_importorskip
+from liemb_ros import resources
+
+viser = ros_importorskip('viser')[0]
+from liemb_ros import view as lv  # noqa: E402  (after the import check)
+
+CHROMIUM = '/usr/bin/chromium'
+ARGS = ['--headless', '--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader']
+SHOT = os.path.join(os.environ.get('TMPDIR', '/tmp'), 'liemb_view_test.png')  # for a look
+ORANGE = np.array([0.95, 0.45, 0.1])   # liemb_arm7's materials
+DARK = np.array([0.25, 0.25, 0.28])
+
+
+@pytest.fixture(scope='module')
+def arm():
+    xml, path = resources.read_robot_description('liemb_arm7')
+    return lm.load_urdf_string(xml, source=path), xml
+
+
+def _mesh_urdf(tmp_path):
+    import trimesh
+    trimesh.creation.box(extents=(0.1, 0.2, 0.3)).export(tmp_path / 'block.stl')
+    return """<robot name="meshy">
+  <link name="base"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01"
+    ixy="0" ixz="0" iyz="0"/></inertial>
+    <visual><geometry><mesh filename="block.stl" scale="2 2 2"/></geometry></visual></link>
+  <joint name="j" type="revolute"><parent link="base"/><child link="arm"/>
+    <axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+  <link name="arm"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01"
+    ixy="0" ixz="0" iyz="0"/></inertial>
+    <visual><geometry><mesh filename="package://nowhere_pkg/meshes/gone.dae"/></geometry>
+    </visual></link>
+</robot>"""
+
+
+def test_visuals_of_the_arm(arm):
+    model, xml = arm
+    vis = lv.read_visuals(xml)
+    assert vis and {v.kind for v in vis} <= {'cylinder', 'box', 'sphere'}
+    assert {v.link for v in vis} <= set(model.link_names)
+    assert any(np.allclose(v.color, ORANGE) for v in vis)
+
+
+def test_missing_mesh_is_a_logged_marker(tmp_path):
+    xml = _mesh_urdf(tmp_path)
+    lines = []
+    vis = lv.read_visuals(xml, base_dir=str(tmp_path), package_dirs=[str(tmp_path)],
+                          log=lines.append)
+    found, missing = vis
+    assert found.kind == 'mesh' and found.path == str(tmp_path / 'block.stl')
+    assert np.allclose(np.ptp(found.mesh.vertices, axis=0), (0.1, 0.2, 0.3))
+    assert found.scale == (2.0, 2.0, 2.0)
+    assert missing.kind == 'missing'
+    assert len(lines) == 1 and 'package://nowhere_pkg/meshes/gone.dae' in lines[0]
+    assert "link 'arm'" in lines[0] and str(tmp_path / 'nowhere_pkg') in lines[0]
+    # the view still starts and shows the rest
+    model = lm.load_urdf_string(xml)
+    view = lv.RobotView(model, xml, port=0, base_dir=str(tmp_path), log=lines.append)
+    try:
+        view.update([0.5])
+        assert view.updates == 2 and len(lines) == 2
+    finally:
+        view.close()
+
+
+def test_resolve_mesh_package_and_relative(tmp_path):
+    (tmp_path / 'pkg' / 'meshes').mkdir(parents=True)
+    (tmp_path / 'pkg' / 'meshes' / 'a.stl').write_text('solid a\nendsolid a\n')
+    assert lv.resolve_mesh('package://pkg/meshes/a.stl', None, [str(tmp_path)])[0] == \
+        str(tmp_path / 'pkg' / 'meshes' / 'a.stl')
+    assert lv.resolve_mesh('package://pkg/meshes/a.stl', None, [str(tmp_path / 'pkg')])[0] == \
+        str(tmp_path / 'pkg' / 'meshes' / 'a.stl')
+    assert lv.resolve_mesh('meshes/a.stl', str(tmp_path / 'pkg'))[0] == \
+        str(tmp_path / 'pkg' / 'meshes' / 'a.stl')
+    assert lv.resolve_mesh('file://' + str(tmp_path / 'b.stl'))[0] is None
+
+
+def test_port_in_use_and_foreign_address(arm):
+    model, xml = arm
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        s.listen()
+        port = s.getsockname()[1]
+        with pytest.raises(lv.ViewError, match=f'127.0.0.1:{port} is in use'):
+            lv.RobotView(model, xml, port=port)
+    with pytest.raises(lv.ViewError, match=r'192\.0\.2\.1:8080 cannot be served'):
+        lv.check_address('192.0.2.1', 8080)     # TEST-NET-1: never this machine's
+
+
+@pytest.mark.parametrize('rep', lm.REPRESENTATIONS)
+def test_twist_arrows_where_each_representation_puts_them(arm, rep, rng):
+    model, _ = arm
+    q, qd = model.random_configuration(rng), rng.normal(size=model.nv)
+    link = 'tool0'
+    pts, V = lv.twist_arrows(model, q, qd, link, rep, scale=1.0)
+    assert np.allclose(V, lm.link_twist(model, q, qd, link, rep))
+    # independent: the link pose by central differences along qd
+    h = 1e-6
+    Cp, Cm = (lm.link_pose(model, q + s * h * qd, link) for s in (1, -1))
+    C = lm.link_pose(model, q, link)
+    Cdot = (Cp - Cm) / (2 * h)
+    w_hat = Cdot[:3, :3] @ C[:3, :3].T
+    w_world = np.array([w_hat[2, 1], w_hat[0, 2], w_hat[1, 0]])
+    r_dot = Cdot[:3, 3]
+    start = np.zeros(3) if rep == 'spatial' else C[:3, 3]
+    v = r_dot - np.cross(w_world, C[:3, 3]) if rep == 'spatial' else r_dot
+    assert np.allclose(pts[:, 0], start)
+    assert np.allclose(pts[0, 1] - start, w_world, atol=1e-6)
+    assert np.allclose(pts[1, 1] - start, v, atol=1e-6)
+
+
+def _need_browser():
+    ros_importorskip('playwright.sync_api')
+    if not os.access(CHROMIUM, os.X_OK):
+        msg = f'{CHROMIUM} is not installed (./dev.sh setup installs it with apt-get)'
+        if os.environ.get('LIEMB_REQUIRE_ROS') == '1':
+            pytest.fail(msg)
+        pytest.skip(msg)
+
+
+def _pixels(png):
+    import matplotlib.image as mpimg
+    import io
+    return mpimg.imread(io.BytesIO(png), format='png')[..., :3]
+
+
+def _near(img, color, tol=0.12):
+    """Count pixels whose hue matches ``color`` (shading scales brightness)."""
+    c = color / np.linalg.norm(color)
+    norm = np.linalg.norm(img, axis=-1, keepdims=True)
+    direction = np.divide(img, norm, out=np.zeros_like(img), where=norm > 0.05)
+    return int((np.linalg.norm(direction - c, axis=-1) < tol).sum())
+
+
+def test_browser_sees_the_simulated_arm_move(arm):
+    """A headless Chromium on liemb view of a running simulation (issue 20's check)."""
+    _need_browser()
+    from playwright.sync_api import sync_playwright
+
+    from liemb_ros.simulation import Simulator
+    model, xml = arm
+    from liemb_ros.demo import sample_configuration
+    sim = Simulator(model, q0=sample_configuration(model))
+    sim.warm_up()
+    lm.gravity_torques(model, sim.q)
+    drv = lv.view_simulation(sim, torque=lv.gravity_hold(model, 0.05 * model.effort_limit),
+                             xml=xml, port=0, log=print)
+    requests = []
+    scene = {'x': 240, 'y': 160, 'width': 700, 'height': 560}   # left of the control panel
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = browser.new_page(viewport={'width': 1280, 'height': 720})
+            page.on('request', lambda r: requests.append(r.url))
+            page.route('**/*', lambda route: route.continue_()
+                       if route.request.url.startswith(drv.view.url) else route.abort())
+            page.goto(drv.view.url)
+            page.wait_for_selector('canvas', timeout=30000)
+            # our status line comes over the websocket: the page is connected
+            page.wait_for_function("document.body.innerText.includes('simulation t =')",
+                                   timeout=30000)
+            time.sleep(1.5)   # the scene fades in
+            first = _pixels(page.screenshot(clip=scene, path=SHOT))
+            t_first = sim.t
+            time.sleep(1.5)
+            second = _pixels(page.screenshot(clip=scene))
+            t_second = sim.t
+            page.get_by_text('Pause').click()
+            # messages arrive in order: once '(paused)' shows, the last pose has arrived
+            page.wait_for_function("document.body.innerText.includes('(paused)')",
+                                   timeout=30000)
+            paused, t_paused = [], []
+            for _ in range(2):
+                time.sleep(0.7)
+                paused.append(_pixels(page.screenshot(clip=scene)))
+                t_paused.append(sim.t)
+            browser.close()
+    finally:
+        drv.stop()
+        drv.view.close()
+    assert t_second > t_first + 0.5, 'the simulation did not run'
+    for img in (first, second):
+        assert _near(img, ORANGE) > 300, 'no orange links in the scene'
+        assert _near(img, DARK) > 100, 'no dark base in the scene'
+    moved = np.abs(first - second).max(axis=-1) > 0.1
+    assert moved.sum() > 200, f'the arm did not move on screen ({moved.sum()} pixels)'
+    still = (np.abs(paused[0] - paused[1]).max(axis=-1) > 0.1).sum()
+    assert t_paused[0] == t_paused[1] and still < 20, f'paused, {still} pixels changed'
+    foreign = [u for u in requests if not u.startswith(drv.view.url)]
+    assert requests and not foreign, f'requests outside loopback: {foreign}'
+
+
+def test_liemb_view_simulate_command():
+    """``liemb view --simulate`` prints its address and serves until --duration ends."""
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        port = s.getsockname()[1]
+    proc = subprocess.run([sys.executable, '-m', 'liemb_ros.cli', 'view', 'liemb_arm7',
+                           '--simulate', '--port', str(port), '--duration', '2'],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert f'http://127.0.0.1:{port}' in proc.stdout
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        s.listen()
+        busy = s.getsockname()[1]
+        proc = subprocess.run([sys.executable, '-m', 'liemb_ros.cli', 'view', 'liemb_arm7',
+                               '--simulate', '--port', str(busy)],
+                              capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 2 and f'127.0.0.1:{busy} is in use' in proc.stderr
