@@ -100,7 +100,7 @@ def test_dual_quaternion_product_and_conjugate_compose_poses(seed):
 
 @FEW
 @given(data=st.data())
-def test_dual_quaternion_kinematics_of_seed_000(data):
+def test_dual_quaternion_velocity_maps_against_finite_differences(data):
     """``D' = D o (omega + eps v)/2`` for the body twist ``V = dexp_{-X} X'``
     ([MT14] eq. (78), corrected: docs/theory/errata.md#mt14-eq76)."""
     X = data.draw(algebra(6, max_angle=3.0))

@@ -70,7 +70,7 @@ def test_box_kinetic_energy_matches_paper():
         13972.4, abs=0.1)
 
 
-def test_flip_seed_003():
+def test_flip_drift_order4_and_flip_interval():
     res = [rp.run_example('flip', 'se3', h, 1.0) for h in (1 / 320, 1 / 640)]
     drifts = [r['max_energy_drift'] / r['energy0'] for r in res]
     mom = [r['max_violation']['rel. angular momentum drift'] for r in res]
@@ -166,7 +166,7 @@ def test_cli_convergence_json_and_plot(tmp_path, capsys):
     assert 'multibody' in capsys.readouterr().err
 
 
-def test_rotating_frame_seed_000_section_4():
+def test_rotating_frame_se3_exact_so3r3_step_error():
     """SE(3): the midpoint rule is exact for any step; SO(3)xR^3: the paper's step error."""
     for dt in (0.1, 1.0):
         assert viol('rotating_frame', 'se3', dt, 3.0, 'position error [m]') < 1e-14

@@ -59,7 +59,7 @@ def test_mass_matrix_and_quadratic_term_match_eqs_60_61():
 
 
 @pytest.mark.parametrize('angle', [0.0, 1e-3, 1.9e-2, 2.1e-2, 0.7, 3.0, 5.6])
-def test_tangent_inverse_and_exp_equal_seed_000_maps(angle):
+def test_tangent_inverse_and_exp_equal_se3_dexpinv_and_exp(angle):
     rng = np.random.default_rng(int(angle * 1000))
     n = rng.normal(size=6)
     n[3:] *= angle / np.linalg.norm(n[3:])
