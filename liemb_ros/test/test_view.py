@@ -144,12 +144,22 @@ def _pixels(png):
     return mpimg.imread(io.BytesIO(png), format='png')[..., :3]
 
 
-def _near(img, color, tol=0.12):
-    """Count pixels whose hue matches ``color`` (shading scales brightness)."""
+def _mask(img, color, tol=0.12):
+    """Pixels whose hue matches ``color`` (shading scales brightness)."""
     c = color / np.linalg.norm(color)
     norm = np.linalg.norm(img, axis=-1, keepdims=True)
     direction = np.divide(img, norm, out=np.zeros_like(img), where=norm > 0.05)
-    return int((np.linalg.norm(direction - c, axis=-1) < tol).sum())
+    return np.linalg.norm(direction - c, axis=-1) < tol
+
+
+def _near(img, color, tol=0.12):
+    """Count pixels whose hue matches ``color``."""
+    return int(_mask(img, color, tol).sum())
+
+
+def _centroid(img):
+    """Mean pixel position (row, column) of the orange links."""
+    return np.argwhere(_mask(img, ORANGE)).mean(axis=0)
 
 
 def test_browser_sees_the_simulated_arm_move(arm):
@@ -202,10 +212,11 @@ def test_browser_sees_the_simulated_arm_move(arm):
     for img in (first, second):
         assert _near(img, ORANGE) > 300, 'no orange links in the scene'
         assert _near(img, DARK) > 100, 'no dark base in the scene'
-    moved = np.abs(first - second).max(axis=-1) > 0.1
-    assert moved.sum() > 200, f'the arm did not move on screen ({moved.sum()} pixels)'
-    still = (np.abs(paused[0] - paused[1]).max(axis=-1) > 0.1).sum()
-    assert t_paused[0] == t_paused[1] and still < 20, f'paused, {still} pixels changed'
+    # where the orange links are on screen (edges flicker by a pixel between renders)
+    moved = np.linalg.norm(_centroid(first) - _centroid(second))
+    assert moved > 3.0, f'the arm did not move on screen ({moved:.2f} pixels)'
+    still = np.linalg.norm(_centroid(paused[0]) - _centroid(paused[1]))
+    assert t_paused[0] == t_paused[1] and still < 1.0, f'paused, moved {still:.2f} pixels'
     foreign = [u for u in requests if not u.startswith(drv.view.url)]
     assert requests and not foreign, f'requests outside loopback: {foreign}'
 
