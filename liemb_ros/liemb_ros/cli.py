@@ -4,7 +4,8 @@ The ``liemb`` command line.
 ``liemb inspect ROBOT``   joint screws (spatial Y_i, body-fixed X_i) and the link tree
 ``liemb dynamics ROBOT``  inverse dynamics, mass matrix, Coriolis and gravity terms
 ``liemb reproduce NAME``  reproduce a published Lie group integration example
-``liemb demo``            simulation + dynamics node on the default robot
+``liemb demo``            simulation + dynamics node on the default robot, a live 3D view
+``liemb record FILE``     record ROS 2 topics to MCAP; ``liemb plot FILE`` draws a recording
 ``liemb launch NAME``     start a node set with launch arguments (stand-in for ros2 launch)
 ``liemb teleop``          keyboard twists for the servo node (``liemb launch servo``)
 ``liemb view [ROBOT]``    a live 3D view in the browser (ROS topics, ``--simulate``, ``--sliders``)
@@ -103,10 +104,83 @@ def _cmd_inspect(args):
     return 0
 
 
+def _side_process(what, argv, log_path):
+    import subprocess
+    log = open(log_path, 'w', encoding='utf-8')
+    proc = subprocess.Popen([sys.executable, '-m', 'liemb_ros.cli', what] + argv,
+                            stdout=log, stderr=subprocess.STDOUT)
+    log.close()
+    return proc
+
+
+def _stop_side_processes(procs):
+    import signal
+    import subprocess
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+    for proc in procs:
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _start_recorder(path, log_dir):
+    """Start ``liemb record PATH`` beside a node set (its output in ``log_dir``)."""
+    import os
+    os.makedirs(log_dir, exist_ok=True)
+    log_path = os.path.join(log_dir, 'record.log')
+    print(f'recording to {path} (liemb plot {path} draws it; log: {log_path})')
+    return _side_process('record', [path], log_path)
+
+
+def _start_viewer(robot, host, port, log_dir):
+    """Start ``liemb view ROBOT`` on ROS topics; print its address (None: not started)."""
+    import os
+
+    from .view import ViewError, check_address
+    try:
+        port = check_address(host, port)
+    except ViewError as exc:
+        print(f'{exc} (the demo runs without its live view)', file=sys.stderr)
+        return None
+    log_path = os.path.join(log_dir, 'view.log')
+    proc = _side_process('view', [robot, '--host', host, '--port', str(port)], log_path)
+    shown = '127.0.0.1' if host == '0.0.0.0' else host
+    print(f'live 3D view: http://{shown}:{port}  (open it in a browser; log: {log_path})')
+    return proc
+
+
 def _cmd_demo(args):
-    from .demo import run
-    run(args.robot, args.out, duration=args.duration)
+    import os
+
+    from .demo import default_robot, run
+    # the side processes find the nodes the way the demo's monitor does
+    os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    os.makedirs(args.out, exist_ok=True)
+    procs = []
+    try:
+        if args.record:
+            procs.append(_start_recorder(args.record, args.out))
+        if args.view_port >= 0:
+            robot = resources.robot_path(args.robot or default_robot())
+            procs.append(_start_viewer(robot, args.view_host, args.view_port, args.out))
+        run(args.robot, args.out, duration=args.duration)
+    finally:
+        _stop_side_processes([p for p in procs if p is not None])
     return 0
+
+
+def _cmd_record(args):
+    from .record import record_main
+    return record_main(args)
+
+
+def _cmd_plot(args):
+    from .record import plot_main
+    return plot_main(args)
 
 
 def _cmd_prepare(args):
@@ -125,8 +199,17 @@ def _cmd_launch(args):
             print(launcher.arguments_text(args.name))
             return 0
         values = launcher.parse_assignments(args.assignments)
-        return launcher.launch(args.name, duration=args.duration, extra_params=args.param,
-                               launch_args=values)
+        recorder = None
+        if args.record:
+            import os
+            recorder = _start_recorder(args.record, os.path.dirname(
+                os.path.abspath(args.record)))
+        try:
+            return launcher.launch(args.name, duration=args.duration,
+                                   extra_params=args.param, launch_args=values)
+        finally:
+            if recorder is not None:
+                _stop_side_processes([recorder])
     except (launcher.LaunchArgumentError, FileNotFoundError) as exc:
         print(f'liemb launch: {exc}', file=sys.stderr)
         return 2
@@ -176,7 +259,27 @@ def build_parser():
     p.add_argument('--out', default='out/demo', help='folder for pictures and plots')
     p.add_argument('--duration', type=float, default=10.0,
                    help='seconds to run the simulation (Ctrl-C stops earlier)')
+    p.add_argument('--record', metavar='FILE.mcap',
+                   help="record the run's topics to MCAP (liemb plot FILE.mcap draws them)")
+    p.add_argument('--view-port', type=int, default=8080,
+                   help='port of the live 3D view in the browser (default 8080; -1: none)')
+    p.add_argument('--view-host', default='127.0.0.1',
+                   help='address of the live 3D view (default 127.0.0.1)')
     p.set_defaults(func=_cmd_demo)
+    p = sub.add_parser('record', help='record ROS 2 topics to an MCAP file (ros2 bag record '
+                                      'stand-in; Foxglove and ros2 bag open it)')
+    p.add_argument('file', help='the MCAP file to write')
+    p.add_argument('topics', nargs='*',
+                   help='topics or fnmatch patterns (default: joint_states, tf, diagnostics, '
+                        "robot_description and the liemb nodes' topics)")
+    p.add_argument('--duration', type=float, help='stop after this many seconds')
+    p.set_defaults(func=_cmd_record)
+    p = sub.add_parser('plot', help="draw the demo's plots from an MCAP recording")
+    p.add_argument('file', help='an MCAP file (liemb demo --record, liemb record)')
+    p.add_argument('--robot', help='URDF file or shipped robot name (default: the recorded '
+                                   'robot_description)')
+    p.add_argument('--out', help='the picture to write (default: FILE with .png)')
+    p.set_defaults(func=_cmd_plot)
     p = sub.add_parser('prepare', help='compile every kernel into the numba cache (once after '
                                        'installing: later starts take well under a second)')
     p.add_argument('--quiet', action='store_true', help='no progress bar')
@@ -192,6 +295,8 @@ def build_parser():
     p.add_argument('assignments', nargs='*', metavar='ARG:=VALUE',
                    help='launch arguments, e.g. robot:=my_robot.urdf.xacro namespace:=arm')
     p.add_argument('--duration', type=float, help='stop after this many seconds')
+    p.add_argument('--record', metavar='FILE.mcap',
+                   help="record the set's topics to MCAP while it runs")
     p.add_argument('-p', '--param', action='append', default=[], metavar='NODE:NAME:=VALUE',
                    help='override a node parameter after everything else, e.g. '
                         'liemb_dynamics:publish_rate:=100.0')

@@ -1,0 +1,326 @@
+"""
+Record ROS 2 topics to MCAP (``liemb record``, ``--record FILE.mcap``) and plot a recording.
+
+:class:`Recorder` subscribes to the topics that match its patterns as they appear in the
+graph (serialized: the CDR bytes are written as received, as ``ros2 bag record`` does), with
+the publishers' reliability and durability, and writes them to an MCAP file with the
+``ros2`` profile, ``cdr`` message encoding and ``ros2msg`` schemas named as ROS 2 names
+them (``sensor_msgs/msg/JointState``), each with its dependencies in rosbag2's layout
+(:func:`message_definition`, from the installed ``.msg`` files).  Foxglove and ``ros2 bag``
+on a ROS install open the file.  Log times are the receive times (ns since the epoch).
+
+:func:`read_run` turns a recording of the demo (``joint_states``, the dynamics node's
+``joint_torques``, ``/diagnostics``, ``robot_description``) into the record
+:func:`liemb_ros.ros.monitor.plot` draws, so ``liemb plot FILE.mcap`` draws the demo's plots.
+"""
+import fnmatch
+import importlib
+import os
+import re
+import signal
+import sys
+import threading
+import time
+
+#: what the demo and ``liemb launch --record`` write: states, frames, the dynamics node's
+#: torques, twists and wrenches, the simulation's topics, diagnostics, the robot
+DEFAULT_TOPICS = ('/joint_states', '/tf', '/tf_static', '/diagnostics', '/robot_description',
+                  '/liemb_dynamics/*', '/liemb_simulation/*')
+PRIMITIVES = {'bool', 'byte', 'char', 'float32', 'float64', 'int8', 'uint8', 'int16',
+              'uint16', 'int32', 'uint32', 'int64', 'uint64', 'string', 'wstring'}
+SEPARATOR = '=' * 80
+
+
+def _share_dirs(package):
+    dirs = []
+    try:
+        from ament_index_python.packages import get_package_share_directory
+        dirs.append(get_package_share_directory(package))
+    except Exception:  # not in the ament index: the venv's share folder
+        pass
+    dirs.append(os.path.join(sys.prefix, 'share', package))
+    return dirs
+
+
+def _msg_text(name):
+    pkg, _, typ = name.partition('/msg/')
+    for d in _share_dirs(pkg):
+        path = os.path.join(d, 'msg', typ + '.msg')
+        if os.path.isfile(path):
+            with open(path, encoding='utf-8') as f:
+                return f.read()
+    raise FileNotFoundError(f'no message definition {name}.msg in '
+                            f"{', '.join(_share_dirs(pkg))}")
+
+
+def _field_types(text, pkg):
+    """Return the message types (``pkg/msg/Type``) the fields of a ``.msg`` text use."""
+    out = []
+    for line in text.splitlines():
+        line = line.split('#', 1)[0].strip()
+        if not line:
+            continue
+        typ = re.sub(r'\[.*\]$', '', line.split()[0])
+        typ = typ.split('<=')[0]
+        if typ in PRIMITIVES:
+            continue
+        parts = typ.split('/')
+        if len(parts) == 1:
+            out.append(f'{pkg}/msg/{parts[0]}')
+        else:
+            out.append(f'{parts[0]}/msg/{parts[-1]}')
+    return out
+
+
+def message_definition(name):
+    """
+    Return the ``ros2msg`` schema text of message type ``name`` (``pkg/msg/Type``).
+
+    The type's ``.msg`` text, then every type it uses (depth first, each once) after a line
+    of 80 ``=`` and ``MSG: pkg/msg/Type``, as rosbag2 writes MCAP schemas.  Raises
+    FileNotFoundError naming a ``.msg`` file that is not installed.
+    """
+    text = _msg_text(name)
+    parts, seen = [text.rstrip('\n')], {name}
+    stack = list(reversed(_field_types(text, name.split('/')[0])))
+    while stack:
+        dep = stack.pop()
+        if dep in seen:
+            continue
+        seen.add(dep)
+        dep_text = _msg_text(dep)
+        parts.append(f'{SEPARATOR}\nMSG: {dep}\n{dep_text.rstrip()}')
+        stack.extend(reversed(_field_types(dep_text, dep.split('/')[0])))
+    return '\n'.join(parts) + '\n'
+
+
+def _message_class(name):
+    pkg, _, typ = name.partition('/msg/')
+    return getattr(importlib.import_module(f'{pkg}.msg'), typ)
+
+
+class Recorder:
+    """
+    Write the topics matching ``patterns`` (fnmatch, ``*`` spans ``/``) to an MCAP file.
+
+    Create it, then :meth:`spin` (until Ctrl-C, SIGTERM, ``duration`` or :meth:`stop`) or
+    call :meth:`spin_once` from your loop; :meth:`close` finishes the file.  ``counts``
+    holds the messages written per topic, ``types`` their types.
+    """
+
+    def __init__(self, path, patterns=DEFAULT_TOPICS, *, node_name='liemb_record', log=print):
+        import rclpy
+        from mcap.writer import Writer
+        from rclpy.executors import SingleThreadedExecutor
+
+        self.path, self.patterns, self.log = path, tuple(patterns), log
+        self.counts, self.types = {}, {}
+        self._channels, self._schemas, self._subs = {}, {}, []
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        self._file = open(path, 'wb')
+        self._writer = Writer(self._file)
+        self._writer.start(profile='ros2', library='liemb_ros record')
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        self.node = rclpy.create_node(node_name, context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self._last_scan = -1e9
+        self._stop = False
+        self._closed = False
+
+    def _wanted(self, topic):
+        return any(fnmatch.fnmatchcase(topic, p) for p in self.patterns)
+
+    def _qos(self, topic):
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+        infos = self.node.get_publishers_info_by_topic(topic)
+        reliable = infos and all(i.qos_profile.reliability == ReliabilityPolicy.RELIABLE
+                                 for i in infos)
+        latched = infos and all(i.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL
+                                for i in infos)
+        return QoSProfile(
+            depth=100,
+            reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
+            durability=(DurabilityPolicy.TRANSIENT_LOCAL if latched
+                        else DurabilityPolicy.VOLATILE))
+
+    def scan(self):
+        """Subscribe to matching topics that appeared since the last scan."""
+        for topic, types in self.node.get_topic_names_and_types():
+            if topic in self._channels or not self._wanted(topic) or len(types) != 1:
+                continue
+            name = types[0]
+            try:
+                cls = _message_class(name)
+                schema = self._schemas.get(name)
+                if schema is None:
+                    schema = self._writer.register_schema(
+                        name=name, encoding='ros2msg',
+                        data=message_definition(name).encode())
+                    self._schemas[name] = schema
+            except (ImportError, AttributeError, FileNotFoundError) as exc:
+                self.log(f'liemb record: not recording {topic} ({name}): {exc}')
+                self._channels[topic] = None
+                continue
+            channel = self._writer.register_channel(topic=topic, message_encoding='cdr',
+                                                    schema_id=schema)
+            self._channels[topic] = channel
+            self.types[topic] = name
+            self.counts[topic] = 0
+            self._subs.append(self.node.create_subscription(
+                cls, topic, lambda data, t=topic, c=channel: self._write(t, c, data),
+                self._qos(topic), raw=True))
+
+    def _write(self, topic, channel, data):
+        if self._closed:
+            return
+        now = time.time_ns()
+        self._writer.add_message(channel_id=channel, log_time=now, data=bytes(data),
+                                 publish_time=now, sequence=self.counts[topic])
+        self.counts[topic] += 1
+
+    def spin_once(self, timeout_sec=0.05):
+        """Receive for up to ``timeout_sec``; look for new topics twice a second."""
+        now = time.monotonic()
+        if now - self._last_scan > 0.5:
+            self._last_scan = now
+            self.scan()
+        self.executor.spin_once(timeout_sec=timeout_sec)
+
+    def stop(self):
+        """Make :meth:`spin` return."""
+        self._stop = True
+
+    def spin(self, duration=None):
+        """Record until Ctrl-C, SIGTERM, ``duration`` seconds or :meth:`stop`; then close."""
+        from rclpy.executors import ExternalShutdownException
+        end = time.monotonic() + duration if duration is not None else float('inf')
+        main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGTERM, lambda *_: self.stop()) if main else None
+        try:
+            while not self._stop and time.monotonic() < end:
+                self.spin_once()
+        except (KeyboardInterrupt, ExternalShutdownException):
+            pass
+        finally:
+            if main:
+                signal.signal(signal.SIGTERM, previous)
+            self.close()
+
+    def close(self):
+        """Finish the MCAP file (its summary and index) and leave the ROS graph."""
+        if self._closed:
+            return
+        self._closed = True
+        self._writer.finish()
+        self._file.close()
+        self.executor.shutdown(timeout_sec=1)
+        self.node.destroy_node()
+        self.context.try_shutdown()
+
+    def summary(self):
+        """Return one line per recorded topic: count, type."""
+        return '\n'.join(f'  {topic:40s} {self.counts[topic]:7d}  {self.types[topic]}'
+                         for topic in sorted(self.counts))
+
+
+def read_messages(path, topics=None):
+    """Yield ``(topic, log_time_ns, message)`` of an MCAP recording (decoded, ROS 2 CDR)."""
+    from mcap.reader import make_reader
+    from mcap_ros2.decoder import DecoderFactory
+    with open(path, 'rb') as f:
+        reader = make_reader(f, decoder_factories=[DecoderFactory()])
+        for _schema, channel, message, decoded in reader.iter_decoded_messages(topics=topics):
+            yield channel.topic, message.log_time, decoded
+
+
+def _stamp(header):
+    return header.stamp.sec + 1e-9 * header.stamp.nanosec
+
+
+def read_run(path, joint_states='/joint_states', torques='/liemb_dynamics/joint_torques'):
+    """
+    Return ``(record, robot_xml)`` of a recorded demo run, as the demo's monitor records.
+
+    ``record``: arrays ``t, q, qd, effort`` (``joint_states``, header stamps), ``tg, tau_g``
+    (the dynamics node's torques), ``diag`` (the last values of each diagnostic status) and
+    ``t_end``; ``robot_xml``: the last ``robot_description`` text (None if none).
+    """
+    import numpy as np
+    rec = {'t': [], 'q': [], 'qd': [], 'effort': [], 'tg': [], 'tau_g': [], 'diag': {}}
+    xml = None
+    for topic, _, msg in read_messages(path):
+        if topic == joint_states:
+            rec['t'].append(_stamp(msg.header))
+            rec['q'].append(np.array(msg.position))
+            rec['qd'].append(np.array(msg.velocity))
+            rec['effort'].append(np.array(msg.effort))
+        elif topic == torques:
+            rec['tg'].append(_stamp(msg.header))
+            rec['tau_g'].append(np.array(msg.effort))
+        elif topic == '/diagnostics':
+            for st in msg.status:
+                rec['diag'][st.name] = {kv.key: kv.value for kv in st.values}
+                rec['diag'][st.name]['message'] = st.message
+        elif topic.endswith('robot_description'):
+            xml = msg.data
+    out = {k: np.array(v) for k, v in rec.items() if k != 'diag'}
+    out['diag'] = rec['diag']
+    out['t_end'] = float(out['t'][-1] - out['t'][0]) if len(out['t']) else 0.0
+    return out, xml
+
+
+def record_main(args):
+    """Run ``liemb record``; return the exit code."""
+    try:
+        rec = Recorder(args.file, args.topics or DEFAULT_TOPICS)
+    except ImportError as exc:
+        print(f'liemb record: ROS 2 or mcap is not installed in this Python ({exc}); run '
+              './dev.sh setup', file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f'liemb record: cannot write {args.file}: {exc}', file=sys.stderr)
+        return 2
+    print(f"liemb record: writing {', '.join(rec.patterns)} to {args.file} (Ctrl-C stops)",
+          flush=True)
+    rec.spin(args.duration)
+    print(f'liemb record: wrote {args.file}\n{rec.summary()}', flush=True)
+    return 0
+
+
+def plot_main(args):
+    """Run ``liemb plot``; return the exit code."""
+    from .model import URDFError, load_urdf, load_urdf_string
+    from .ros.monitor import plot
+    try:
+        rec, xml = read_run(args.file)
+    except OSError as exc:
+        print(f'liemb plot: cannot read {args.file}: {exc}', file=sys.stderr)
+        return 2
+    except Exception as exc:   # the mcap reader's errors have no common base
+        print(f'liemb plot: {args.file} is not a readable MCAP recording: {exc}',
+              file=sys.stderr)
+        return 2
+    try:
+        if args.robot:
+            from . import resources
+            model = load_urdf(resources.robot_path(args.robot))
+        elif xml:
+            model = load_urdf_string(xml, source=f'{args.file}: robot_description')
+        else:
+            print(f'liemb plot: {args.file} holds no robot_description; give --robot',
+                  file=sys.stderr)
+            return 2
+    except (FileNotFoundError, URDFError) as exc:
+        print(f'liemb plot: {exc}', file=sys.stderr)
+        return 2
+    if len(rec['q']) and rec['q'].shape[1] != model.nq:
+        print(f'liemb plot: the recorded joint_states have {rec["q"].shape[1]} joints, '
+              f'{model.name} has {model.nq}', file=sys.stderr)
+        return 2
+    out = args.out or os.path.splitext(args.file)[0] + '.png'
+    plot(model, rec, out)
+    print(f"liemb plot: {len(rec['t'])} joint states, {len(rec['tg'])} torque messages, "
+          f"{rec['t_end']:.2f} s -> {out}")
+    return 0
