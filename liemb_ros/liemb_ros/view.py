@@ -415,7 +415,7 @@ class RobotView:
             return
         pts, self._twist_v = twist_arrows(self.model, q, qd, link, rep, self.base_pose)
         self._twist_handle = self.server.scene.add_arrows(
-            '/twist', pts, np.array([ANGULAR_COLOR, LINEAR_COLOR]) * 255, shaft_radius=0.004,
+            '/twist', pts, np.array([ANGULAR_COLOR, LINEAR_COLOR]), shaft_radius=0.004,
             head_radius=0.01, head_length=0.02)
 
     def _show_status(self, q, in_limit):
@@ -437,15 +437,17 @@ class RobotView:
         self._status[key] = text
         self.gui_status.content = '\n\n'.join(self._status.values())
 
-    def set_arrows(self, name, points, colors):
+    def set_arrows(self, name, points, colors, shaft_radius=0.004, head_radius=0.01,
+                   head_length=0.02):
         """Show arrows ``points`` (N, 2, 3) (start, end; world) with ``colors`` (N, 3) 0..1."""
         points = np.asarray(points, dtype=float).reshape(-1, 2, 3)
         if len(points) == 0:
             self.server.scene.remove_by_name(f'/markers/{name}')
             return
         self.server.scene.add_arrows(f'/markers/{name}', points,
-                                     np.asarray(colors, dtype=float).reshape(-1, 3) * 255,
-                                     shaft_radius=0.004, head_radius=0.01, head_length=0.02)
+                                     np.asarray(colors, dtype=float).reshape(-1, 3),
+                                     shaft_radius=shaft_radius, head_radius=head_radius,
+                                     head_length=head_length)
 
     def close(self):
         """Stop serving the page."""

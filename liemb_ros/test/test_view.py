@@ -8,6 +8,7 @@ the running simulation differ (and two paused ones do not), and that the page as
 outside the loopback address.  Under the test command (``LIEMB_REQUIRE_ROS=1``) a missing
 chromium, viser or Playwright fails the test instead of skipping it.
 """
+import contextlib
 import os
 import socket
 import subprocess
@@ -25,6 +26,7 @@ viser = ros_importorskip('viser')[0]
 from liemb_ros import view as lv  # noqa: E402  (after the import check)
 
 CHROMIUM = '/usr/bin/chromium'
+SCENE = {'x': 240, 'y': 160, 'width': 700, 'height': 560}   # left of the control panel
 ARGS = ['--headless', '--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader']
 SHOT = os.path.join(os.environ.get('TMPDIR', '/tmp'), 'liemb_view_test.png')  # for a look
 ORANGE = np.array([0.95, 0.45, 0.1])   # liemb_arm7's materials
@@ -139,8 +141,9 @@ def _need_browser():
 
 
 def _pixels(png):
-    import matplotlib.image as mpimg
     import io
+
+    import matplotlib.image as mpimg
     return mpimg.imread(io.BytesIO(png), format='png')[..., :3]
 
 
@@ -157,54 +160,71 @@ def _near(img, color, tol=0.12):
     return int(_mask(img, color, tol).sum())
 
 
+def _reds(img):
+    """Count red pixels (lit red: r well above g and b, g close to b; orange has g > b)."""
+    r, g, b = img[..., 0], img[..., 1], img[..., 2]
+    return int(((r - g > 0.2) & (np.abs(g - b) < 0.08)).sum())
+
+
 def _centroid(img):
     """Mean pixel position (row, column) of the orange links."""
     return np.argwhere(_mask(img, ORANGE)).mean(axis=0)
 
 
+@contextlib.contextmanager
+def _browser(url, requests):
+    """A headless Chromium page on ``url``; every request it makes lands in ``requests``."""
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page(viewport={'width': 1280, 'height': 720})
+            page.on('request', lambda r: requests.append(r.url))
+            page.route('**/*', lambda route: route.continue_()
+                       if route.request.url.startswith(url) else route.abort())
+            page.goto(url)
+            page.wait_for_selector('canvas', timeout=30000)
+            yield page
+        finally:
+            browser.close()
+
+
+def _wait_text(page, text):
+    """Wait until the page shows ``text`` (our status lines come over the websocket)."""
+    page.wait_for_function(f"document.body.innerText.includes({text!r})", timeout=30000)
+
+
+def _shot(page, path=None):
+    return _pixels(page.screenshot(clip=SCENE, path=path))
+
+
 def test_browser_sees_the_simulated_arm_move(arm):
     """A headless Chromium on liemb view of a running simulation (issue 20's check)."""
     _need_browser()
-    from playwright.sync_api import sync_playwright
-
+    from liemb_ros.demo import sample_configuration
     from liemb_ros.simulation import Simulator
     model, xml = arm
-    from liemb_ros.demo import sample_configuration
     sim = Simulator(model, q0=sample_configuration(model))
     sim.warm_up()
     lm.gravity_torques(model, sim.q)
     drv = lv.view_simulation(sim, torque=lv.gravity_hold(model, 0.05 * model.effort_limit),
                              xml=xml, port=0, log=print)
     requests = []
-    scene = {'x': 240, 'y': 160, 'width': 700, 'height': 560}   # left of the control panel
     try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-            page = browser.new_page(viewport={'width': 1280, 'height': 720})
-            page.on('request', lambda r: requests.append(r.url))
-            page.route('**/*', lambda route: route.continue_()
-                       if route.request.url.startswith(drv.view.url) else route.abort())
-            page.goto(drv.view.url)
-            page.wait_for_selector('canvas', timeout=30000)
-            # our status line comes over the websocket: the page is connected
-            page.wait_for_function("document.body.innerText.includes('simulation t =')",
-                                   timeout=30000)
+        with _browser(drv.view.url, requests) as page:
+            _wait_text(page, 'simulation t =')   # connected: our status arrived
             time.sleep(1.5)   # the scene fades in
-            first = _pixels(page.screenshot(clip=scene, path=SHOT))
-            t_first = sim.t
+            first, t_first = _shot(page, SHOT), sim.t
             time.sleep(1.5)
-            second = _pixels(page.screenshot(clip=scene))
-            t_second = sim.t
+            second, t_second = _shot(page), sim.t
             page.get_by_text('Pause').click()
             # messages arrive in order: once '(paused)' shows, the last pose has arrived
-            page.wait_for_function("document.body.innerText.includes('(paused)')",
-                                   timeout=30000)
+            _wait_text(page, '(paused)')
             paused, t_paused = [], []
             for _ in range(2):
                 time.sleep(0.7)
-                paused.append(_pixels(page.screenshot(clip=scene)))
+                paused.append(_shot(page))
                 t_paused.append(sim.t)
-            browser.close()
     finally:
         drv.stop()
         drv.view.close()
@@ -218,6 +238,56 @@ def test_browser_sees_the_simulated_arm_move(arm):
     still = np.linalg.norm(_centroid(paused[0]) - _centroid(paused[1]))
     assert t_paused[0] == t_paused[1] and still < 1.0, f'paused, moved {still:.2f} pixels'
     foreign = [u for u in requests if not u.startswith(drv.view.url)]
+    assert requests and not foreign, f'requests outside loopback: {foreign}'
+
+
+@pytest.mark.ros
+def test_browser_sees_the_robot_on_ros_topics(graph, arm):
+    """liemb view as the RViz stand-in: robot_description, joint_states and markers."""
+    _need_browser()
+    from geometry_msgs.msg import Point
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import String
+    from visualization_msgs.msg import Marker, MarkerArray
+
+    from liemb_ros.ros.common import LATCHED
+    from ros_graph import RELIABLE
+    model, xml = arm
+    port = lv.check_address('127.0.0.1', 0)
+    url = f'http://127.0.0.1:{port}'
+    graph.run('view', [sys.executable, '-m', 'liemb_ros.cli', 'view', '--port', str(port)])
+    desc = graph.node.create_publisher(String, '/robot_description', LATCHED)
+    desc.publish(String(data=xml))
+    states = graph.node.create_publisher(JointState, '/joint_states', RELIABLE)
+    markers = graph.node.create_publisher(MarkerArray, '/liemb_dynamics/markers', RELIABLE)
+    graph.spin_until(lambda: url in graph.output('view') and
+                     states.get_subscription_count() > 0 and
+                     markers.get_subscription_count() > 0)
+
+    def publish(q):
+        states.publish(JointState(name=model.joint_names, position=list(q),
+                                  velocity=[0.0] * model.nq))
+        graph.spin_for(0.3)
+    q = np.array([0.0, 0.6, 0.0, -1.2, 0.0, 1.0, 0.0])
+    requests = []
+    with _browser(url, requests) as page:
+        publish(q)
+        _wait_text(page, 'driven by joint_states')
+        time.sleep(1.5)
+        first = _shot(page)
+        arrow = Marker(ns='wrenches', id=0, type=Marker.ARROW, action=Marker.ADD)
+        arrow.points = [Point(x=0.0, y=0.0, z=0.4), Point(x=0.0, y=0.4, z=0.4)]
+        arrow.color.r, arrow.color.g, arrow.color.b, arrow.color.a = 0.9, 0.1, 0.1, 1.0
+        arrow.scale.x, arrow.scale.y, arrow.scale.z = 0.02, 0.04, 0.06
+        markers.publish(MarkerArray(markers=[arrow]))
+        publish(q + np.array([1.2, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]))
+        time.sleep(1.5)
+        second = _shot(page)
+    assert _near(first, ORANGE) > 300 and _near(second, ORANGE) > 300
+    moved = np.linalg.norm(_centroid(first) - _centroid(second))
+    assert moved > 3.0, f'joint_states did not move the arm on screen ({moved:.2f} pixels)'
+    assert _reds(first) < 20 < 100 < _reds(second), 'no marker arrow drawn'
+    foreign = [u for u in requests if not u.startswith(url)]
     assert requests and not foreign, f'requests outside loopback: {foreign}'
 
 

@@ -83,7 +83,8 @@ class _Viewer:
                 self.markers.pop(key, None)
                 continue
             self.markers[key] = ([[p.x, p.y, p.z] for p in m.points],
-                                 [m.color.r, m.color.g, m.color.b])
+                                 [m.color.r, m.color.g, m.color.b],
+                                 (m.scale.x, m.scale.y, m.scale.z))
         self.dirty = True
 
     def refresh(self):
@@ -95,7 +96,11 @@ class _Viewer:
             self.view.set_status('driven by joint_states', key='source')
         for ns in sorted({ns for ns, _ in self.markers}):
             items = [v for (n, _), v in sorted(self.markers.items()) if n == ns]
-            self.view.set_arrows(ns, [p for p, _ in items], [c for _, c in items])
+            # RViz's ARROW with points: scale x shaft diameter, y head diameter, z head length
+            d, h, length = items[0][2]
+            self.view.set_arrows(ns, [p for p, _, _ in items], [c for _, c, _ in items],
+                                 shaft_radius=d / 2 or 0.004, head_radius=h / 2 or 0.01,
+                                 head_length=length or 0.02)
 
 
 def run_view(args):
