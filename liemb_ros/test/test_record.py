@@ -124,3 +124,24 @@ def test_demo_run_recorded_and_plotted(tmp_path, monkeypatch):
     assert proc.returncode == 0, proc.stderr
     assert f"{len(got['t'])} joint states, {len(got['tg'])} torque messages" in proc.stdout
     assert png.stat().st_size > 10_000 and os.path.isfile(path)
+
+
+def test_demo_command_records_and_prints_the_view_address(tmp_path, monkeypatch):
+    """``liemb demo --record FILE --view-port P``: the address printed, the file written."""
+    monkeypatch.setenv('ROS_DOMAIN_ID', str(random.randint(1, 101)))
+    from liemb_ros.view import check_address
+    port = check_address('127.0.0.1', 0)
+    path = tmp_path / 'demo.mcap'
+    proc = subprocess.run([sys.executable, '-m', 'liemb_ros.cli', 'demo', '--duration', '2',
+                           '--out', str(tmp_path), '--record', str(path),
+                           '--view-port', str(port)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert f'live 3D view: http://127.0.0.1:{port}' in proc.stdout
+    assert f'recording to {path}' in proc.stdout
+    view_log = (tmp_path / 'view.log').read_text()
+    assert 'liemb_arm7 from' in view_log and f':{port}' in view_log
+    record_log = (tmp_path / 'record.log').read_text()
+    assert f'wrote {path}' in record_log     # stopped cleanly: the summary was written
+    got, xml = record.read_run(str(path))
+    assert len(got['t']) > 50 and len(got['tg']) > 10 and xml
