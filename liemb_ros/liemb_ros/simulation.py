@@ -45,6 +45,14 @@ applied torque is clamped to ``±<limit effort>``; ``<dynamics friction>`` F is 
 Coulomb friction ``-F tanh(q̇ / v_s)`` (:data:`FRICTION_VELOCITY`), whose slope at rest
 ``F / v_s`` counts as damping for the stiffness test and enters the ROS2 Jacobian.
 
+Ground contact (issue 21, ``contact=``:class:`~liemb_ros.contact.ContactModel`, joint
+coordinates): the URDF collision geometry against planes, a compliant normal force and
+regularised Coulomb friction evaluated at every stage; a step with a stiff contact
+(touching or reaching its plane within the step, faster than the tableau's stability
+limit allows: a light foot, friction at rest) is a ROS2 step with the contacts'
+stiffness and damping in a dense Jacobian.  The contact springs' energy is potential,
+their dampers' and friction's work part of ``W``.
+
 The work done by the applied torques and the damping, ``W = ∫ q̇ᵀ(τ - D q̇) dt``, is
 integrated with the state by the same scheme in joint coordinates (with the friction and
 the limit dampers; the limit springs' energy is potential), so
@@ -66,6 +74,7 @@ import warnings
 import numpy as np
 from numba import njit
 
+from .contact import is_stiff
 from .dynamics import forward_dynamics_function, mass_matrix, singular_joints
 from .integrators import TABLEAUS, SE3, IntegrationError, Product, Stepper, Vector
 from .kinematics import body_poses, jacobian
@@ -223,6 +232,15 @@ class Simulator:
         effort of 0 means none).
     max_energy_error : float
         Stop when ``|E - E0 - W| > max_energy_error * (1 + |T| + |U - U0| + |W|)``.
+    contact : :class:`~liemb_ros.contact.ContactModel`, optional
+        Ground contact of the collision geometry with planes (issue 21; joint coordinates).
+        Its force enters every stage's right-hand side, its springs' energy ``½ k p²`` the
+        potential and its damping and friction the work ``W``.  With ``damping_method``
+        ``'auto'`` or ``'implicit'`` a step in which a contact touches, or reaches its plane
+        at its velocity, is a ROS2 step with the contacts' stiffness and damping in its
+        (dense) Jacobian: a light foot under a stiff contact has rates ``b / m_foot`` far
+        beyond any explicit tableau's limit at 1 ms.  None (default): no contact, the
+        behaviour is unchanged.
 
     """
 
@@ -231,7 +249,7 @@ class Simulator:
                  max_energy_error=0.5, damping_method='auto', armature='auto',
                  limits=True, limit_time_constant=LIMIT_TIME_CONSTANT,
                  limit_damping_ratio=1.0, friction=None,
-                 friction_velocity=FRICTION_VELOCITY, effort_limits=True):
+                 friction_velocity=FRICTION_VELOCITY, effort_limits=True, contact=None):
         if integrator not in INTEGRATORS:
             raise ValueError(f'unknown integrator {integrator!r}; expected one of '
                              f'{", ".join(INTEGRATORS)}')
@@ -294,8 +312,15 @@ class Simulator:
                       and self.damping_stiffness > 0)
         self._method0 = self.damping_method
         self._auto_limits = damping_method == 'auto' and np.any(self.limit_stiffness > 0)
+        self.damping_method_arg = damping_method
         self._tau = np.zeros(model.nq)
         self._wrenches = {}
+        if contact is not None:
+            if coordinates != 'joint':
+                raise ValueError('contact needs joint coordinates')
+            if getattr(contact, 'model', None) is not model:
+                raise ValueError('the contact model was made for another robot model')
+        self.contact = contact
         self._backend = (_JointCoordinates(self) if coordinates == 'joint'
                          else _AbsoluteCoordinates(self))
         self.reset()
@@ -433,9 +458,28 @@ class Simulator:
         self._U0 = self._energy()[1]
 
     def _energy(self):
-        """Kinetic and potential energy: gravity and the limit springs."""
+        """Kinetic and potential energy: gravity, the limit springs and the contact springs."""
         T, U = mechanical_energy(self.model, self.q, self.qd, self.base_pose, self.armature)
-        return T, U + self._limit_spring(self.q)[1]
+        return T, U + self._limit_spring(self.q)[1] + self._contact_energy()
+
+    def _contact_energy(self):
+        """Return the contact springs' energy ``Σ ½ k p²`` [J] now (0 without contact)."""
+        if self.contact is None:
+            return 0.0
+        return self.contact.evaluate(self.q, self.qd, self.base_pose)[2]
+
+    def contacts(self):
+        """
+        Return the contacts now: a list of :data:`liemb_ros.contact.Contact`.
+
+        Each: ``link``, ``point`` (3,) on the plane under the touching sphere's centre,
+        ``normal`` (3,) of the plane, ``force`` (3,) on the robot (normal and friction)
+        [N], ``penetration`` [m], ``plane`` (index); all in the world frame.  Empty
+        without contact.
+        """
+        if self.contact is None:
+            return []
+        return self.contact.evaluate(self.q, self.qd, self.base_pose, forces=True)[3]
 
     def _read(self):
         self.q, self.qd, self.base_pose, self.work = self._backend.get_state()
@@ -519,14 +563,16 @@ class Simulator:
         Also ``energy_balance_error`` (``E - E0 - W`` [J]), ``momentum`` (6,) world spatial
         momentum, ``real_time_factor`` (sim seconds per wall second spent in
         :meth:`step`) and, in absolute coordinates, ``constraint_violation`` per joint.
-        ``potential`` holds gravity's and the limit springs' energy, ``limit_energy`` the
-        latter alone; ``work`` the work of the applied torques, damping, friction and the
-        limit dampers.  ``applied_torque`` (nq,): the last step's command after the effort
+        ``potential`` holds gravity's, the limit springs' and the contact springs' energy,
+        ``limit_energy`` and ``contact_energy`` the latter alone; ``work`` the work of the
+        applied torques, damping, friction, the limit dampers and the contacts' dampers
+        and friction.  ``applied_torque`` (nq,): the last step's command after the effort
         limits; ``in_limit`` (nq,) bool: joints past a position limit now.
         """
         T, U = self._energy()
         out = {'t': self.t, 'steps': self.steps, 'kinetic': T, 'potential': U,
                'limit_energy': self._limit_spring(self.q)[1],
+               'contact_energy': self._contact_energy(),
                'applied_torque': np.array(self._tau, dtype=float),
                'in_limit': (self.q < self.lower) | (self.q > self.upper),
                'energy': T + U, 'work': self.work,
@@ -596,6 +642,9 @@ class _JointCoordinates:
         self.implicit = sim.damping_method == 'implicit'
         # 'auto': a step that starts in a limit or reaches one is a ROS2 step
         self.limits_implicit = sim._auto_limits
+        self.contact = sim.contact
+        self.contact_implicit = sim.contact is not None and sim.damping_method_arg != 'explicit'
+        self._stiff_limit = STIFF_FRACTION * STABILITY_LIMIT[sim.integrator]
         self._P = np.arange(m.nv - m.nq, m.nv, dtype=np.int64)   # joint entries of V
         self._passive = (sim.damping, sim.friction, sim.friction_velocity, sim.lower,
                          sim.upper, sim.limit_stiffness, sim.limit_damping)
@@ -606,16 +655,24 @@ class _JointCoordinates:
         self._tau_joints = self._tau[self.nb6:]
         self._out_template = np.zeros(self.space.dim)
 
-    def _f(self, t, y):
+    def _f(self, t, y, contact=None):
         q = y[self._sq]
         v = y[self._sv]
         qd = v[self.nb6:]
         power = _joint_torques(q, qd, self.sim._tau, self._passive, self._tau_joints)
+        ext = None
         if self.sim._wrenches:
             ext = self.sim._wrench_force(q, y[:16].reshape(4, 4) if self.o else None)
+            power += float(v @ ext)
+        if self.contact is not None:
+            gen, pc = contact or self.contact.evaluate(
+                q, v, y[:16].reshape(4, 4) if self.o else None)[:2]
+            if gen is not None:
+                ext = gen if ext is None else ext + gen
+                power += pc
+        if ext is not None:
             self._tau[:self.nb6] = ext[:self.nb6]
             self._tau_joints += ext[self.nb6:]
-            power += float(v @ ext)
         elif self.nb6:
             self._tau[:6] = 0.0
         vdot = self._fd(q, v, self._tau, y[:16].reshape(4, 4) if self.o else None)
@@ -650,12 +707,38 @@ class _JointCoordinates:
 
     def advance(self, t, h):
         try:
-            if self.implicit or (self.limits_implicit and self._near_limit(h)):
+            terms = self._contact_terms(h) if self.contact_implicit else None
+            if terms is not None:
+                self._ros2(t, h, *terms)
+            elif self.implicit or (self.limits_implicit and self._near_limit(h)):
                 self._ros2(t, h)
             else:
                 self.y = self.stepper.step(t, self.y, h)
         except IntegrationError as exc:
             raise ValueError(str(exc)) from None
+
+    def _contact_terms(self, h):
+        """
+        Return what a ROS2 step with the contacts needs, or None.
+
+        ``(M, (K, B), (gen, power))``: the mass matrix, the contacts' Jacobian and their
+        force at ``y``.  None: no contact is near, or
+        (unless the method is implicit anyway) their fastest rate
+        (:func:`~liemb_ros.contact.is_stiff`) is within :data:`STIFF_FRACTION` of the
+        tableau's stability limit, where the explicit tableau keeps its order.
+        """
+        y = self.y
+        base = y[:16].reshape(4, 4) if self.o else None
+        q = y[self._sq]
+        gen, pc, _, _, terms = self.contact.evaluate(
+            q, y[self._sv], base, h=h, mass=lambda: mass_matrix(
+                self.model, q, base_pose=base, armature=self.sim.armature))
+        if terms is None:
+            return None
+        K, B, M = terms
+        if not self.implicit and not is_stiff(M, K, B, self._stiff_limit / h):
+            return None
+        return M, (K, B), (gen, pc)
 
     def _near_limit(self, h):
         """Whether a joint is in its limit now or, at its velocity, reaches it within ``h``."""
@@ -664,7 +747,7 @@ class _JointCoordinates:
         lo, hi = self.sim.lower, self.sim.upper
         return bool(np.any(np.minimum(q, reach) < lo) or np.any(np.maximum(q, reach) > hi))
 
-    def _ros2(self, t, h):
+    def _ros2(self, t, h, M=None, contact=None, at_y=None):
         """
         One step of ROS2 with the damping Jacobian ``J = [[0, I], [0, -M⁻¹D]]``.
 
@@ -675,22 +758,34 @@ class _JointCoordinates:
         step moves nothing); not the other forces' derivatives (the method's order does not
         need them).  The work ``W`` has no Jacobian row: ``W ← W + h/2 (P(y) + P(y_2))``.
         The floating base moves on SE(3) by the exponential (an order-2 RKMK update needs
-        no dexp⁻¹ correction).
+        no dexp⁻¹ correction).  ``contact``: the contacts' ``(K, B)`` (nv, nv), added to
+        the joints' diagonal ones (a dense Jacobian, :meth:`_w_solve_dense`); ``M``: the
+        mass matrix at ``y`` when known, ``at_y`` the contacts' force and power there.
         """
         y, space, g = self.y, self.space, _ROS2_GAMMA * h
         base = y[:16].reshape(4, 4) if self.o else None
         q = y[self._sq]
-        M = mass_matrix(self.model, q, base_pose=base, armature=self.sim.armature)
+        if M is None:
+            M = mass_matrix(self.model, q, base_pose=base, armature=self.sim.armature)
         c, kq = _jacobian_diagonals(q, y[self._sv][self.nb6:], self._passive, g, h)
-        L = _damped_cholesky(M, self._P, c, g)
+        if contact is None:
+            L = _damped_cholesky(M, self._P, c, g)
+            solve = self._w_solve
+        else:
+            K, A = contact[0].copy(), contact[1] + g * contact[0]
+            A[self._P, self._P] += c
+            K[self._P, self._P] += kq
+            L = _damped_cholesky(M + g * A, self._P[:0], c[:0], g)
+            c, kq = A, K
+            solve = self._w_solve_dense
         if L is None:
             raise ValueError('the mass matrix is not positive definite')
-        k1 = self._f(t, y)
-        self._w_solve(L, g, k1, c, kq)
+        k1 = self._f(t, y, at_y)
+        solve(L, g, k1, c, kq)
         y2 = space.exp_mul(y, h * k1)
         k2 = self._f(t + h, y2)
         k2 -= 2.0 * k1
-        self._w_solve(L, g, k2, c, kq)
+        solve(L, g, k2, c, kq)
         y1 = space.exp_mul(y, h * (1.5 * k1 + 0.5 * k2))
         if not np.all(np.isfinite(y1)):
             raise IntegrationError(f'non-finite state after the step at t={t:g} (h={h:g})')
@@ -706,6 +801,19 @@ class _JointCoordinates:
         v = k[self._ov]
         a = self._a
         _w_solve(L, self._P, c, kq * k[a:a + self.nq], g, v)
+        k[:self._ov.start] += g * v
+
+    def _w_solve_dense(self, L, g, k, A, K):
+        """
+        :meth:`_w_solve` with dense ``A = B + g K`` and ``K`` (nv, nv) on all velocities.
+
+        ``k_V ← k_V - g (M + g A)⁻¹ (A k_V + K k_x)``, ``k_x ← k_x + g k_V`` (``k_x``: the
+        base twist and ``q̇`` entries, the first nv of ``k``).
+        """
+        v = k[self._ov]
+        r = A @ v + K @ k[:self._ov.start]
+        _cho_solve(L, r)
+        v -= g * r
         k[:self._ov.start] += g * v
 
     def extra_diagnostics(self):

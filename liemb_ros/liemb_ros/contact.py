@@ -1,0 +1,717 @@
+"""
+Ground contact: the URDF ``<collision>`` geometry of a robot against planes (issue 21).
+
+A :class:`ContactModel` holds the robot's collision geometry as **contact spheres** in the
+link frames (centre, radius; radius 0: a point) and one or more planes ``n·x = d`` (unit
+normal ``n`` pointing out of the ground, world frame).  The URDF primitives become:
+
+* ``<sphere radius>``: one sphere (exact);
+* ``<capsule radius length>`` (where given): the spheres at its two ends (exact against a
+  plane: the lowest point of a capsule is the lowest point of an end sphere);
+* ``<box size>``: its 8 corners (exact against a plane: a box rests on corners, edges or
+  faces, and these are spanned by the corners);
+* ``<cylinder radius length>``: :data:`CYLINDER_RIM_POINTS` points on each rim circle (an
+  approximation: a cylinder rolling on its side sits on one rim point of each end, and
+  between two of the points the rim dips below their chord by ``r (1 - cos(π/n))``, 7.6 %
+  of the radius for 8 points);
+* ``<mesh filename scale>`` (STL, binary or ASCII, and Wavefront OBJ; ``package://``,
+  ``file://`` and paths relative to the URDF): ``mesh='points'`` (default) the vertices
+  of its convex hull thinned to ``mesh_points`` by farthest-point sampling (the hull is
+  what touches a plane; thinning rounds it off by at most the spacing of the kept points);
+  ``'box'`` the corners of its bounding box in the link frame; ``'sphere'`` the sphere
+  about the bounding box's centre through the farthest vertex.  A mesh that cannot be read
+  (missing file, COLLADA) raises :class:`ContactError` naming the link: leave the link out
+  (``links``) or give it a primitive.
+
+**Normal force** (a compliant contact; the same law as the joint limits of
+:mod:`liemb_ros.simulation`): a sphere of radius ``ρ`` whose centre ``c`` is ``n·c - d <
+ρ`` penetrates the plane by ``p = ρ - (n·c - d)``; at the point ``x = c - (n·c - d) n`` of
+the plane under the centre it is pushed by ``f_n = max(0, k p + b ṗ)`` along ``n``, ``ṗ =
+-n·v(x)`` (``v(x)``: the velocity of the body's material point at ``x``).  ``k`` and ``b``
+come from a time constant ``τ_c`` and a damping ratio ``ζ`` as in MuJoCo's ``solref``:
+``k = m / (τ_c ζ)²``, ``b = 2 m / τ_c`` with ``m`` the robot's total mass, so the whole
+robot on one contact is an oscillator of natural frequency ``1/(τ_c ζ)`` and damping ratio
+``ζ``; at rest on ``n_c`` contacts under gravity each sinks ``g τ_c² ζ² / n_c`` at most
+(0.25 mm for one contact at the default :data:`TIME_CONSTANT`).  ``stiffness`` and
+``damping`` [N/m, N s/m] override them.  Its stored energy ``½ k p²`` is a potential (the
+spring), the rest (damper, clamp) is dissipated.
+
+**Friction**: regularised Coulomb friction ``f_t = -μ f_n tanh(|v_t| / v_s) v_t / |v_t|``
+on the tangential velocity ``v_t`` of the material point at ``x``; ``μ`` per link from the
+URDF ``<gazebo reference="link"><mu1>`` (``friction``: a number for every link, or a dict
+``{link: μ}`` overriding it).  The regularisation makes sticking a creep: a tangential
+load ``F_t < μ f_n`` holds the point creeping at ``v_s atanh(F_t / (μ f_n))``
+(:data:`FRICTION_VELOCITY`).
+
+Everything is in world coordinates; forces act on the robot through the point Jacobian
+``J_x = J_v - [x - r]ˣ J_ω`` of the link (hybrid Jacobian rows ``(ω, ṙ)``), generalized
+force ``Σ J_xᵀ f``.  For the implicit step the contact's stiffness and damping
+``K = Σ k J_nᵀ J_n``, ``B = Σ b J_nᵀ J_n + J_xᵀ B_t J_x`` (``J_n = nᵀ J_x``, ``B_t`` the
+friction's slope) are provided by :meth:`ContactModel.evaluate`.
+"""
+import os
+import struct
+import sys
+import xml.etree.ElementTree as ET
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from .kinematics import forward_kinematics, jacobian
+
+#: default time constant ``τ_c`` [s] of the contact spring-damper (MuJoCo's default is 0.02 s;
+#: this one sinks a resting body 16 times less and still steps stably at 1 ms, implicitly)
+TIME_CONSTANT = 0.005
+#: default regularisation velocity ``v_s`` [m/s] of the contact friction
+FRICTION_VELOCITY = 1e-3
+#: default friction coefficient (Gazebo's and MuJoCo's)
+FRICTION = 1.0
+#: points on each rim of a ``<cylinder>``
+CYLINDER_RIM_POINTS = 8
+MESH_MODES = ('points', 'box', 'sphere')
+#: a point whose plane gap is below ``h`` times this speed [m/s] is checked for reaching the
+#: plane within a step ``h`` (:meth:`ContactModel.evaluate`)
+REACH_SPEED = 5.0
+
+#: one contact of :meth:`ContactModel.evaluate` / ``Simulator.contacts()`` (world frame)
+Contact = namedtuple('Contact', 'link point normal force penetration plane')
+
+
+class ContactError(ValueError):
+    """Contact parameters or collision geometry that cannot be used (naming the link)."""
+
+
+def rpy_matrix(rpy):
+    """Rotation of URDF fixed-axis roll-pitch-yaw: ``R = Rz(y) Ry(p) Rx(r)``."""
+    r, p, y = rpy
+    cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
+    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]])
+
+
+def _numbers(el, attr, count, link, what, default=None):
+    text = el.get(attr) if el is not None else None
+    if text is None:
+        if default is None:
+            raise ContactError(f"link '{link}': {what} has no {attr}")
+        return np.array(default, dtype=float)
+    try:
+        vals = np.array([float(w) for w in text.split()])
+    except ValueError:
+        vals = None
+    if vals is None or vals.shape != (count,) or not np.all(np.isfinite(vals)):
+        raise ContactError(f"link '{link}': {what} {attr}={text!r} must be {count} finite "
+                           'number' + ('s' if count > 1 else ''))
+    return vals
+
+
+def _positive(value, link, what):
+    if not value > 0:
+        raise ContactError(f"link '{link}': {what} must be positive, got {value:g}")
+    return float(value)
+
+
+# -- meshes ---------------------------------------------------------------------------------
+def read_mesh_vertices(path):
+    """Return the vertices (n, 3) of an STL (binary or ASCII) or OBJ file; raise ContactError."""
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in ('.stl', '.obj'):
+        raise ContactError(f'{path}: mesh format {ext or "(none)"} not read (STL and OBJ are)')
+    try:
+        with open(path, 'rb') as f:
+            data = f.read()
+    except OSError as exc:
+        raise ContactError(f'{path}: {exc.strerror}') from None
+    if ext == '.stl':
+        n = struct.unpack('<I', data[80:84])[0] if len(data) >= 84 else -1
+        if n >= 0 and len(data) == 84 + 50 * n:      # binary (may start with 'solid' too)
+            rec = np.frombuffer(data, dtype=np.dtype([('n', '<f4', 3), ('v', '<f4', (3, 3)),
+                                                      ('a', '<u2')]), count=n, offset=84)
+            v = rec['v'].reshape(-1, 3).astype(float)
+        else:
+            v = np.array([line.split()[1:4] for line in data.decode('ascii', 'replace')
+                          .splitlines() if line.strip().startswith('vertex')], dtype=float)
+    else:
+        v = np.array([line.split()[1:4] for line in data.decode('utf-8', 'replace')
+                      .splitlines() if line.startswith('v ')], dtype=float)
+    if v.ndim != 2 or len(v) == 0 or not np.all(np.isfinite(v)):
+        raise ContactError(f'{path}: no finite vertices')
+    return v
+
+
+def resolve_mesh(filename, urdf_path=None):
+    """
+    Return the file of a mesh URI, or None when it cannot be found.
+
+    ``package://pkg/rest``: ``pkg``'s ament share directory, a folder named ``pkg`` above
+    the URDF file, ``share/pkg`` under the Python prefix, ``AMENT_PREFIX_PATH`` or a cmeel
+    prefix on ``sys.path`` (pip wheels such as example-robot-data); ``file://`` and plain
+    paths: as they are, relative ones relative to the URDF's folder.
+    """
+    if filename.startswith('package://'):
+        pkg, _, rest = filename[len('package://'):].partition('/')
+        bases = []
+        try:
+            from ament_index_python.packages import get_package_share_directory
+            bases.append(get_package_share_directory(pkg))
+        except Exception:   # not a ROS install, or pkg not in the ament index
+            pass
+        if urdf_path:
+            d = os.path.dirname(os.path.abspath(urdf_path))
+            while d and d != os.path.dirname(d):
+                if os.path.basename(d) == pkg:
+                    bases.append(d)
+                d = os.path.dirname(d)
+        prefixes = [sys.prefix] + [p for p in os.environ.get('AMENT_PREFIX_PATH', '').split(
+            os.pathsep) if p] + [os.path.join(p, 'cmeel.prefix') for p in sys.path if p]
+        bases += [os.path.join(p, 'share', pkg) for p in prefixes]
+        for b in bases:
+            cand = os.path.join(b, rest)
+            if os.path.isfile(cand):
+                return cand
+        return None
+    path = filename[len('file://'):] if filename.startswith('file://') else filename
+    if not os.path.isabs(path) and urdf_path:
+        path = os.path.join(os.path.dirname(os.path.abspath(urdf_path)), path)
+    return path if os.path.isfile(path) else None
+
+
+def _farthest_points(v, k):
+    """``k`` of the points ``v`` by farthest-point sampling (from the lowest in z)."""
+    if len(v) <= k:
+        return v
+    keep = [int(np.argmin(v[:, 2]))]
+    d = np.linalg.norm(v - v[keep[0]], axis=1)
+    for _ in range(k - 1):
+        i = int(np.argmax(d))
+        keep.append(i)
+        d = np.minimum(d, np.linalg.norm(v - v[i], axis=1))
+    return v[keep]
+
+
+def _mesh_spheres(v, mode, mesh_points):
+    """Contact spheres (centres (k, 3), radii (k,)) of mesh vertices ``v`` in the link frame."""
+    lo, hi = v.min(axis=0), v.max(axis=0)
+    if mode == 'sphere':
+        c = 0.5 * (lo + hi)
+        return c[None], np.array([float(np.max(np.linalg.norm(v - c, axis=1)))])
+    if mode == 'box':
+        corners = np.array([[(lo, hi)[i][0], (lo, hi)[j][1], (lo, hi)[k][2]]
+                            for i in (0, 1) for j in (0, 1) for k in (0, 1)])
+        return corners, np.zeros(8)
+    try:
+        from scipy.spatial import ConvexHull
+        v = v[ConvexHull(v).vertices]
+    except Exception:   # flat or degenerate meshes, or no scipy: all vertices
+        v = np.unique(v, axis=0)
+    pts = _farthest_points(v, mesh_points)
+    return pts, np.zeros(len(pts))
+
+
+# -- the URDF -------------------------------------------------------------------------------
+def _urdf_root(urdf):
+    """Parse ``urdf`` (XML text or a file path); return ``(root element, file path or None)``."""
+    if isinstance(urdf, ET.Element):
+        return urdf, None
+    text, path = urdf, None
+    if isinstance(urdf, os.PathLike) or (isinstance(urdf, str) and '<' not in urdf):
+        from .resources import read_robot_description
+        text, path = read_robot_description(os.fspath(urdf))
+    if isinstance(text, bytes):
+        text = text.decode('utf-8')
+    try:
+        return ET.fromstring(text), path
+    except ET.ParseError as exc:
+        raise ContactError(f'malformed URDF XML: {exc}') from None
+
+
+def collision_geometry(urdf, *, mesh='points', mesh_points=32, urdf_path=None):
+    """
+    Return ``{link: (centres (k, 3), radii (k,))}``, the contact spheres of the links.
+
+    The spheres stand for every link's ``<collision>`` elements, in the link frame
+    (module docstring).
+
+    ``urdf``: XML text or a file path; ``urdf_path``: where relative and ``package://``
+    mesh names are looked for when ``urdf`` is text.  Links without ``<collision>`` are
+    absent.  Raises :class:`ContactError` naming the link for a geometry it cannot use
+    (no or unknown geometry, non-positive size, unreadable mesh).
+    """
+    if mesh not in MESH_MODES:
+        raise ContactError(f"mesh must be one of {', '.join(MESH_MODES)}, got {mesh!r}")
+    if not (int(mesh_points) == mesh_points and mesh_points >= 1):
+        raise ContactError(f'mesh_points must be a positive integer, got {mesh_points!r}')
+    root, path = _urdf_root(urdf)
+    path = path or urdf_path
+    out = {}
+    for link_el in root.findall('link'):
+        name = link_el.get('name')
+        centres, radii = [], []
+        for col in link_el.findall('collision'):
+            org = col.find('origin')
+            C = np.eye(4)
+            C[:3, 3] = _numbers(org, 'xyz', 3, name, 'collision origin', (0.0, 0.0, 0.0))
+            C[:3, :3] = rpy_matrix(_numbers(org, 'rpy', 3, name, 'collision origin',
+                                            (0.0, 0.0, 0.0)))
+            geo = col.find('geometry')
+            shape = geo[0] if geo is not None and len(geo) else None
+            if shape is None:
+                raise ContactError(f"link '{name}': <collision> has no <geometry>")
+            what = f'collision <{shape.tag}>'
+            if shape.tag == 'sphere':
+                r = _positive(_numbers(shape, 'radius', 1, name, what)[0], name,
+                              'sphere radius')
+                pts, rad = np.zeros((1, 3)), np.array([r])
+            elif shape.tag == 'capsule':
+                r = _positive(_numbers(shape, 'radius', 1, name, what)[0], name,
+                              'capsule radius')
+                ln = _numbers(shape, 'length', 1, name, what)[0]
+                if ln < 0:
+                    raise ContactError(f"link '{name}': capsule length must not be negative")
+                pts, rad = np.array([[0, 0, -ln / 2], [0, 0, ln / 2]]), np.array([r, r])
+            elif shape.tag == 'box':
+                s = _numbers(shape, 'size', 3, name, what)
+                if not np.all(s > 0):
+                    raise ContactError(f"link '{name}': box size {s.tolist()} must be positive")
+                pts = 0.5 * s * np.array([[i, j, k] for i in (-1, 1) for j in (-1, 1)
+                                          for k in (-1, 1)])
+                rad = np.zeros(8)
+            elif shape.tag == 'cylinder':
+                r = _positive(_numbers(shape, 'radius', 1, name, what)[0], name,
+                              'cylinder radius')
+                ln = _positive(_numbers(shape, 'length', 1, name, what)[0], name,
+                               'cylinder length')
+                a = 2 * np.pi * np.arange(CYLINDER_RIM_POINTS) / CYLINDER_RIM_POINTS
+                ring = np.stack([r * np.cos(a), r * np.sin(a), np.zeros_like(a)], axis=1)
+                pts = np.concatenate([ring + [0, 0, -ln / 2], ring + [0, 0, ln / 2]])
+                rad = np.zeros(len(pts))
+            elif shape.tag == 'mesh':
+                fn = shape.get('filename') or ''
+                file = resolve_mesh(fn, path) if fn else None
+                if file is None:
+                    raise ContactError(f"link '{name}': collision mesh {fn!r} not found; "
+                                       "leave the link out of the contacts (links) or give "
+                                       'it a primitive')
+                try:
+                    v = read_mesh_vertices(file)
+                except ContactError as exc:
+                    raise ContactError(f"link '{name}': {exc}") from None
+                v = v * _numbers(shape, 'scale', 3, name, what, (1.0, 1.0, 1.0))
+                pts, rad = _mesh_spheres(v, mesh, int(mesh_points))
+            else:
+                raise ContactError(f"link '{name}': collision geometry <{shape.tag}> is not "
+                                   'one of sphere, box, cylinder, capsule, mesh')
+            centres.append(pts @ C[:3, :3].T + C[:3, 3])
+            radii.append(rad)
+        if centres:
+            out[name] = (np.concatenate(centres), np.concatenate(radii))
+    return out
+
+
+def gazebo_friction(urdf):
+    """
+    Return ``{link: μ}`` from ``<gazebo reference="link"><mu1>``.
+
+    ``<mu2>`` is not used: friction here is isotropic.  Raises ContactError naming the
+    link for a bad value.
+    """
+    root, _ = _urdf_root(urdf)
+    out = {}
+    for gz in root.findall('gazebo'):
+        link = gz.get('reference')
+        el = gz.find('mu1')
+        if link is None or el is None:
+            continue
+        try:
+            mu = float((el.text or '').strip())
+        except ValueError:
+            mu = float('nan')
+        if not (np.isfinite(mu) and mu >= 0):
+            raise ContactError(f"link '{link}': <gazebo><mu1> {el.text!r} must be a finite "
+                               'non-negative number')
+        out[link] = mu
+    return out
+
+
+# -- the model ------------------------------------------------------------------------------
+def _plane_list(planes):
+    """Turn ``[(normal, offset)]`` into unit normals (m, 3) and offsets (m,)."""
+    normals, offsets = [], []
+    for k, pl in enumerate(planes):
+        try:
+            n, d = pl
+            n = np.asarray(n, dtype=float).reshape(3)
+            d = float(d)
+        except (TypeError, ValueError):
+            raise ContactError(f'plane {k}: expected (normal (3,), offset), got {pl!r}') from None
+        norm = np.linalg.norm(n)
+        if not (np.all(np.isfinite(n)) and np.isfinite(d) and norm > 1e-9):
+            raise ContactError(f'plane {k}: normal {n.tolist()} and offset {d} must be finite, '
+                               'the normal nonzero')
+        normals.append(n / norm)
+        offsets.append(d)
+    if not normals:
+        raise ContactError('no contact planes given')
+    return np.array(normals), np.array(offsets)
+
+
+def _check_nonnegative(value, link, what):
+    v = float(value)
+    if not (np.isfinite(v) and v >= 0):
+        raise ContactError((f"link '{link}': " if link else '') + f'{what} must be finite and '
+                           f'non-negative, got {value!r}')
+    return v
+
+
+class ContactModel:
+    """
+    The contacts of a robot with planes; used by ``Simulator(model, contact=...)``.
+
+    Parameters
+    ----------
+    model : Model
+    urdf : str or path, optional
+        The robot's URDF (text or file) for its ``<collision>`` geometry and ``<gazebo>``
+        friction; or ``geometry``.
+    geometry : dict, optional
+        ``{link: (centres (k, 3), radii (k,))}`` in the link frame (e.g. from
+        :func:`collision_geometry`), instead of the URDF's.
+    links : list of str, optional
+        Only these links touch the planes (default: every link with collision geometry that
+        can move; links fixed to the world never touch).
+    planes : list of ``(normal (3,), offset)``
+        Planes ``n·x = offset`` (world frame, ``n`` out of the ground; normalised).  Default:
+        the ground ``z = 0``.
+    time_constant, damping_ratio : float
+        ``τ_c`` [s] and ``ζ`` of the normal spring-damper (module docstring).
+    stiffness, damping : float, optional
+        ``k`` [N/m] and ``b`` [N s/m] per contact, overriding ``time_constant`` and
+        ``damping_ratio``.
+    friction : float or dict
+        Coulomb coefficient μ of every link, or ``{link: μ}`` (others: the URDF's
+        ``<gazebo><mu1>`` or :data:`FRICTION`).  A number overrides the URDF's values.
+    friction_velocity : float
+        ``v_s`` [m/s] of the regularised friction.
+    mesh, mesh_points, urdf_path
+        How meshes become contact points (:func:`collision_geometry`).
+
+    Raises
+    ------
+    ContactError
+        (a ``ValueError``) naming the link: negative or non-finite stiffness, damping or
+        friction, unusable collision geometry, an unknown link.
+
+    """
+
+    def __init__(self, model, urdf=None, *, geometry=None, links=None,
+                 planes=(((0.0, 0.0, 1.0), 0.0),), time_constant=TIME_CONSTANT,
+                 damping_ratio=1.0, stiffness=None, damping=None, friction=None,
+                 friction_velocity=FRICTION_VELOCITY, mesh='points', mesh_points=32,
+                 urdf_path=None):
+        self.model = model
+        if geometry is None:
+            if urdf is None:
+                raise ContactError('give the URDF (urdf=) or the contact geometry (geometry=)')
+            geometry = collision_geometry(urdf, mesh=mesh, mesh_points=mesh_points,
+                                          urdf_path=urdf_path)
+        mus = gazebo_friction(urdf) if urdf is not None else {}
+        if links is None:
+            links = [n for n in geometry if n in model.link_ids
+                     and (model.floating or model.link_body[model.link_ids[n]] >= 0)]
+        else:
+            links = list(links)
+            for n in links:
+                if n not in model.link_ids:
+                    raise ContactError(f"link '{n}': no such link in '{model.name}'")
+                if n not in geometry:
+                    raise ContactError(f"link '{n}': has no collision geometry")
+                if not model.floating and model.link_body[model.link_ids[n]] < 0:
+                    raise ContactError(f"link '{n}': is fixed to the world and cannot move")
+        for n in geometry:
+            if n not in model.link_ids:
+                raise ContactError(f"link '{n}': no such link in '{model.name}'")
+        if isinstance(friction, dict):
+            for n, mu in friction.items():
+                if n not in model.link_ids:
+                    raise ContactError(f"link '{n}': friction given for a link not in "
+                                       f"'{model.name}'")
+                mus[n] = _check_nonnegative(mu, n, 'friction coefficient')
+            default_mu = FRICTION
+        elif friction is None:
+            default_mu = FRICTION
+        else:
+            default_mu = _check_nonnegative(friction, None, 'friction coefficient')
+            mus = {}
+        idx, pts, rad, mu = [], [], [], []
+        for n in links:
+            c, r = geometry[n]
+            c = np.asarray(c, dtype=float).reshape(-1, 3)
+            r = np.asarray(r, dtype=float).reshape(len(c))
+            if not (np.all(np.isfinite(c)) and np.all(np.isfinite(r)) and np.all(r >= 0)):
+                raise ContactError(f"link '{n}': contact spheres must be finite with "
+                                   'non-negative radii')
+            idx += [model.link_ids[n]] * len(c)
+            pts.append(c)
+            rad.append(r)
+            mu += [mus.get(n, default_mu)] * len(c)
+        self.links = links
+        self.point_link = np.array(idx, dtype=np.int64)
+        self.point_pos = np.concatenate(pts) if pts else np.zeros((0, 3))
+        self.point_radius = np.concatenate(rad) if rad else np.zeros(0)
+        self.point_mu = np.array(mu, dtype=float)
+        self.normals, self.offsets = _plane_list(planes)
+        self.mass = float(model.inertia[:, 3, 3].sum()
+                          + (model.base_inertia[3, 3] if model.floating else 0.0))
+        for what, v in (('time_constant', time_constant), ('damping_ratio', damping_ratio)):
+            if not (np.isfinite(v) and v > 0):
+                raise ContactError(f'contact {what} must be positive, got {v!r}')
+        self.time_constant, self.damping_ratio = float(time_constant), float(damping_ratio)
+        k = self.mass / (time_constant * damping_ratio) ** 2
+        b = 2.0 * self.mass / time_constant
+        self.stiffness = k if stiffness is None else _check_nonnegative(
+            stiffness, None, 'contact stiffness')
+        self.damping = b if damping is None else _check_nonnegative(
+            damping, None, 'contact damping')
+        if not (np.isfinite(friction_velocity) and friction_velocity > 0):
+            raise ContactError(f'friction_velocity must be positive, got {friction_velocity!r}')
+        self.friction_velocity = float(friction_velocity)
+
+    def __repr__(self):
+        return (f'ContactModel({len(self.links)} links, {len(self.point_pos)} contact spheres, '
+                f'{len(self.offsets)} planes, k={self.stiffness:.4g} N/m, '
+                f'b={self.damping:.4g} N s/m)')
+
+    def link_mu(self, link):
+        """Friction coefficient of ``link``."""
+        return float(self.point_mu[self.point_link == self.model.link_ids[link]][0])
+
+    # -- evaluation -------------------------------------------------------------------------
+    def _near(self, q, base, margin):
+        """Poses and the (sphere, plane) pairs whose gap is below ``margin`` [m]."""
+        Cs = forward_kinematics(self.model, q, base_pose=base)
+        nh, pairs, x, gap = _pairs(Cs, self.point_link, self.point_pos, self.point_radius,
+                                   self.normals, self.offsets, margin)
+        return Cs, pairs[:nh], x[:nh], gap[:nh]
+
+    def _jacobians(self, q, base, Cs, pairs):
+        """Hybrid Jacobians (links, 6, nv) of the pairs' links, each pair's slot, origins."""
+        links = self.point_link[pairs[:, 0]]
+        slots, J = {}, []
+        for li in links.tolist():
+            if li not in slots:
+                slots[li] = len(J)
+                J.append(jacobian(self.model, q, self.model.link_names[li], 'hybrid',
+                                  base_pose=base))
+        return (np.array(J), np.array([slots[li] for li in links.tolist()], dtype=np.int64),
+                Cs[links, :3, 3])
+
+    def evaluate(self, q, V, base=None, forces=False, h=None, mass=None):
+        """
+        Contact forces at the state ``(q, V, base)`` (base: the floating base's pose).
+
+        Returns ``(gen, power, energy, contacts, KB)``: the generalized force (nv,)
+        ``Σ J_xᵀ f`` (None when nothing touches), the power of its non-conservative part
+        (damper, clamp, friction) [W], the springs' energy ``Σ ½ k p²`` [J], with
+        ``forces`` the list of :data:`Contact` (each pair of sphere and plane that
+        touches), and with a step ``h`` and ``mass`` (a callable returning the mass
+        matrix ``M`` at ``q``) ``(K, B, M)``: the stiffness and damping (nv, nv) of the
+        contacts for an implicit step (None when no pair touches or reaches its plane
+        within the step).
+
+        ``K`` and ``B`` hold the pairs in contact and those that reach the plane within the
+        step at their present velocity (``gap + h n·v < 0``: the damper acts in full the
+        moment they touch, and a Jacobian without it lets the second stage's impact force
+        through undamped; pairs farther than ``h`` :data:`REACH_SPEED` are not looked
+        at): ``K = Σ k J_nᵀ J_n``, ``B = Σ b J_nᵀ J_n + J_xᵀ B_t J_x`` (``J_n = nᵀ J_x``,
+        ``f_n`` the force now or, for a pair about to touch, its damper's ``-b n·v``).
+        The friction's slope ``B_t`` is the one the step will meet: a point whose sliding
+        the friction impulse stops within the step (``μ f_n h e·J_x M⁻¹ J_xᵀ e ≥ |v_t|``,
+        ``e`` the sliding direction) sticks, ``B_t = μ f_n / v_s P_t`` (``P_t = I - n
+        nᵀ``, the slope at rest); a sliding point keeps the law's slope at its speed ``s``,
+        ``μ f_n (sech²(s/v_s)/v_s e eᵀ + tanh(s/v_s)/s (P_t - e eᵀ))``.  (The slope at
+        the sliding speed is hundreds of times too small once the step stops the sliding,
+        and the second stage then meets the stiff friction undamped; the slope at rest on
+        a sliding point damps the whole tangential motion of the step.)
+        """
+        Cs, pairs, x, gap = self._near(q, base, 0.0 if h is None else h * REACH_SPEED)
+        if not len(pairs):
+            return None, 0.0, 0.0, [], None
+        J, slot, r = self._jacobians(q, base, Cs, pairs)
+        nv = self.model.nv
+        gen = np.zeros(nv)
+        F = np.zeros((len(pairs), 3))
+        jac = h is not None
+        K = np.zeros((nv, nv) if jac else (0, 0))
+        B = np.zeros((nv, nv) if jac else (0, 0))
+        M = mass() if jac else None
+        power, energy, touch, near = _contact(
+            J, slot, r, x, pairs, gap, self.normals, self.point_mu,
+            np.ascontiguousarray(V, dtype=float), self.stiffness, self.damping,
+            self.friction_velocity, 0.0 if h is None else h,
+            np.linalg.inv(M) if jac else K, gen, F, K, B)
+        out = []
+        if forces:
+            names = self.model.link_names
+            out = [Contact(names[self.point_link[i]], x[n].copy(), self.normals[j].copy(),
+                           F[n].copy(), float(-gap[n]), int(j))
+                   for n, (i, j) in enumerate(pairs.tolist()) if gap[n] < 0.0]
+        return (gen if touch else None, power, energy, out,
+                (K, B, M) if jac and near else None)
+
+
+def is_stiff(M, K, B, limit):
+    """
+    Whether the contacts' fastest rate ``max(λ(M⁻¹B), √λ(M⁻¹K))`` [1/s] exceeds ``limit``.
+
+    A mass-spring-damper ``M ẍ + B ẋ + K x`` has eigenvalues no larger in magnitude
+    (overdamped: ``≤ λ(M⁻¹B)``; underdamped: ``√λ(M⁻¹K)``).  The diagonal ratios
+    ``B_ii / M_ii`` and ``K_ii / M_ii`` bound those from below and are tried first.
+    """
+    d = np.diag(M)
+    if np.max(np.diag(B) / d) > limit or np.max(np.diag(K) / d) > limit * limit:
+        return True
+    try:
+        L = np.linalg.cholesky(M)
+    except np.linalg.LinAlgError:
+        return True
+    Li = np.linalg.inv(L)
+    return bool(np.linalg.eigvalsh(Li @ B @ Li.T)[-1] > limit
+                or np.linalg.eigvalsh(Li @ K @ Li.T)[-1] > limit * limit)
+
+
+@njit(cache=True)
+def _pairs(Cs, link, pos, rad, normals, offsets, margin):
+    """(sphere, plane) pairs with gap ``n·c - d - ρ < margin``: count, pairs, points x, gaps."""
+    n, m = pos.shape[0], normals.shape[0]
+    pairs = np.empty((n * m, 2), dtype=np.int64)
+    x = np.empty((n * m, 3))
+    gap = np.empty(n * m)
+    nh = 0
+    c = np.empty(3)
+    for i in range(n):
+        C = Cs[link[i]]
+        for a in range(3):
+            c[a] = C[a, 0] * pos[i, 0] + C[a, 1] * pos[i, 1] + C[a, 2] * pos[i, 2] + C[a, 3]
+        for j in range(m):
+            hc = normals[j, 0] * c[0] + normals[j, 1] * c[1] + normals[j, 2] * c[2] - offsets[j]
+            g = hc - rad[i]
+            if g < margin:
+                pairs[nh, 0], pairs[nh, 1] = i, j
+                for a in range(3):
+                    x[nh, a] = c[a] - hc * normals[j, a]
+                gap[nh] = g
+                nh += 1
+    return nh, pairs, x, gap
+
+
+@njit(cache=True)
+def _point_jacobian(J, r, x, Jx):
+    """``J_x = J_v - [x - r]ˣ J_ω`` (3, nv) from a hybrid Jacobian J (6, nv)."""
+    d0, d1, d2 = x[0] - r[0], x[1] - r[1], x[2] - r[2]
+    for c in range(J.shape[1]):
+        w0, w1, w2 = J[0, c], J[1, c], J[2, c]
+        Jx[0, c] = J[3, c] - (d1 * w2 - d2 * w1)
+        Jx[1, c] = J[4, c] - (d2 * w0 - d0 * w2)
+        Jx[2, c] = J[5, c] - (d0 * w1 - d1 * w0)
+
+
+@njit(cache=True)
+def _contact(J, slot, r, x, pairs, gap, normals, mu, V, k, b, vs, h, Minv, gen, F, K, B):
+    """
+    Set the forces ``F`` (pairs, 3), ``gen += Σ J_xᵀ f``; with ``h > 0`` also ``K``, ``B``.
+
+    Returns ``(power, energy, touch, near)``: the power of the forces less their springs
+    ``k p n`` (damper, clamp, friction), ``Σ ½ k p²``, whether a pair touches, whether
+    one is in ``K``/``B`` (:meth:`ContactModel.evaluate`).
+    """
+    nv = V.shape[0]
+    Jx = np.empty((3, nv))
+    Jn = np.empty(nv)
+    u = np.empty(nv)
+    v = np.empty(3)
+    f = np.empty(3)
+    et = np.empty(3)
+    Bt = np.empty((3, 3))
+    tmp = np.empty((3, nv))
+    inv_mass = 0.0
+    power = energy = 0.0
+    touch = near = False
+    for q in range(pairs.shape[0]):
+        _point_jacobian(J[slot[q]], r[q], x[q], Jx)
+        for a in range(3):
+            sm = 0.0
+            for c in range(nv):
+                sm += Jx[a, c] * V[c]
+            v[a] = sm
+        n = normals[pairs[q, 1]]
+        vn = n[0] * v[0] + n[1] * v[1] + n[2] * v[2]
+        g0 = gap[q]
+        m = mu[pairs[q, 0]]
+        fn = k * max(-g0, 0.0) - b * vn
+        if g0 < 0.0:
+            touch = True
+            p = -g0
+            fc = max(fn, 0.0)
+            s2 = 0.0
+            for a in range(3):
+                f[a] = fc * n[a]
+                s2 += (v[a] - vn * n[a]) ** 2
+            s = np.sqrt(s2)
+            if s > 0.0 and fc > 0.0:
+                scale = m * fc * np.tanh(s / vs) / s
+                for a in range(3):
+                    f[a] -= scale * (v[a] - vn * n[a])
+            for a in range(3):
+                F[q, a] = f[a]
+                power += f[a] * v[a]
+            power -= k * p * vn
+            energy += 0.5 * k * p * p
+            for c in range(nv):
+                gen[c] += Jx[0, c] * f[0] + Jx[1, c] * f[1] + Jx[2, c] * f[2]
+        if h <= 0.0 or (g0 >= 0.0 and g0 + h * vn >= 0.0):
+            continue
+        near = True
+        for c in range(nv):
+            Jn[c] = n[0] * Jx[0, c] + n[1] * Jx[1, c] + n[2] * Jx[2, c]
+        for c in range(nv):
+            for e in range(nv):
+                K[c, e] += k * Jn[c] * Jn[e]
+                B[c, e] += b * Jn[c] * Jn[e]
+        if fn > 0.0 and m > 0.0:
+            s = 0.0
+            for a in range(3):
+                et[a] = v[a] - vn * n[a]
+                s += et[a] * et[a]
+            s = np.sqrt(s)
+            z = s / vs
+            if z > 1e-6:
+                for a in range(3):
+                    et[a] /= s
+                for c in range(nv):     # u = J_xᵀ e, then e·J_x M⁻¹ u
+                    u[c] = Jx[0, c] * et[0] + Jx[1, c] * et[1] + Jx[2, c] * et[2]
+                inv_mass = 0.0
+                for c in range(nv):
+                    sm = 0.0
+                    for e in range(nv):
+                        sm += Minv[c, e] * u[e]
+                    inv_mass += u[c] * sm
+            if z <= 1e-6 or m * fn * h * inv_mass >= s:      # sticks within the step
+                for a in range(3):
+                    for e in range(3):
+                        Bt[a, e] = m * fn / vs * ((1.0 if a == e else 0.0) - n[a] * n[e])
+            else:
+                sl = m * fn * np.tanh(z) / s
+                sa = m * fn / vs / np.cosh(z) ** 2 if z < 300.0 else 0.0
+                for a in range(3):
+                    for e in range(3):
+                        Bt[a, e] = (sl * ((1.0 if a == e else 0.0) - n[a] * n[e])
+                                    + (sa - sl) * et[a] * et[e])
+            for a in range(3):
+                for c in range(nv):
+                    tmp[a, c] = Bt[a, 0] * Jx[0, c] + Bt[a, 1] * Jx[1, c] + Bt[a, 2] * Jx[2, c]
+            for c in range(nv):
+                for e in range(nv):
+                    B[c, e] += Jx[0, c] * tmp[0, e] + Jx[1, c] * tmp[1, e] + Jx[2, c] * tmp[2, e]
+    return power, energy, touch, near
