@@ -179,8 +179,12 @@ def read_visuals(xml, base_dir=None, package_dirs=(), log=print):
                 v.scale = _floats(shape.get('scale'), 3, (1.0, 1.0, 1.0))
                 v.path, tried = resolve_mesh(filename, base_dir, package_dirs)
                 if v.path is None:
+                    hint = ''
+                    if filename.startswith('package://'):
+                        pkg = filename[len('package://'):].partition('/')[0]
+                        hint = f'; --package-dir gives the folder holding package {pkg!r}'
                     v.problem = (f"mesh file {filename!r} of link {name!r} not found "
-                                 f"(looked in: {', '.join(tried) or 'nowhere'})")
+                                 f"(looked in: {', '.join(tried) or 'nowhere'}{hint})")
                 else:
                     try:
                         v.mesh = _load_mesh(v.path)
@@ -462,17 +466,20 @@ def _tip(model):
 
 def gravity_hold(model, amplitude=None, frequency=0.5):
     """
-    Return ``tau(t, q)``: gravity compensation plus ``amplitude sin(2π f t)`` per joint.
+    Return ``tau(t, q, base_pose=None)``: gravity compensation plus ``amplitude sin(2π f t)``.
 
     The torque the demo applies (the dynamics node's compensation and the simulation node's
-    test torque); ``amplitude`` defaults to :func:`liemb_ros.demo.test_torque`.
+    test torque), on the ``nq`` joints (a floating base's own six entries are not actuated);
+    ``amplitude`` per joint defaults to :func:`liemb_ros.demo.test_torque`.
     """
     from .demo import test_torque
     from .dynamics import gravity_torques
     amp = test_torque(model) if amplitude is None else np.broadcast_to(amplitude, (model.nq,))
+    skip = model.nv - model.nq
 
-    def tau(t, q):
-        return gravity_torques(model, q) + amp * math.sin(2 * math.pi * frequency * t)
+    def tau(t, q, base_pose=None):
+        g = gravity_torques(model, q, base_pose=base_pose)[skip:]
+        return g + amp * math.sin(2 * math.pi * frequency * t)
     return tau
 
 
@@ -482,9 +489,10 @@ class SimulationDriver:
 
     A thread advances the simulation to ``speed`` times the wall-clock time elapsed (while
     not paused), ``rate`` times a second, in chunks of ``chunk`` seconds with the torque
-    ``torque(t, q)`` held over each chunk (None: zero), and shows every frame.  The page
-    gets *Pause* and *Reset* and a status line (simulation time, energy balance error).
-    A :class:`~liemb_ros.simulation.SimulationError` stops stepping and is shown.
+    ``torque(t, q, base_pose)`` (nq,) held over each chunk (None: zero), and shows every
+    frame.  The page gets *Pause* and *Reset* and a status line (simulation time, energy
+    balance error).  An error while stepping (a diverging simulation, a torque of the wrong
+    shape) stops stepping and is shown in the page and in :attr:`error`.
     """
 
     def __init__(self, sim, view, torque=None, rate=30.0, speed=1.0, chunk=0.01):
@@ -516,7 +524,6 @@ class SimulationDriver:
             self._thread.join(timeout=5)
 
     def _run(self):
-        from .simulation import SimulationError
         sim, period = self.sim, 1.0 / self.rate
         n = max(1, int(round(self.chunk / sim.dt)))
         wall0, t0 = time.monotonic(), sim.t
@@ -534,10 +541,11 @@ class SimulationDriver:
                 try:
                     while (sim.t < target - 0.5 * sim.dt
                            and time.monotonic() - frame_start < period):
-                        tau = None if self.torque is None else self.torque(sim.t, sim.q)
+                        tau = (None if self.torque is None else
+                               self.torque(sim.t, sim.q, sim.base_pose))
                         sim.step(tau, n)
-                except SimulationError as exc:
-                    self.error = str(exc)
+                except Exception as exc:   # SimulationError, a bad torque: show, stop stepping
+                    self.error = f'{type(exc).__name__}: {exc}'
                 if sim.t < target - 0.2:   # slower than real time: do not run after it
                     wall0, t0 = frame_start, sim.t
             d = sim.diagnostics()
@@ -551,14 +559,15 @@ class SimulationDriver:
 
 
 def view_simulation(sim, *, torque=None, host=DEFAULT_HOST, port=DEFAULT_PORT, xml=None,
-                    rate=30.0, speed=1.0, log=print):
+                    package_dirs=(), rate=30.0, speed=1.0, log=print):
     """
     Show a running :class:`~liemb_ros.simulation.Simulator` in the browser; return the driver.
 
     The API behind ``liemb view --simulate``: ``driver = view_simulation(sim)``, open
     ``driver.view.url``; ``driver.stop()`` and ``driver.view.close()`` end it.  ``xml``:
-    the URDF text (default: read from ``sim.model.source``); ``torque(t, q)`` as in
-    :class:`SimulationDriver` (e.g. :func:`gravity_hold`).
+    the URDF text (default: read from ``sim.model.source``); ``torque(t, q, base_pose)`` as in
+    :class:`SimulationDriver` (e.g. :func:`gravity_hold`); ``package_dirs``: where
+    ``package://`` meshes are (:func:`resolve_mesh`).
     """
     model = sim.model
     base_dir = None
@@ -566,7 +575,8 @@ def view_simulation(sim, *, torque=None, host=DEFAULT_HOST, port=DEFAULT_PORT, x
         from .model.urdf import read_urdf_file
         xml = read_urdf_file(model.source)
         base_dir = os.path.dirname(os.path.abspath(model.source))
-    view = RobotView(model, xml, host=host, port=port, base_dir=base_dir, log=log)
+    view = RobotView(model, xml, host=host, port=port, base_dir=base_dir,
+                     package_dirs=package_dirs, log=log)
     return SimulationDriver(sim, view, torque=torque, rate=rate, speed=speed).start()
 
 
@@ -578,6 +588,8 @@ def add_arguments(parser):
                              'topic)')
     parser.add_argument('--simulate', action='store_true',
                         help='run a Simulator in this process and show it (no ROS needed)')
+    parser.add_argument('--floating-base', action='store_true',
+                        help='make the root link a floating SE(3) base (--simulate, --sliders)')
     parser.add_argument('--sliders', action='store_true',
                         help='no simulation and no ROS: move the joints with sliders')
     parser.add_argument('--host', default=DEFAULT_HOST,
@@ -626,7 +638,7 @@ def run(args):
     try:
         xml, path = resources.read_robot_description(args.robot or 'liemb_arm7',
                                                      args.xacro_args)
-        model = load_urdf_string(xml, source=path)
+        model = load_urdf_string(xml, source=path, floating_base=args.floating_base or None)
     except (FileNotFoundError, URDFError) as exc:
         print(f'liemb view: {exc}', file=sys.stderr)
         return 2

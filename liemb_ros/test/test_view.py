@@ -131,6 +131,35 @@ def test_twist_arrows_where_each_representation_puts_them(arm, rep, rng):
     assert np.allclose(pts[1, 1] - start, v, atol=1e-6)
 
 
+def test_gravity_hold_drives_the_joints_of_a_floating_base(arm):
+    model = lm.load_urdf_string(arm[1], floating_base=True)
+    q = model.random_configuration(3)
+    C = np.eye(4)
+    C[:3, :3] = [[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [-1.0, 0.0, 0.0]]   # lying on its side
+    tau = lv.gravity_hold(model, 0.0)(0.3, q, C)
+    assert tau.shape == (model.nq,)
+    assert np.allclose(tau, lm.gravity_torques(model, q, base_pose=C)[6:])
+
+
+def test_driver_stops_and_shows_a_failing_step(arm):
+    """A torque of the wrong shape: stepping stops, the page says why, the view stays."""
+    from liemb_ros.simulation import Simulator
+    model, xml = arm
+    sim = Simulator(model)
+    drv = lv.view_simulation(sim, torque=lambda t, q, base: np.zeros(3), xml=xml, port=0)
+    try:
+        deadline = time.monotonic() + 60
+        while drv.error is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)
+        assert 'ValueError' in drv.error and 'tau' in drv.error
+        assert 'stopped: ValueError' in drv.view.gui_status.content
+        assert sim.t == 0.0
+    finally:
+        drv.stop()
+        drv.view.close()
+
+
 def _need_browser():
     ros_importorskip('playwright.sync_api')
     if not os.access(CHROMIUM, os.X_OK):
