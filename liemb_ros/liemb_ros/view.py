@@ -53,7 +53,7 @@ MISSING_MESH_SIZE = 0.05
 DEFAULT_COLOR = (0.6, 0.6, 0.62)
 MISSING_COLOR = (1.0, 0.0, 1.0)
 #: arrow colours of the dynamics node's markers: linear (blue), angular (orange), force (red)
-LINEAR_COLOR, ANGULAR_COLOR = (0.1, 0.4, 1.0), (1.0, 0.6, 0.0)
+LINEAR_COLOR, ANGULAR_COLOR, FORCE_COLOR = (0.1, 0.4, 1.0), (1.0, 0.6, 0.0), (0.9, 0.1, 0.1)
 #: metres of arrow per m/s or rad/s (the dynamics node's default ``marker_scale``)
 TWIST_SCALE = 0.2
 # A viser cylinder's axis is its local y (three.js); URDF cylinders lie along z.
@@ -260,6 +260,26 @@ def twist_arrows(model, q, qd, link, representation, base_pose=None, scale=TWIST
     return pts, V
 
 
+def joint_wrench_arrows(model, q, qd, qdd, base_pose=None, scale=0.1 * TWIST_SCALE):
+    """
+    Force arrows of the wrenches the joints transmit, as the dynamics node's markers draw them.
+
+    For joint ``k`` (:func:`liemb_ros.joint_wrenches`, child body frame) an arrow from the
+    origin of its child body along the force ``f`` turned into the world frame, ``scale``
+    metres per newton.  Returns ``points`` (nq, 2, 3).
+    """
+    from .dynamics import joint_wrenches
+    from .kinematics import body_poses
+    W = joint_wrenches(model, q, qd, qdd, base_pose=base_pose)
+    Cb = body_poses(model, q, base_pose=base_pose)
+    pts = np.empty((model.nq, 2, 3))
+    for k in range(model.nq):
+        b = int(np.nonzero(model.q_index == k)[0][-1])   # the joint's last body
+        start = Cb[b, :3, 3]
+        pts[k] = start, start + scale * (Cb[b, :3, :3] @ W[k, 3:])
+    return pts
+
+
 class RobotView:
     """
     A robot in a viser scene in the browser; move it with :meth:`update`.
@@ -445,9 +465,13 @@ class RobotView:
                    head_length=0.02):
         """Show arrows ``points`` (N, 2, 3) (start, end; world) with ``colors`` (N, 3) 0..1."""
         points = np.asarray(points, dtype=float).reshape(-1, 2, 3)
+        shown = self.__dict__.setdefault('_arrow_sets', set())
         if len(points) == 0:
-            self.server.scene.remove_by_name(f'/markers/{name}')
+            if name in shown:
+                shown.discard(name)
+                self.server.scene.remove_by_name(f'/markers/{name}')
             return
+        shown.add(name)
         self.server.scene.add_arrows(f'/markers/{name}', points,
                                      np.asarray(colors, dtype=float).reshape(-1, 3),
                                      shaft_radius=shaft_radius, head_radius=head_radius,
@@ -505,6 +529,7 @@ class SimulationDriver:
         with gui.add_folder('Simulation'):
             self.gui_pause = gui.add_checkbox('Pause', initial_value=False)
             self.gui_reset = gui.add_button('Reset')
+            self.gui_wrenches = gui.add_checkbox('Joint wrenches', initial_value=False)
         self._reset_request = False
 
         @self.gui_reset.on_click
@@ -522,6 +547,33 @@ class SimulationDriver:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
+
+    def accelerations(self, applied):
+        """
+        Return ``q̈`` (nv,) of the state under the ``applied`` joint torques (nq,).
+
+        With the simulation's damping, friction and armature (not the limit springs).
+        """
+        from .dynamics import forward_dynamics
+        sim, model = self.sim, self.sim.model
+        v = sim.qd[model.nv - model.nq:]
+        tau = np.zeros(model.nv)
+        tau[model.nv - model.nq:] = (applied - sim.damping * v
+                                     - sim.friction * np.tanh(v / sim.friction_velocity))
+        return forward_dynamics(model, sim.q, sim.qd, tau, base_pose=sim.base_pose,
+                                armature=sim.armature)
+
+    def _show_wrenches(self, d):
+        if not self.gui_wrenches.value:
+            self.view.set_arrows('joint_wrenches', [], [])
+            return
+        sim = self.sim
+        try:
+            pts = joint_wrench_arrows(sim.model, sim.q, sim.qd,
+                                      self.accelerations(d['applied_torque']), sim.base_pose)
+        except ValueError:   # a singular mass matrix: nothing to draw this frame
+            return
+        self.view.set_arrows('joint_wrenches', pts, np.tile(FORCE_COLOR, (len(pts), 1)))
 
     def _run(self):
         sim, period = self.sim, 1.0 / self.rate
@@ -550,6 +602,7 @@ class SimulationDriver:
                     wall0, t0 = frame_start, sim.t
             d = sim.diagnostics()
             self.view.update(sim.q, sim.qd, sim.base_pose, in_limit=d['in_limit'])
+            self._show_wrenches(d)
             state = ('paused' if self.gui_pause.value else
                      f'stopped: {self.error}' if self.error else 'running')
             self.view.set_status(f"simulation t = {sim.t:.2f} s ({state})  \n"

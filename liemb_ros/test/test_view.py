@@ -131,6 +131,31 @@ def test_twist_arrows_where_each_representation_puts_them(arm, rep, rng):
     assert np.allclose(pts[1, 1] - start, v, atol=1e-6)
 
 
+def test_joint_wrench_arrows_hold_the_arm_at_rest(arm):
+    """At rest the joints carry the weight beyond them: forces straight up, m g long."""
+    model, _ = arm
+    q = model.random_configuration(5)
+    qd = np.zeros(model.nv)
+    pts = lv.joint_wrench_arrows(model, q, qd, np.zeros(model.nv), scale=1.0)
+    masses = model.inertia[:, 3, 3]   # the spatial inertia's mass entries, per body
+    for k in range(model.nq):
+        b = int(np.nonzero(model.q_index == k)[0][-1])
+        beyond = masses[model.support[:, b]].sum()   # bodies whose path passes through b
+        f = pts[k, 1] - pts[k, 0]
+        assert np.allclose(f, [0.0, 0.0, 9.81 * beyond], atol=1e-9), (k, f, beyond)
+    # and the driver's accelerations are the Simulator's (no limits, no friction here)
+    from liemb_ros.simulation import Simulator
+    sim = Simulator(model, q0=q, limits=False)
+    view = lv.RobotView(model, arm[1], port=0)
+    try:
+        drv = lv.SimulationDriver(sim, view)
+        tau = np.linspace(-1, 1, model.nq)
+        qdd = drv.accelerations(tau)
+        assert np.allclose(qdd, lm.forward_dynamics(model, q, qd, tau, armature=sim.armature))
+    finally:
+        view.close()
+
+
 def test_gravity_hold_drives_the_joints_of_a_floating_base(arm):
     model = lm.load_urdf_string(arm[1], floating_base=True)
     q = model.random_configuration(3)
@@ -254,6 +279,9 @@ def test_browser_sees_the_simulated_arm_move(arm):
                 time.sleep(0.7)
                 paused.append(_shot(page))
                 t_paused.append(sim.t)
+            page.get_by_text('Joint wrenches').click()   # the red force arrows
+            time.sleep(1.0)
+            wrenches = _shot(page)
     finally:
         drv.stop()
         drv.view.close()
@@ -266,6 +294,7 @@ def test_browser_sees_the_simulated_arm_move(arm):
     assert moved > 3.0, f'the arm did not move on screen ({moved:.2f} pixels)'
     still = np.linalg.norm(_centroid(paused[0]) - _centroid(paused[1]))
     assert t_paused[0] == t_paused[1] and still < 1.0, f'paused, moved {still:.2f} pixels'
+    assert _reds(paused[1]) < 20 < 100 < _reds(wrenches), 'no joint wrench arrows'
     foreign = [u for u in requests if not u.startswith(drv.view.url)]
     assert requests and not foreign, f'requests outside loopback: {foreign}'
 
