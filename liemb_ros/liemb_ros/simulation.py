@@ -656,6 +656,20 @@ class _JointCoordinates:
         self._out_template = np.zeros(self.space.dim)
 
     def _f(self, t, y, contact=None):
+        q, v = y[self._sq], y[self._sv]
+        power = self._load(y, contact)
+        vdot = self._fd(q, v, self._tau, y[:16].reshape(4, 4) if self.o else None)
+        out = self._out_template.copy()
+        a = self._a
+        if a:
+            out[:6] = v[:6]
+        out[self._oq] = v[self.nb6:]
+        out[self._ov] = vdot
+        out[-1] = power
+        return out
+
+    def _load(self, y, contact=None):
+        """Set the generalized force ``self._tau`` at ``y``; return its non-conservative power."""
         q = y[self._sq]
         v = y[self._sv]
         qd = v[self.nb6:]
@@ -675,15 +689,7 @@ class _JointCoordinates:
             self._tau_joints += ext[self.nb6:]
         elif self.nb6:
             self._tau[:6] = 0.0
-        vdot = self._fd(q, v, self._tau, y[:16].reshape(4, 4) if self.o else None)
-        out = self._out_template.copy()
-        a = self._a
-        if a:
-            out[:6] = v[:6]
-        out[self._oq] = qd
-        out[self._ov] = vdot
-        out[-1] = power
-        return out
+        return power
 
     def set_state(self, q, qd, base):
         o, nq = self.o, self.nq
@@ -781,6 +787,7 @@ class _JointCoordinates:
         if L is None:
             raise ValueError('the mass matrix is not positive definite')
         k1 = self._f(t, y, at_y)
+        p0 = k1[-1]
         solve(L, g, k1, c, kq)
         y2 = space.exp_mul(y, h * k1)
         k2 = self._f(t + h, y2)
@@ -789,6 +796,11 @@ class _JointCoordinates:
         y1 = space.exp_mul(y, h * (1.5 * k1 + 0.5 * k2))
         if not np.all(np.isfinite(y1)):
             raise IntegrationError(f'non-finite state after the step at t={t:g} (h={h:g})')
+        if contact is not None:
+            # the work by the trapezoidal rule on the step's ends, not on the stage y2:
+            # a contact the step stops has a y2 far from the solution, and its damper's
+            # power there over-counts the dissipation several times
+            y1[-1] = y[-1] + 0.5 * h * (p0 + self._load(y1))
         self.y = y1
 
     def _w_solve(self, L, g, k, c, kq):

@@ -40,6 +40,23 @@ force in the link frame, the force at its origin; the ``world_frame``: world axe
 the link frame's origin.  Each is held for ``wrench_timeout`` seconds (0: until the next
 message), so a controller can be pushed and tested; ``~/reset`` removes them.
 
+Ground contact (``contact: true``; issue 21, :mod:`liemb_ros.contact`): the URDF's
+``<collision>`` geometry (of ``contact_links``, default every moving link that has some)
+against the planes ``contact_planes`` (four numbers per plane: unit normal and offset,
+``n·x = d``; default the ground ``z = 0``), a compliant normal force from
+``contact_time_constant`` and ``contact_damping_ratio`` (or ``contact_stiffness`` /
+``contact_damping`` in N/m, N s/m), regularised Coulomb friction ``contact_friction``
+(negative: the URDF's ``<gazebo><mu1>``, else 1) with ``contact_friction_velocity``;
+meshes per ``contact_mesh`` (``points`` | ``box`` | ``sphere``, ``contact_mesh_points``).
+Published with every joint state: ``~/contacts`` (``geometry_msgs/WrenchStamped``, one
+message per link in contact: ``header.frame_id`` the link, the total contact wrench on
+it in the link frame about its origin, as a force-torque sensor there would read it) and
+``~/contact_markers`` (``visualization_msgs/MarkerArray`` in the world frame: an arrow
+per contact along its force, 1 cm per ``contact_marker_scale`` N, and a sphere at the
+contact point); ``/diagnostics`` counts the contacts and their springs' energy.  Geometry
+or parameters that cannot work (a missing mesh, a NaN ``<mu1>``) end the process with
+the link named, like any other bad parameter.
+
 Velocity and position commands (fixed-base robots): ``~/velocity_command`` and
 ``~/position_command`` (``std_msgs/Float64MultiArray`` in ``command_joints`` order, what
 ros2_control's JointGroupVelocityController / JointGroupPositionController take) engage a
@@ -63,13 +80,14 @@ code 1 and the reason; run-time parameter changes are checked as a whole before 
 applied.
 """
 import math
+import os
 import sys
 import time
 import warnings
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from geometry_msgs.msg import TransformStamped, WrenchStamped
+from geometry_msgs.msg import Point, TransformStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import ParameterType, SetParametersResult
 from rclpy.node import Node
@@ -79,7 +97,9 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
 from tf2_msgs.msg import TFMessage
+from visualization_msgs.msg import Marker, MarkerArray
 
+from ..contact import MESH_MODES, ContactModel
 from ..dynamics import inverse_dynamics
 from ..kinematics import forward_kinematics
 from ..simulation import (COORDINATES, INTEGRATORS, UPDATES, SimulationError, Simulator,
@@ -131,6 +151,30 @@ class SimulationNode(Node):
              'friction> values', D, dict(ro, lo=-1.0, hi=1e4)),
             ('friction_velocity', 1e-3, 'regularisation velocity v_s of the Coulomb '
              'friction -F tanh(qd / v_s) [rad/s]', D, dict(ro, lo=1e-7, hi=10.0)),
+            ('contact', False, 'ground contact of the URDF <collision> geometry with '
+             'contact_planes', B, ro),
+            ('contact_planes', [0.0, 0.0, 1.0, 0.0], 'contact planes n.x = d: four numbers '
+             'per plane (unit normal, offset [m])', DA, ro),
+            ('contact_links', [], 'links that touch the planes (empty: every moving link '
+             'with <collision> geometry)', SA, ro),
+            ('contact_time_constant', 0.005, 'time constant [s] of the contact spring-damper '
+             '(k = m / (tau zeta)^2, b = 2 m / tau, m the robot mass)', D,
+             dict(ro, lo=1e-5, hi=10.0)),
+            ('contact_damping_ratio', 1.0, 'damping ratio of the contact spring-damper', D,
+             dict(ro, lo=1e-3, hi=100.0)),
+            ('contact_stiffness', -1.0, 'contact stiffness [N/m] per contact; -1: from '
+             'contact_time_constant', D, ro),
+            ('contact_damping', -1.0, 'contact damping [N s/m] per contact; -1: from '
+             'contact_time_constant and contact_damping_ratio', D, ro),
+            ('contact_friction', -1.0, 'Coulomb friction coefficient of every link; -1: '
+             'the URDF <gazebo><mu1>, else 1', D, ro),
+            ('contact_friction_velocity', 1e-3, 'regularisation velocity [m/s] of the contact '
+             'friction', D, dict(ro, lo=1e-7, hi=10.0)),
+            ('contact_mesh', 'points', f"collision meshes as {' | '.join(MESH_MODES)}", S, ro),
+            ('contact_mesh_points', 32, 'contact points per mesh (contact_mesh: points)',
+             ParameterType.PARAMETER_INTEGER, ro),
+            ('contact_marker_scale', 100.0, 'newtons per 1 cm of contact force arrow', D,
+             dict(ro, lo=1e-6, hi=1e9)),
             ('wrench_links', [], 'links that take ~/external_wrench/<link> '
              '(geometry_msgs/WrenchStamped); empty: every moving link', SA, ro),
             ('wrench_timeout', 0.5, 'seconds an external wrench is held; then removed '
@@ -181,7 +225,10 @@ class SimulationNode(Node):
         self._wrench_on = False
         self._check_numbers(['dt', 'real_time_factor', 'publish_rate', 'effort_timeout',
                              'drive_frequency', 'limit_time_constant', 'friction',
-                             'friction_velocity', 'wrench_timeout',
+                             'friction_velocity', 'wrench_timeout', 'contact_planes',
+                             'contact_time_constant', 'contact_damping_ratio',
+                             'contact_stiffness', 'contact_damping', 'contact_friction',
+                             'contact_friction_velocity', 'contact_marker_scale',
                              'test_torque_amplitude', 'test_torque_frequency',
                              'initial_positions', 'initial_velocities', 'damping'])
         self.sim_time = self.p('publish_clock') or self.p('use_sim_time')
@@ -195,6 +242,11 @@ class SimulationNode(Node):
         self.pub_clock = (self.create_publisher(Clock, '/clock', RELIABLE)
                           if self.sim_time else None)
         self.pub_odom = None
+        self.pub_contacts = self.pub_contact_markers = None
+        if self.p('contact'):
+            self.pub_contacts = self.create_publisher(WrenchStamped, '~/contacts', RELIABLE)
+            self.pub_contact_markers = self.create_publisher(MarkerArray, '~/contact_markers',
+                                                             RELIABLE)
         self.create_subscription(Float64MultiArray, '~/effort_command', self._on_command,
                                  RELIABLE)
         self.create_subscription(JointState, '~/effort', self._on_effort,
@@ -242,6 +294,7 @@ class SimulationNode(Node):
                     effort_limits=self.p('effort_limits'),
                     friction=None if friction < 0 else friction,
                     friction_velocity=self.p('friction_velocity'),
+                    contact=self._contact_model(model, xml, where),
                     **self._initial_state(model))
             for w in caught:
                 self.get_logger().warn(str(w.message))
@@ -260,6 +313,27 @@ class SimulationNode(Node):
             self, lambda: self._warm_up(sim),
             lambda warm: self._install(sim, command_order, wrench_links, xml, where, warm),
             f"robot '{model.name}'")
+
+    def _contact_model(self, model, xml, where):
+        """Return the parameters' :class:`~liemb_ros.contact.ContactModel` (None: none)."""
+        if not self.p('contact'):
+            return None
+        planes = np.asarray(self.p('contact_planes'), dtype=float)
+        if planes.size == 0 or planes.size % 4:
+            raise ValueError(f'contact_planes needs four numbers per plane (normal, offset), '
+                             f'got {planes.size}')
+        planes = [(row[:3], row[3]) for row in planes.reshape(-1, 4)]
+        k, b, mu = (self.p('contact_stiffness'), self.p('contact_damping'),
+                    self.p('contact_friction'))
+        return ContactModel(     # -1: the default; other negative values are refused there
+            model, xml, planes=planes, links=self.p('contact_links') or None,
+            time_constant=self.p('contact_time_constant'),
+            damping_ratio=self.p('contact_damping_ratio'),
+            stiffness=None if k == -1 else k, damping=None if b == -1 else b,
+            friction=None if mu == -1 else mu,
+            friction_velocity=self.p('contact_friction_velocity'),
+            mesh=self.p('contact_mesh'), mesh_points=self.p('contact_mesh_points'),
+            urdf_path=where if os.path.isfile(where) else None)
 
     @staticmethod
     def _warm_up(sim):
@@ -575,6 +649,47 @@ class SimulationNode(Node):
             self.pub_tf.publish(TFMessage(transforms=self._transforms(stamp, moving=True)))
         if self.pub_odom is not None:
             self.pub_odom.publish(self._odometry(stamp))
+        if self.pub_contacts is not None and sim.contact is not None:
+            self._publish_contacts(stamp)
+
+    def _publish_contacts(self, stamp):
+        """``~/contacts`` (a wrench per link in contact) and ``~/contact_markers``."""
+        sim = self.sim
+        contacts = sim.contacts()
+        Cs = forward_kinematics(self.model, sim.q, base_pose=sim.base_pose) if contacts else None
+        per_link = {}
+        for c in contacts:
+            C = Cs[self.model.link_ids[c.link]]
+            m = np.cross(c.point - C[:3, 3], c.force)
+            w = per_link.setdefault(c.link, np.zeros(6))
+            w[:3] += C[:3, :3].T @ m
+            w[3:] += C[:3, :3].T @ c.force
+        for link, w in per_link.items():
+            msg = WrenchStamped()
+            msg.header.stamp = stamp
+            msg.header.frame_id = link
+            t, f = msg.wrench.torque, msg.wrench.force
+            t.x, t.y, t.z, f.x, f.y, f.z = (float(x) for x in w)
+            self.pub_contacts.publish(msg)
+        markers = MarkerArray(markers=[Marker(action=Marker.DELETEALL)])
+        world, scale = self.p('world_frame'), 0.01 / self.p('contact_marker_scale')
+        for i, c in enumerate(contacts):
+            for kind in (Marker.ARROW, Marker.SPHERE):
+                mk = Marker(type=kind, action=Marker.ADD, ns=f'contacts/{c.link}',
+                            id=2 * i + (kind == Marker.SPHERE))
+                mk.header.stamp = stamp
+                mk.header.frame_id = world
+                mk.pose.orientation.w = 1.0
+                if kind == Marker.ARROW:
+                    mk.points = [_point(c.point), _point(c.point + scale * c.force)]
+                    mk.scale.x, mk.scale.y, mk.scale.z = 0.004, 0.008, 0.01
+                    mk.color.r, mk.color.g, mk.color.a = 1.0, 0.4, 1.0
+                else:
+                    mk.pose.position = _point(c.point)
+                    mk.scale.x = mk.scale.y = mk.scale.z = 0.01
+                    mk.color.r, mk.color.b, mk.color.a = 1.0, 1.0, 1.0
+                markers.markers.append(mk)
+        self.pub_contact_markers.publish(markers)
 
     def _transforms(self, stamp, moving):
         """
@@ -673,6 +788,12 @@ class SimulationNode(Node):
                       ('external_wrenches', ', '.join(self._wrenches) or 'none'),
                       ('dropped', str(self._rejected)),
                       ('ignored_joints', ', '.join(self._ignored) or 'none')]
+            if self.sim.contact is not None:
+                contacts = self.sim.contacts()
+                values += [('contacts', str(len(contacts))),
+                           ('links_in_contact', ', '.join(sorted({c.link for c in contacts}))
+                            or 'none'),
+                           ('contact_energy', f"{d['contact_energy']:.3e}")]
             if 'constraint_violation' in d:
                 values.append(('max_constraint_violation',
                                f"{float(np.max(d['constraint_violation'], initial=0.0)):.3e}"))
@@ -716,6 +837,12 @@ class SimulationNode(Node):
         resp.success = self.error is None
         resp.message = f't = {self.sim.t:.6f} s' if resp.success else self.error
         return resp
+
+
+def _point(x):
+    p = Point()
+    p.x, p.y, p.z = (float(v) for v in x)
+    return p
 
 
 def _transform(stamp, parent, child, C):
