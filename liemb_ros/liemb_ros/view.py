@@ -56,8 +56,6 @@ MISSING_COLOR = (1.0, 0.0, 1.0)
 LINEAR_COLOR, ANGULAR_COLOR, FORCE_COLOR = (0.1, 0.4, 1.0), (1.0, 0.6, 0.0), (0.9, 0.1, 0.1)
 #: metres of arrow per m/s or rad/s (the dynamics node's default ``marker_scale``)
 TWIST_SCALE = 0.2
-# A viser cylinder's axis is its local y (three.js); URDF cylinders lie along z.
-_CYLINDER_TO_Z = np.array([[1.0, 0, 0], [0, 0, -1.0], [0, 1.0, 0]])
 
 
 class ViewError(RuntimeError):
@@ -334,8 +332,18 @@ class RobotView:
 
     def _build_scene(self):
         scene = self.server.scene
-        pos = forward_kinematics(self.model, self.q, base_pose=self.base_pose)[:, :3, 3]
-        centre = pos.mean(axis=0)
+        Cs = forward_kinematics(self.model, self.q, base_pose=self.base_pose)
+        # frame the link origins and the visuals' centres, each with its size around it
+        pos = [C[:3, 3] for C in Cs]
+        for v in self.visuals:
+            if v.link in self.model.link_names:
+                centre = (Cs[self.model.link_index(v.link)] @ v.origin)[:3, 3]
+                size = max(v.size) if v.size else MISSING_MESH_SIZE
+                if v.mesh is not None:
+                    size = float(np.max(np.abs(v.mesh.vertices))) * max(v.scale)
+                pos += [centre - 0.5 * size, centre + 0.5 * size]
+        pos = np.array(pos)
+        centre = 0.5 * (pos.min(axis=0) + pos.max(axis=0))
         span = max(float(np.ptp(pos, axis=0).max()), 0.3)
         self.server.initial_camera.look_at = centre
         self.server.initial_camera.position = centre + span * np.array([0.9, 0.7, 0.45])
@@ -355,8 +363,9 @@ class RobotView:
             if v.kind == 'box':
                 scene.add_box(node, color=color, dimensions=v.size, wxyz=_wxyz(R), position=p)
             elif v.kind == 'cylinder':
+                # along its local z, as in URDF (checked in the browser test)
                 scene.add_cylinder(node, radius=v.size[0], height=v.size[1], color=color,
-                                   wxyz=_wxyz(R @ _CYLINDER_TO_Z), position=p)
+                                   wxyz=_wxyz(R), position=p)
             elif v.kind == 'sphere':
                 scene.add_icosphere(node, radius=v.size[0], color=color, wxyz=_wxyz(R),
                                     position=p)

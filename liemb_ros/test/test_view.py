@@ -252,6 +252,34 @@ def _shot(page, path=None):
     return _pixels(page.screenshot(clip=SCENE, path=path))
 
 
+def test_browser_draws_primitives_as_urdf_places_them():
+    """A red cylinder along z stands upright; a green box along x lies flat."""
+    _need_browser()
+    xml = """<robot name="shapes"><link name="base">
+      <visual><origin xyz="0 0 0.5"/><geometry><cylinder radius="0.03" length="1"/></geometry>
+        <material name="red"><color rgba="1 0 0 1"/></material></visual>
+      <visual><origin xyz="0.4 0 0.03" rpy="0 0 0"/><geometry><box size="0.8 0.06 0.06"/>
+        </geometry><material name="green"><color rgba="0 1 0 1"/></material></visual>
+      </link></robot>"""
+    model = lm.load_urdf_string(xml)
+    view = lv.RobotView(model, xml, port=0)
+    requests = []
+    try:
+        with _browser(view.url, requests) as page:
+            _wait_text(page, 'in a limit')
+            time.sleep(1.5)
+            img = _shot(page)
+    finally:
+        view.close()
+    r, g, b = img[..., 0], img[..., 1], img[..., 2]
+    red = np.argwhere((r - g > 0.3) & (np.abs(g - b) < 0.08))
+    green = np.argwhere((g - r > 0.3) & (g - b > 0.3))
+    assert len(red) > 200 and len(green) > 200
+    height, width = np.ptp(red, axis=0)
+    assert height > 3 * width, f'the cylinder is not upright ({height} x {width} pixels)'
+    assert red[:, 0].min() < green[:, 0].min(), 'the cylinder does not rise above the box'
+
+
 def test_browser_sees_the_simulated_arm_move(arm):
     """A headless Chromium on liemb view of a running simulation (issue 20's check)."""
     _need_browser()
