@@ -486,6 +486,20 @@ class RobotView:
                                      shaft_radius=shaft_radius, head_radius=head_radius,
                                      head_length=head_length)
 
+    def set_points(self, name, centres, colors, size=0.01):
+        """Show round dots of diameter ``size`` [m] at ``centres`` (N, 3) (contact points)."""
+        centres = np.asarray(centres, dtype=float).reshape(-1, 3)
+        shown = self.__dict__.setdefault('_point_sets', set())
+        if len(centres) == 0:
+            if name in shown:
+                shown.discard(name)
+                self.server.scene.remove_by_name(f'/points/{name}')
+            return
+        shown.add(name)
+        self.server.scene.add_point_cloud(
+            f'/points/{name}', centres, np.asarray(colors, dtype=float).reshape(-1, 3),
+            point_size=size, point_shape='circle', precision='float32')
+
     def close(self):
         """Stop serving the page."""
         with contextlib.redirect_stdout(io.StringIO()):
@@ -664,9 +678,10 @@ def add_arguments(parser):
                              'folder named PKG); repeatable')
     parser.add_argument('--xacro-args', metavar="'NAME:=VALUE ...'",
                         help='arguments of a xacro robot')
-    parser.add_argument('--markers', default='/liemb_dynamics/markers', metavar='TOPIC',
-                        help='from ROS: MarkerArray arrows to draw (default '
-                             '/liemb_dynamics/markers)')
+    parser.add_argument('--markers', action='append', metavar='TOPIC',
+                        help='from ROS: a MarkerArray topic whose arrows and spheres are drawn; '
+                             'repeatable (default: /liemb_dynamics/markers and '
+                             '/liemb_simulation/contact_markers)')
     parser.add_argument('--torque', choices=('gravity', 'zero'), default='gravity',
                         help='--simulate: gravity compensation plus a test torque (default), '
                              'or no torque (the robot falls)')

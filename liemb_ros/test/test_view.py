@@ -31,6 +31,7 @@ ARGS = ['--headless', '--no-sandbox', '--use-angle=swiftshader', '--enable-unsaf
 SHOT = os.path.join(os.environ.get('TMPDIR', '/tmp'), 'liemb_view_test.png')  # for a look
 ORANGE = np.array([0.95, 0.45, 0.1])   # liemb_arm7's materials
 DARK = np.array([0.25, 0.25, 0.28])
+MAGENTA = np.array([1.0, 0.0, 1.0])   # the simulation node's contact points
 
 
 @pytest.fixture(scope='module')
@@ -183,6 +184,79 @@ def test_driver_stops_and_shows_a_failing_step(arm):
     finally:
         drv.stop()
         drv.view.close()
+
+
+def test_markers_of_several_topics_are_kept_apart(arm):
+    """DELETEALL on one topic clears its markers only; spheres and arrows by namespace."""
+    ros_importorskip('visualization_msgs')
+    from argparse import Namespace
+
+    from geometry_msgs.msg import Point
+    from visualization_msgs.msg import Marker, MarkerArray
+
+    from liemb_ros.ros.view_node import _Viewer
+    calls = []
+
+    class FakeView:
+        def update(self, *a, **k):
+            calls.append(('update',))
+
+        def set_status(self, *a, **k):
+            pass
+
+        def set_arrows(self, name, points, colors, **k):
+            calls.append(('arrows', name, len(points)))
+
+        def set_points(self, name, centres, colors, **k):
+            calls.append(('points', name, len(centres)))
+
+    viewer = _Viewer(None, Namespace(floating_base=False), print)
+    viewer.model, viewer.view, viewer.q, viewer.qd, viewer.base_pose = (
+        arm[0], FakeView(), arm[0].neutral(), np.zeros(7), None)
+    arrow = Marker(ns='twists', id=0, type=Marker.ARROW, points=[Point(), Point(x=1.0)])
+    dot = Marker(ns='contacts/tool0', id=1, type=Marker.SPHERE)
+    viewer.on_markers('/a', MarkerArray(markers=[arrow]))
+    viewer.on_markers('/b', MarkerArray(markers=[dot]))
+    viewer.refresh()
+    assert ('arrows', 'a/twists', 1) in calls and ('points', 'b/contacts/tool0', 1) in calls
+    calls.clear()
+    viewer.on_markers('/b', MarkerArray(markers=[Marker(action=Marker.DELETEALL)]))
+    viewer.refresh()
+    assert calls == [('points', 'b/contacts/tool0', 0), ('arrows', 'a/twists', 1)]
+
+
+def test_a_floating_base_follows_tf(arm):
+    """From ROS the root link's pose comes from /tf (world -> root link)."""
+    ros_importorskip('tf2_msgs')
+    from argparse import Namespace
+
+    from geometry_msgs.msg import TransformStamped
+    from tf2_msgs.msg import TFMessage
+
+    from liemb_ros.ros.view_node import _Viewer
+    model = lm.load_urdf_string(arm[1], floating_base=True)
+    shown = []
+
+    class FakeView:
+        def update(self, q, qd, base_pose=None):
+            shown.append(base_pose)
+
+        def set_status(self, *a, **k):
+            pass
+
+    viewer = _Viewer(None, Namespace(floating_base=True), print)
+    viewer.model, viewer.view, viewer.q, viewer.qd, viewer.base_pose = (
+        model, FakeView(), model.neutral(), np.zeros(model.nv), None)
+    t = TransformStamped(child_frame_id=model.root_link)
+    t.transform.translation.x, t.transform.translation.z = 1.0, 0.5
+    t.transform.rotation.z = t.transform.rotation.w = np.sqrt(0.5)   # 90 deg about z
+    other = TransformStamped(child_frame_id='link3')
+    viewer.on_tf(TFMessage(transforms=[other, t]))
+    viewer.refresh()
+    expected = np.eye(4)
+    expected[:3, :3] = [[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
+    expected[:3, 3] = 1.0, 0.0, 0.5
+    assert len(shown) == 1 and np.allclose(shown[0], expected)
 
 
 def _need_browser():
@@ -346,9 +420,12 @@ def test_browser_sees_the_robot_on_ros_topics(graph, arm):
     desc.publish(String(data=xml))
     states = graph.node.create_publisher(JointState, '/joint_states', RELIABLE)
     markers = graph.node.create_publisher(MarkerArray, '/liemb_dynamics/markers', RELIABLE)
+    contacts = graph.node.create_publisher(MarkerArray, '/liemb_simulation/contact_markers',
+                                           RELIABLE)
     graph.spin_until(lambda: url in graph.output('view') and
                      states.get_subscription_count() > 0 and
-                     markers.get_subscription_count() > 0)
+                     markers.get_subscription_count() > 0 and
+                     contacts.get_subscription_count() > 0)
 
     def publish(q):
         states.publish(JointState(name=model.joint_names, position=list(q),
@@ -366,6 +443,11 @@ def test_browser_sees_the_robot_on_ros_topics(graph, arm):
         arrow.color.r, arrow.color.g, arrow.color.b, arrow.color.a = 0.9, 0.1, 0.1, 1.0
         arrow.scale.x, arrow.scale.y, arrow.scale.z = 0.02, 0.04, 0.06
         markers.publish(MarkerArray(markers=[arrow]))
+        dot = Marker(ns='contacts/tool0', id=1, type=Marker.SPHERE, action=Marker.ADD)
+        dot.pose.position = Point(x=0.3, y=-0.3, z=0.0)
+        dot.scale.x = dot.scale.y = dot.scale.z = 0.08
+        dot.color.r, dot.color.b, dot.color.a = 1.0, 1.0, 1.0
+        contacts.publish(MarkerArray(markers=[Marker(action=Marker.DELETEALL), dot]))
         publish(q + np.array([1.2, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]))
         time.sleep(1.5)
         second = _shot(page)
@@ -373,6 +455,7 @@ def test_browser_sees_the_robot_on_ros_topics(graph, arm):
     moved = np.linalg.norm(_centroid(first) - _centroid(second))
     assert moved > 3.0, f'joint_states did not move the arm on screen ({moved:.2f} pixels)'
     assert _reds(first) < 20 < 100 < _reds(second), 'no marker arrow drawn'
+    assert _near(first, MAGENTA) < 20 < 100 < _near(second, MAGENTA), 'no contact point drawn'
     foreign = [u for u in requests if not u.startswith(url)]
     assert requests and not foreign, f'requests outside loopback: {foreign}'
 

@@ -4,10 +4,13 @@
 A node ``liemb_view`` takes the robot from a file or shipped name (``liemb view ROBOT``) or
 from the ``robot_description`` topic (transient local, as robot_state_publisher and the
 simulation node publish it; a new description rebuilds the scene), moves it with
-``joint_states`` (merged by name; unknown joints ignored, NaN messages dropped) and draws
-the arrows of the dynamics node's ``~/markers`` (``visualization_msgs/MarkerArray``, ARROW
-markers with two points; ``--markers`` names the topic).  Until joint states arrive the page's
-joint sliders move the robot, as joint_state_publisher_gui would.
+``joint_states`` (merged by name; unknown joints ignored, NaN messages dropped), places a
+floating base (``--floating-base`` or a URDF floating joint) where ``/tf`` puts its root link,
+and draws the ARROW (two points) and SPHERE markers of ``visualization_msgs/MarkerArray``
+topics: the dynamics node's ``~/markers`` (twists, wrenches) and the simulation node's
+``~/contact_markers`` (contact forces and points) by default, ``--markers TOPIC`` for others.
+Until joint states arrive the page's joint sliders move the robot, as
+joint_state_publisher_gui would.
 """
 import math
 import sys
@@ -18,6 +21,7 @@ import numpy as np
 from ..view import RobotView, ViewError
 
 RATE = 30.0   # scene updates per second at most
+MARKERS = ('/liemb_dynamics/markers', '/liemb_simulation/contact_markers')
 
 
 class _Viewer:
@@ -30,7 +34,8 @@ class _Viewer:
         self.text = None
         self.dirty = False
         self.driven = False
-        self.markers = {}
+        self.markers = {}     # (topic, ns, id) -> ('arrow' | 'sphere', points, colour, scale)
+        self.drawn = set()    # (kind, name) drawn in the scene
 
     def set_robot(self, xml, where, base_dir=None):
         from ..model import URDFError, load_urdf_string
@@ -38,7 +43,8 @@ class _Viewer:
             return
         self.text = xml
         try:
-            model = load_urdf_string(xml, source=where)
+            model = load_urdf_string(xml, source=where,
+                                     floating_base=self.args.floating_base or None)
         except URDFError as exc:
             self.log(f'liemb view: cannot use the robot from {where}: {exc}; waiting for '
                      'another description')
@@ -51,6 +57,7 @@ class _Viewer:
                               log=self.log)
         self.view.add_sliders()
         self.q, self.qd = model.neutral(), np.zeros(model.nv)
+        self.base_pose = None
         self.index = {n: i for i, n in enumerate(model.joint_names)}
         print(f'liemb view: {model.name} from {where} at {self.view.url} (open it in a '
               'browser; Ctrl-C stops)', flush=True)
@@ -72,35 +79,66 @@ class _Viewer:
                     self.qd[off + j] = vel[k]
         self.driven = self.dirty = True
 
-    def on_markers(self, msg):
+    def on_tf(self, msg):
+        from .conversions import pose_matrix
+        if self.model is None or not self.model.floating:
+            return
+        for t in msg.transforms:
+            if t.child_frame_id == self.model.root_link:
+                from geometry_msgs.msg import Point, Pose
+                p = t.transform.translation
+                pose = Pose(position=Point(x=p.x, y=p.y, z=p.z),
+                            orientation=t.transform.rotation)
+                try:
+                    self.base_pose = pose_matrix(pose)
+                except ValueError:   # no rotation: dropped, as other bad input
+                    continue
+                self.dirty = True
+
+    def on_markers(self, topic, msg):
         from visualization_msgs.msg import Marker
         for m in msg.markers:
             if m.action == Marker.DELETEALL:
-                self.markers.clear()
+                self.markers = {k: v for k, v in self.markers.items() if k[0] != topic}
                 continue
-            key = (m.ns, m.id)
-            if m.action == Marker.DELETE or m.type != Marker.ARROW or len(m.points) != 2:
+            key = (topic, m.ns, m.id)
+            if m.action == Marker.DELETE:
                 self.markers.pop(key, None)
-                continue
-            self.markers[key] = ([[p.x, p.y, p.z] for p in m.points],
-                                 [m.color.r, m.color.g, m.color.b],
-                                 (m.scale.x, m.scale.y, m.scale.z))
+            elif m.type == Marker.ARROW and len(m.points) == 2:
+                self.markers[key] = ('arrow', [[p.x, p.y, p.z] for p in m.points],
+                                     [m.color.r, m.color.g, m.color.b],
+                                     (m.scale.x, m.scale.y, m.scale.z))
+            elif m.type == Marker.SPHERE:
+                p = m.pose.position
+                self.markers[key] = ('sphere', [p.x, p.y, p.z],
+                                     [m.color.r, m.color.g, m.color.b], m.scale.x)
         self.dirty = True
 
     def refresh(self):
         if self.view is None or not self.dirty:
             return
         self.dirty = False
+        if self.driven or self.base_pose is not None:
+            self.view.update(self.q, self.qd, base_pose=self.base_pose)
         if self.driven:
-            self.view.update(self.q, self.qd)
             self.view.set_status('driven by joint_states', key='source')
-        for ns in sorted({ns for ns, _ in self.markers}):
-            items = [v for (n, _), v in sorted(self.markers.items()) if n == ns]
-            # RViz's ARROW with points: scale x shaft diameter, y head diameter, z head length
-            d, h, length = items[0][2]
-            self.view.set_arrows(ns, [p for p, _, _ in items], [c for _, c, _ in items],
-                                 shaft_radius=d / 2 or 0.004, head_radius=h / 2 or 0.01,
-                                 head_length=length or 0.02)
+        groups = {}
+        for (topic, ns, _), (kind, *item) in sorted(self.markers.items()):
+            groups.setdefault((kind, f'{topic.strip("/")}/{ns}'), []).append(item)
+        for kind, name in self.drawn - set(groups):
+            (self.view.set_arrows if kind == 'arrow' else self.view.set_points)(name, [], [])
+        for (kind, name), items in groups.items():
+            if kind == 'arrow':
+                # RViz's ARROW with points: scale x shaft diameter, y head diameter, z head
+                # length
+                d, h, length = items[0][2]
+                self.view.set_arrows(name, [p for p, _, _ in items], [c for _, c, _ in items],
+                                     shaft_radius=d / 2 or 0.004, head_radius=h / 2 or 0.01,
+                                     head_length=length or 0.02)
+            else:
+                self.view.set_points(name, [p for p, _, _ in items], [c for _, c, _ in items],
+                                     size=items[0][2] or 0.01)
+        self.drawn = set(groups)
 
 
 def run_view(args):
@@ -111,6 +149,7 @@ def run_view(args):
         from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
         from sensor_msgs.msg import JointState
         from std_msgs.msg import String
+        from tf2_msgs.msg import TFMessage
         from visualization_msgs.msg import MarkerArray
     except ImportError as exc:
         print(f'liemb view: ROS 2 is not installed in this Python ({exc}); use --simulate or '
@@ -150,7 +189,12 @@ def run_view(args):
             log(f'liemb view: waiting for the robot on {topic}')
         qos = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         node.create_subscription(JointState, 'joint_states', viewer.on_joint_state, qos)
-        node.create_subscription(MarkerArray, args.markers, viewer.on_markers, qos)
+        for topic in args.markers or MARKERS:
+            node.create_subscription(MarkerArray, topic,
+                                     lambda msg, t=topic: viewer.on_markers(t, msg), qos)
+        # best effort matches every publisher of frames (reliable or not)
+        node.create_subscription(TFMessage, '/tf', viewer.on_tf, QoSProfile(
+            depth=10, reliability=ReliabilityPolicy.BEST_EFFORT))
         end = math.inf if args.duration is None else time.monotonic() + args.duration
         last = 0.0
         while time.monotonic() < end:
