@@ -18,9 +18,10 @@ position limit are listed there too.  Three feeds move the robot:
 
 * a :class:`~liemb_ros.simulation.Simulator` stepped in real time in a thread
   (:class:`SimulationDriver`, ``liemb view --simulate ROBOT``, :func:`view_simulation`), with
-  pause and reset in the page;
-* ROS topics (:mod:`liemb_ros.ros.view_node`: ``robot_description``, ``joint_states`` and the
-  dynamics node's ``~/markers``), the RViz stand-in for a PyPI install;
+  pause, reset and the joints' transmitted forces (:func:`joint_wrench_arrows`) in the page;
+* ROS topics (:mod:`liemb_ros.ros.view_node`: ``robot_description``, ``joint_states``,
+  ``/tf`` for a floating base, the dynamics node's ``~/markers`` and the simulation node's
+  ``~/contact_markers``), the RViz stand-in for a PyPI install;
 * joint sliders in the page (:meth:`RobotView.add_sliders`) when nothing drives the robot.
 
 The page is self-contained (viser serves its client from the wheel); the server listens on
