@@ -105,7 +105,7 @@ from ..kinematics import forward_kinematics
 from ..simulation import (COORDINATES, INTEGRATORS, UPDATES, SimulationError, Simulator,
                           SimulationWarning)
 from .common import (LATCHED, STEADY, ConfigError, Preparation, RobotSource, declare, run,
-                     topic_token)
+                     settle_heap, topic_token)
 from .conversions import quaternion_xyzw, to_time
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -385,6 +385,7 @@ class SimulationNode(Node):
         self._timer = self.create_timer(1.0 / self.p('publish_rate'), self._tick,
                                         clock=STEADY)
         base = ', floating base' if model.floating else ''
+        settle_heap()   # no full garbage collection over the libraries in the loop
         self.get_logger().info(
             f"simulating '{model.name}' ({model.nq} joints{base}) from {where} with "
             f"{self.p('integrator')} at dt = {self.p('dt')} s in {self.p('coordinates')} "
