@@ -496,16 +496,26 @@ class ContactModel:
         return Cs, pairs[:nh], x[:nh], gap[:nh]
 
     def _jacobians(self, q, base, Cs, pairs):
-        """Hybrid Jacobians (links, 6, nv) of the pairs' links, each pair's slot, origins."""
-        links = self.point_link[pairs[:, 0]]
+        """
+        Hybrid Jacobians (links, 6, nv) of the pairs' links, each pair's slot, origins.
+
+        With the base at the identity (the Jacobian's fastest call), then turned by the
+        base's rotation R: a rigid motion of the whole robot turns every hybrid twist,
+        ``(ω, ṙ) → (R ω, R ṙ)``, while the base's body-fixed twist stays what it is.
+        """
+        links = self.point_link[pairs[:, 0]].tolist()
         slots, J = {}, []
-        for li in links.tolist():
+        names = self.model.link_names
+        for li in links:
             if li not in slots:
                 slots[li] = len(J)
-                J.append(jacobian(self.model, q, self.model.link_names[li], 'hybrid',
-                                  base_pose=base))
-        return (np.array(J), np.array([slots[li] for li in links.tolist()], dtype=np.int64),
-                Cs[links, :3, 3])
+                J.append(jacobian(self.model, q, names[li], 'hybrid'))
+        J = np.array(J)
+        if base is not None:
+            R = base[:3, :3]
+            J = np.einsum('ij,kajn->kain', R, J.reshape(len(J), 2, 3, -1)).reshape(J.shape)
+        return (J, np.array([slots[li] for li in links], dtype=np.int64),
+                Cs[self.point_link[pairs[:, 0]], :3, 3])
 
     def evaluate(self, q, V, base=None, forces=False, h=None, mass=None):
         """
@@ -546,11 +556,15 @@ class ContactModel:
         K = np.zeros((nv, nv) if jac else (0, 0))
         B = np.zeros((nv, nv) if jac else (0, 0))
         M = mass() if jac else None
+        try:
+            L = np.linalg.cholesky(M) if jac else K
+        except np.linalg.LinAlgError:
+            raise ValueError('the mass matrix is not positive definite') from None
         power, energy, touch, near = _contact(
             J, slot, r, x, pairs, gap, self.normals, self.point_mu,
             np.ascontiguousarray(V, dtype=float), self.stiffness, self.damping,
             self.friction_velocity, 0.0 if h is None else h,
-            np.linalg.inv(M) if jac else K, gen, F, K, B)
+            L, gen, F, K, B)
         out = []
         if forces:
             names = self.model.link_names
@@ -618,13 +632,14 @@ def _point_jacobian(J, r, x, Jx):
 
 
 @njit(cache=True)
-def _contact(J, slot, r, x, pairs, gap, normals, mu, V, k, b, vs, h, Minv, gen, F, K, B):
+def _contact(J, slot, r, x, pairs, gap, normals, mu, V, k, b, vs, h, L, gen, F, K, B):
     """
     Set the forces ``F`` (pairs, 3), ``gen += Σ J_xᵀ f``; with ``h > 0`` also ``K``, ``B``.
 
     Returns ``(power, energy, touch, near)``: the power of the forces less their springs
     ``k p n`` (damper, clamp, friction), ``Σ ½ k p²``, whether a pair touches, whether
-    one is in ``K``/``B`` (:meth:`ContactModel.evaluate`).
+    one is in ``K``/``B`` (:meth:`ContactModel.evaluate`).  ``L``: the Cholesky factor of
+    the mass matrix (``e·J_x M⁻¹ J_xᵀ e = |L⁻¹ J_xᵀ e|²``).
     """
     nv = V.shape[0]
     Jx = np.empty((3, nv))
@@ -689,14 +704,13 @@ def _contact(J, slot, r, x, pairs, gap, normals, mu, V, k, b, vs, h, Minv, gen, 
             if z > 1e-6:
                 for a in range(3):
                     et[a] /= s
-                for c in range(nv):     # u = J_xᵀ e, then e·J_x M⁻¹ u
-                    u[c] = Jx[0, c] * et[0] + Jx[1, c] * et[1] + Jx[2, c] * et[2]
                 inv_mass = 0.0
-                for c in range(nv):
-                    sm = 0.0
-                    for e in range(nv):
-                        sm += Minv[c, e] * u[e]
-                    inv_mass += u[c] * sm
+                for c in range(nv):     # u = L⁻¹ J_xᵀ e by forward substitution
+                    sm = Jx[0, c] * et[0] + Jx[1, c] * et[1] + Jx[2, c] * et[2]
+                    for e in range(c):
+                        sm -= L[c, e] * u[e]
+                    u[c] = sm / L[c, c]
+                    inv_mass += u[c] * u[c]
             if z <= 1e-6 or m * fn * h * inv_mass >= s:      # sticks within the step
                 for a in range(3):
                     for e in range(3):

@@ -643,6 +643,7 @@ class _JointCoordinates:
         # 'auto': a step that starts in a limit or reaches one is a ROS2 step
         self.limits_implicit = sim._auto_limits
         self.contact = sim.contact
+        self._cached = None     # (state, h, contacts) at the end of the last ROS2 step
         self.contact_implicit = sim.contact is not None and sim.damping_method_arg != 'explicit'
         self._stiff_limit = STIFF_FRACTION * STABILITY_LIMIT[sim.integrator]
         self._P = np.arange(m.nv - m.nq, m.nv, dtype=np.int64)   # joint entries of V
@@ -723,6 +724,13 @@ class _JointCoordinates:
         except IntegrationError as exc:
             raise ValueError(str(exc)) from None
 
+    def _contact_at(self, y, h):
+        """:meth:`ContactModel.evaluate` at ``y`` with the Jacobian for a step ``h``."""
+        base = y[:16].reshape(4, 4) if self.o else None
+        q = y[self._sq]
+        return self.contact.evaluate(q, y[self._sv], base, h=h, mass=lambda: mass_matrix(
+            self.model, q, base_pose=base, armature=self.sim.armature))
+
     def _contact_terms(self, h):
         """
         Return what a ROS2 step with the contacts needs, or None.
@@ -733,12 +741,11 @@ class _JointCoordinates:
         (:func:`~liemb_ros.contact.is_stiff`) is within :data:`STIFF_FRACTION` of the
         tableau's stability limit, where the explicit tableau keeps its order.
         """
-        y = self.y
-        base = y[:16].reshape(4, 4) if self.o else None
-        q = y[self._sq]
-        gen, pc, _, _, terms = self.contact.evaluate(
-            q, y[self._sv], base, h=h, mass=lambda: mass_matrix(
-                self.model, q, base_pose=base, armature=self.sim.armature))
+        y, cached, self._cached = self.y, self._cached, None
+        if cached is not None and cached[1] == h and np.array_equal(cached[0], y[:-1]):
+            gen, pc, _, _, terms = cached[2]      # the last ROS2 step ended here
+        else:
+            gen, pc, _, _, terms = self._contact_at(y, h)
         if terms is None:
             return None
         K, B, M = terms
@@ -799,8 +806,11 @@ class _JointCoordinates:
         if contact is not None:
             # the work by the trapezoidal rule on the step's ends, not on the stage y2:
             # a contact the step stops has a y2 far from the solution, and its damper's
-            # power there over-counts the dissipation several times
-            y1[-1] = y[-1] + 0.5 * h * (p0 + self._load(y1))
+            # power there over-counts the dissipation; the contacts at y1 (with their
+            # Jacobian) serve the next step too
+            at_y1 = self._contact_at(y1, h)
+            y1[-1] = y[-1] + 0.5 * h * (p0 + self._load(y1, at_y1[:2]))
+            self._cached = (y1[:-1].copy(), h, at_y1)
         self.y = y1
 
     def _w_solve(self, L, g, k, c, kq):
