@@ -270,12 +270,18 @@ def joint_wrench_arrows(model, q, qd, qdd, base_pose=None, scale=0.1 * TWIST_SCA
     from .dynamics import joint_wrenches
     from .kinematics import body_poses
     W = joint_wrenches(model, q, qd, qdd, base_pose=base_pose)
-    Cb = body_poses(model, q, base_pose=base_pose)
+    Cl = forward_kinematics(model, q, base_pose=base_pose)
+    Cb = None
     pts = np.empty((model.nq, 2, 3))
     for k in range(model.nq):
         b = int(np.nonzero(model.q_index == k)[0][-1])   # the joint's last body
-        start = Cb[b, :3, 3]
-        pts[k] = start, start + scale * (Cb[b, :3, :3] @ W[k, 3:])
+        name = model.body_names[b]
+        if name in model.link_ids:   # a URDF joint's child link: the body frame
+            C = Cl[model.link_ids[name]]
+        else:                        # a virtual body of a planar joint
+            Cb = body_poses(model, q, base_pose=base_pose) if Cb is None else Cb
+            C = Cb[b]
+        pts[k] = C[:3, 3], C[:3, 3] + scale * (C[:3, :3] @ W[k, 3:])
     return pts
 
 
@@ -443,11 +449,16 @@ class RobotView:
     def _show_twist(self, q, qd):
         rep, link = self.gui_representation.value, self.gui_link.value
         if not self.gui_twist.value:
-            if self._twist_handle is not None:
+            if self._twist_handle is not None and self._twist_handle.visible:
                 self._twist_handle.visible = False
             self._twist_v = None
             return
         pts, self._twist_v = twist_arrows(self.model, q, qd, link, rep, self.base_pose)
+        if self._twist_handle is not None and np.array_equal(pts, self._twist_points):
+            if not self._twist_handle.visible:
+                self._twist_handle.visible = True
+            return   # unchanged (paused): not sent again
+        self._twist_points = pts
         self._twist_handle = self.server.scene.add_arrows(
             '/twist', pts, np.array([ANGULAR_COLOR, LINEAR_COLOR]), shaft_radius=0.004,
             head_radius=0.01, head_length=0.02)
@@ -584,8 +595,9 @@ class SimulationDriver:
         tau = np.zeros(model.nv)
         tau[model.nv - model.nq:] = (applied - sim.damping * v
                                      - sim.friction * np.tanh(v / sim.friction_velocity))
+        armature = sim.armature if np.any(sim.armature) else None
         return forward_dynamics(model, sim.q, sim.qd, tau, base_pose=sim.base_pose,
-                                armature=sim.armature)
+                                armature=armature)
 
     def _show_wrenches(self, d):
         if not self.gui_wrenches.value:

@@ -17,7 +17,7 @@ import pytest
 
 from conftest import ros_importorskip
 
-rclpy, = ros_importorskip('rclpy')
+rclpy, _ = ros_importorskip('rclpy', 'mcap_ros2')
 from liemb_ros import record  # noqa: E402  (after the import check)
 
 pytestmark = pytest.mark.ros

@@ -30,7 +30,6 @@ SCENE = {'x': 240, 'y': 160, 'width': 700, 'height': 560}   # left of the contro
 ARGS = ['--headless', '--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader']
 SHOT = os.path.join(os.environ.get('TMPDIR', '/tmp'), 'liemb_view_test.png')  # for a look
 ORANGE = np.array([0.95, 0.45, 0.1])   # liemb_arm7's materials
-DARK = np.array([0.25, 0.25, 0.28])
 MAGENTA = np.array([1.0, 0.0, 1.0])   # the simulation node's contact points
 
 
@@ -132,27 +131,50 @@ def test_twist_arrows_where_each_representation_puts_them(arm, rep, rng):
     assert np.allclose(pts[1, 1] - start, v, atol=1e-6)
 
 
-def test_joint_wrench_arrows_hold_the_arm_at_rest(arm):
+PLANAR = """<robot name="slider"><link name="ground"/>
+  <joint name="plane" type="planar"><parent link="ground"/><child link="puck"/>
+    <axis xyz="0 0 1"/></joint>
+  <link name="puck"><inertial><mass value="2"/><inertia ixx="0.1" iyy="0.1" izz="0.1"
+    ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="pin" type="revolute"><parent link="puck"/><child link="arm"/>
+    <origin xyz="0.2 0 0"/><axis xyz="0 1 0"/>
+    <limit lower="-3" upper="3" effort="10" velocity="5"/></joint>
+  <link name="arm"><inertial><origin xyz="0 0 -0.1"/><mass value="1"/><inertia ixx="0.01"
+    iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+</robot>"""
+
+
+@pytest.mark.parametrize('robot', ['liemb_arm7', 'planar'])
+def test_joint_wrench_arrows_hold_the_robot_at_rest(arm, robot):
     """At rest the joints carry the weight beyond them: forces straight up, m g long."""
-    model, _ = arm
+    model = arm[0] if robot == 'liemb_arm7' else lm.load_urdf_string(PLANAR)
     q = model.random_configuration(5)
-    qd = np.zeros(model.nv)
-    pts = lv.joint_wrench_arrows(model, q, qd, np.zeros(model.nv), scale=1.0)
+    pts = lv.joint_wrench_arrows(model, q, np.zeros(model.nv), np.zeros(model.nv), scale=1.0)
     masses = model.inertia[:, 3, 3]   # the spatial inertia's mass entries, per body
+    Cb = lm.body_poses(model, q)
     for k in range(model.nq):
         b = int(np.nonzero(model.q_index == k)[0][-1])
         beyond = masses[model.support[:, b]].sum()   # bodies whose path passes through b
+        assert np.allclose(pts[k, 0], Cb[b, :3, 3])
         f = pts[k, 1] - pts[k, 0]
         assert np.allclose(f, [0.0, 0.0, 9.81 * beyond], atol=1e-9), (k, f, beyond)
-    # and the driver's accelerations are the Simulator's (no limits, no friction here)
+
+
+def test_driver_accelerations_are_the_simulators(arm):
+    """The accelerations behind the wrench arrows: what one short Simulator step does."""
     from liemb_ros.simulation import Simulator
-    sim = Simulator(model, q0=q, limits=False)
+    model = arm[0]
+    q = model.random_configuration(5)
+    qd0 = 0.3 * np.cos(np.arange(model.nv))   # damping and friction at work
+    sim = Simulator(model, q0=q, qd0=qd0, dt=1e-6, limits=False)
     view = lv.RobotView(model, arm[1], port=0)
     try:
         drv = lv.SimulationDriver(sim, view)
         tau = np.linspace(-1, 1, model.nq)
         qdd = drv.accelerations(tau)
-        assert np.allclose(qdd, lm.forward_dynamics(model, q, qd, tau, armature=sim.armature))
+        sim.step(tau, 1)
+        # one step of 1 us: q̈ changes within it by ~1e-4 of itself (joint7's stiff damping)
+        assert np.allclose(qdd, (sim.qd - qd0) / sim.dt, rtol=1e-3, atol=1e-3)
     finally:
         view.close()
 
@@ -288,6 +310,11 @@ def _near(img, color, tol=0.12):
     return int(_mask(img, color, tol).sum())
 
 
+def _darks(img):
+    """Count pixels of the arm's dark base: grey and darker than the grid's lines."""
+    return int(((img.max(axis=-1) < 0.3) & (np.ptp(img, axis=-1) < 0.08)).sum())
+
+
 def _reds(img):
     """Count red pixels (lit red: r well above g and b, g close to b; orange has g > b)."""
     r, g, b = img[..., 0], img[..., 1], img[..., 2]
@@ -370,9 +397,11 @@ def test_browser_sees_the_simulated_arm_move(arm):
         with _browser(drv.view.url, requests) as page:
             _wait_text(page, 'simulation t =')   # connected: our status arrived
             time.sleep(1.5)   # the scene fades in
-            first, t_first = _shot(page, SHOT), sim.t
-            time.sleep(1.5)
-            second, t_second = _shot(page), sim.t
+            shots, times = [_shot(page, SHOT)], [sim.t]
+            for _ in range(2):   # three frames: a sinusoid may come back in two
+                time.sleep(0.7)
+                shots.append(_shot(page))
+                times.append(sim.t)
             page.get_by_text('Pause').click()
             # messages arrive in order: once '(paused)' shows, the last pose has arrived
             _wait_text(page, '(paused)')
@@ -387,14 +416,15 @@ def test_browser_sees_the_simulated_arm_move(arm):
     finally:
         drv.stop()
         drv.view.close()
-    assert t_second > t_first + 0.5, 'the simulation did not run'
-    for img in (first, second):
-        assert _near(img, ORANGE) > 300, 'no orange links in the scene'
-        assert _near(img, DARK) > 100, 'no dark base in the scene'
+    assert times[2] > times[0] + 0.5, 'the simulation did not run'
+    for img in shots:   # about 600 orange and 600 dark pixels in this view
+        assert _near(img, ORANGE) > 150, 'no orange links in the scene'
+        assert _darks(img) > 150, 'no dark base in the scene'
     # where the orange links are on screen (edges flicker by a pixel between renders)
-    moved = np.linalg.norm(_centroid(first) - _centroid(second))
-    assert moved > 3.0, f'the arm did not move on screen ({moved:.2f} pixels)'
+    centres = [_centroid(img) for img in shots]
+    moved = max(np.linalg.norm(a - b) for a in centres for b in centres)
     still = np.linalg.norm(_centroid(paused[0]) - _centroid(paused[1]))
+    assert moved > 4.0, f'the arm did not move on screen ({moved:.2f} pixels)'
     assert t_paused[0] == t_paused[1] and still < 1.0, f'paused, moved {still:.2f} pixels'
     assert _reds(paused[1]) < 20 < 100 < _reds(wrenches), 'no joint wrench arrows'
     foreign = [u for u in requests if not u.startswith(drv.view.url)]
@@ -451,7 +481,7 @@ def test_browser_sees_the_robot_on_ros_topics(graph, arm):
         publish(q + np.array([1.2, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]))
         time.sleep(1.5)
         second = _shot(page)
-    assert _near(first, ORANGE) > 300 and _near(second, ORANGE) > 300
+    assert _near(first, ORANGE) > 150 and _near(second, ORANGE) > 150
     moved = np.linalg.norm(_centroid(first) - _centroid(second))
     assert moved > 3.0, f'joint_states did not move the arm on screen ({moved:.2f} pixels)'
     assert _reds(first) < 20 < 100 < _reds(second), 'no marker arrow drawn'
