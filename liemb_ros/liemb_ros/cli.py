@@ -149,7 +149,8 @@ def _start_viewer(robot, host, port, log_dir):
     log_path = os.path.join(log_dir, 'view.log')
     proc = _side_process('view', [robot, '--host', host, '--port', str(port)], log_path)
     shown = '127.0.0.1' if host == '0.0.0.0' else host
-    print(f'live 3D view: http://{shown}:{port}  (open it in a browser; log: {log_path})')
+    print(f'live 3D view: http://{shown}:{port}  (open it in a browser while the demo runs; '
+          f'--duration S runs longer; log: {log_path})')
     return proc
 
 
