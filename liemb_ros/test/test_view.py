@@ -335,6 +335,7 @@ def _browser(url, requests):
         try:
             page = browser.new_page(viewport={'width': 1280, 'height': 720})
             page.on('request', lambda r: requests.append(r.url))
+            page.on('websocket', lambda ws: requests.append(ws.url))
             page.route('**/*', lambda route: route.continue_()
                        if route.request.url.startswith(url) else route.abort())
             page.goto(url)
@@ -342,6 +343,15 @@ def _browser(url, requests):
             yield page
         finally:
             browser.close()
+
+
+def _only_loopback(requests):
+    """The page and its websocket came from 127.0.0.1 and nothing else was asked for."""
+    from urllib.parse import urlparse
+    assert any(u.startswith('http://127.0.0.1:') for u in requests), requests
+    assert any(u.startswith('ws://127.0.0.1:') for u in requests), requests
+    foreign = [u for u in requests if urlparse(u).hostname != '127.0.0.1']
+    assert not foreign, f'requests outside loopback: {foreign}'
 
 
 def _wait_text(page, text):
@@ -379,6 +389,7 @@ def test_browser_draws_primitives_as_urdf_places_them():
     height, width = np.ptp(red, axis=0)
     assert height > 3 * width, f'the cylinder is not upright ({height} x {width} pixels)'
     assert red[:, 0].min() < green[:, 0].min(), 'the cylinder does not rise above the box'
+    _only_loopback(requests)
 
 
 def test_browser_sees_the_simulated_arm_move(arm):
@@ -427,8 +438,7 @@ def test_browser_sees_the_simulated_arm_move(arm):
     assert moved > 4.0, f'the arm did not move on screen ({moved:.2f} pixels)'
     assert t_paused[0] == t_paused[1] and still < 1.0, f'paused, moved {still:.2f} pixels'
     assert _reds(paused[1]) < 20 < 100 < _reds(wrenches), 'no joint wrench arrows'
-    foreign = [u for u in requests if not u.startswith(drv.view.url)]
-    assert requests and not foreign, f'requests outside loopback: {foreign}'
+    _only_loopback(requests)
 
 
 @pytest.mark.ros
@@ -486,8 +496,7 @@ def test_browser_sees_the_robot_on_ros_topics(graph, arm):
     assert moved > 3.0, f'joint_states did not move the arm on screen ({moved:.2f} pixels)'
     assert _reds(first) < 20 < 100 < _reds(second), 'no marker arrow drawn'
     assert _near(first, MAGENTA) < 20 < 100 < _near(second, MAGENTA), 'no contact point drawn'
-    foreign = [u for u in requests if not u.startswith(url)]
-    assert requests and not foreign, f'requests outside loopback: {foreign}'
+    _only_loopback(requests)
 
 
 def test_liemb_view_simulate_command():
