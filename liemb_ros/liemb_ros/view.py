@@ -57,6 +57,8 @@ MISSING_COLOR = (1.0, 0.0, 1.0)
 LINEAR_COLOR, ANGULAR_COLOR, FORCE_COLOR = (0.1, 0.4, 1.0), (1.0, 0.6, 0.0), (0.9, 0.1, 0.1)
 #: metres of arrow per m/s or rad/s (the dynamics node's default ``marker_scale``)
 TWIST_SCALE = 0.2
+#: contact force arrows: metres per newton and colour (as the simulation node's markers)
+CONTACT_SCALE, CONTACT_COLOR = 0.001, (1.0, 0.4, 0.0)
 
 
 class ViewError(RuntimeError):
@@ -599,6 +601,21 @@ class SimulationDriver:
         return forward_dynamics(model, sim.q, sim.qd, tau, base_pose=sim.base_pose,
                                 armature=armature)
 
+    def show_contacts(self):
+        """
+        Draw the simulation's ground contacts; return how many there are.
+
+        A magenta dot at each contact point and an arrow of the force on the robot,
+        :data:`CONTACT_SCALE` metres per newton (the simulation node's contact markers).
+        """
+        contacts = self.sim.contacts() if getattr(self.sim, 'contact', None) else []
+        points = [c.point for c in contacts]
+        self.view.set_points('contacts', points, [MISSING_COLOR] * len(points), size=0.02)
+        self.view.set_arrows('contact_forces',
+                             [(c.point, c.point + CONTACT_SCALE * c.force) for c in contacts],
+                             [CONTACT_COLOR] * len(points))
+        return len(contacts)
+
     def _show_wrenches(self, d):
         if not self.gui_wrenches.value:
             self.view.set_arrows('joint_wrenches', [], [])
@@ -613,6 +630,7 @@ class SimulationDriver:
 
     def _run(self):
         sim, period = self.sim, 1.0 / self.rate
+        has_contact = getattr(sim, 'contact', None) is not None
         n = max(1, int(round(self.chunk / sim.dt)))
         wall0, t0 = time.monotonic(), sim.t
         while not self._stop.is_set():
@@ -639,10 +657,12 @@ class SimulationDriver:
             d = sim.diagnostics()
             self.view.update(sim.q, sim.qd, sim.base_pose, in_limit=d['in_limit'])
             self._show_wrenches(d)
+            n_contacts = self.show_contacts()
             state = ('paused' if self.gui_pause.value else
                      f'stopped: {self.error}' if self.error else 'running')
             self.view.set_status(f"simulation t = {sim.t:.2f} s ({state})  \n"
-                                 f"energy balance error {d['energy_balance_error']:.2e} J",
+                                 f"energy balance error {d['energy_balance_error']:.2e} J"
+                                 + (f'  \ncontacts: {n_contacts}' if has_contact else ''),
                                  key='sim')
             self._stop.wait(max(0.0, period - (time.monotonic() - frame_start)))
 
@@ -679,6 +699,9 @@ def add_arguments(parser):
                         help='run a Simulator in this process and show it (no ROS needed)')
     parser.add_argument('--floating-base', action='store_true',
                         help='make the root link a floating SE(3) base (--simulate, --sliders)')
+    parser.add_argument('--contact', action='store_true',
+                        help="--simulate: ground contact of the URDF's collision geometry with "
+                             'the plane z = 0 (liemb_ros.contact)')
     parser.add_argument('--sliders', action='store_true',
                         help='no simulation and no ROS: move the joints with sliders')
     parser.add_argument('--host', default=DEFAULT_HOST,
@@ -744,7 +767,20 @@ def run(args):
     if args.simulate:
         from .demo import sample_configuration
         from .simulation import Simulator
-        sim = Simulator(model, q0=sample_configuration(model))
+        contact = None
+        if args.contact:
+            from .contact import ContactModel
+            try:
+                contact = ContactModel(model, xml, urdf_path=path)
+            except ValueError as exc:
+                print(f'liemb view: no ground contact for {model.name}: {exc}', file=sys.stderr)
+                view.close()
+                return 2
+        base = None
+        if model.floating:   # stand it above the ground
+            base = np.eye(4)
+            base[2, 3] = 0.5
+        sim = Simulator(model, q0=sample_configuration(model), base_pose=base, contact=contact)
         torque = (gravity_hold(model, args.amplitude * np.where(
             np.isfinite(model.effort_limit) & (model.effort_limit > 0),
             model.effort_limit, 10.0)) if args.torque == 'gravity' else None)

@@ -179,6 +179,32 @@ def test_driver_accelerations_are_the_simulators(arm):
         view.close()
 
 
+BALL = """<robot name="ball"><link name="ball"><inertial><mass value="1"/><inertia
+    ixx="0.004" iyy="0.004" izz="0.004" ixy="0" ixz="0" iyz="0"/></inertial>
+  <visual><geometry><sphere radius="0.1"/></geometry></visual>
+  <collision><geometry><sphere radius="0.1"/></geometry></collision></link></robot>"""
+
+
+def test_driver_draws_ground_contacts():
+    """A ball on the ground: one contact, its point on the plane, pushed up by m g."""
+    from liemb_ros.contact import ContactModel
+    from liemb_ros.simulation import Simulator
+    model = lm.load_urdf_string(BALL, floating_base=True)
+    C = np.eye(4)
+    C[2, 3] = 0.1
+    sim = Simulator(model, base_pose=C, contact=ContactModel(model, BALL))
+    sim.step(None, 500)
+    view = lv.RobotView(model, BALL, port=0)
+    try:
+        drv = lv.SimulationDriver(sim, view)
+        assert drv.show_contacts() == 1
+        (c,) = sim.contacts()
+        assert abs(c.point[2]) < 1e-9 and np.allclose(c.force, [0, 0, 9.81], atol=0.05)
+        assert view._point_sets == {'contacts'} and 'contact_forces' in view._arrow_sets
+    finally:
+        view.close()
+
+
 def test_gravity_hold_drives_the_joints_of_a_floating_base(arm):
     model = lm.load_urdf_string(arm[1], floating_base=True)
     q = model.random_configuration(3)
