@@ -19,6 +19,7 @@ rclpy, _ = ros_importorskip('rclpy', 'geometry_msgs.msg')
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from geometry_msgs.msg import WrenchStamped  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
+from conftest import erd_path  # noqa: E402
 from ros_graph import Latest, diagnostics, node_argv  # noqa: E402
 from visualization_msgs.msg import Marker, MarkerArray  # noqa: E402
 
@@ -93,3 +94,26 @@ def test_contact_that_cannot_work_exits_with_the_reason(tmp_path, geometry, extr
     assert res.returncode == 1, res.stdout + res.stderr
     assert words in res.stdout + res.stderr
     assert 'Traceback' not in res.stdout + res.stderr
+
+
+def test_liemb_launch_stand_solo12_stands(graph):
+    """
+    ``liemb launch stand robot:=solo12.urdf``: the quadruped, dropped 5 mm, stands on its
+    feet under the simulation's joint PD posture hold and the dynamics node's gravity
+    compensation (fed with the odometry): base height in the band of the Simulator test.
+    """
+    graph.start('stand', ['liemb_simulation', 'liemb_dynamics'],
+                ['liemb_simulation:publish_clock:=true'],      # stamps: simulation time
+                launch_args={'robot': erd_path('solo12')})
+    odom = Latest(graph, Odometry, '/liemb_simulation/odom')
+    wrenches = Latest(graph, WrenchStamped, '/liemb_simulation/contacts')
+    # a cold numba cache compiles both nodes' floating-base kernels first (minutes)
+    graph.spin_until(lambda: odom.msgs and _t(odom.msgs[-1]) > 4.0, timeout=900)
+    late = [m.pose.pose.position for m in odom.msgs if _t(m) > 1.0]
+    zs = [p.z for p in late]
+    assert 0.215 < min(zs) and max(zs) < 0.230, (min(zs), max(zs))
+    assert max(abs(p.x) + abs(p.y) for p in late) < 5e-3
+    feet = {w.header.frame_id for w in wrenches.msgs[-20:]}
+    assert feet == {'FL_FOOT', 'FR_FOOT', 'HL_FOOT', 'HR_FOOT'}, feet
+    out = graph.output()
+    assert 'Traceback' not in out and 'simulation stopped' not in out, out

@@ -55,7 +55,11 @@ it in the link frame about its origin, as a force-torque sensor there would read
 per contact along its force, 1 cm per ``contact_marker_scale`` N, and a sphere at the
 contact point); ``/diagnostics`` counts the contacts and their springs' energy.  Geometry
 or parameters that cannot work (a missing mesh, a NaN ``<mu1>``) end the process with
-the link named, like any other bad parameter.
+the link named, like any other bad parameter.  A floating base starts at
+``initial_base_pose`` (x, y, z and optionally roll, pitch, yaw).  ``joint_hold_stiffness``
+and ``joint_hold_damping`` add a PD posture hold towards the initial positions to every
+joint at every step (the motor drivers of a legged robot: ``liemb launch stand``, where
+the dynamics node adds the gravity compensation); ``joint_states`` reports it in the effort.
 
 Velocity and position commands (fixed-base robots): ``~/velocity_command`` and
 ``~/position_command`` (``std_msgs/Float64MultiArray`` in ``command_joints`` order, what
@@ -99,7 +103,7 @@ from std_srvs.srv import SetBool, Trigger
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
-from ..contact import MESH_MODES, ContactModel
+from ..contact import MESH_MODES, ContactModel, rpy_matrix
 from ..dynamics import inverse_dynamics
 from ..kinematics import forward_kinematics
 from ..simulation import (COORDINATES, INTEGRATORS, UPDATES, SimulationError, Simulator,
@@ -183,6 +187,13 @@ class SimulationNode(Node):
              '[0.0] = neutral)', DA, ro),
             ('initial_velocities', [], 'joint velocities at start (empty or [0.0] = zero)',
              DA, ro),
+            ('initial_base_pose', [], 'floating base pose at start and on reset: [x, y, z] '
+             'or [x, y, z, roll, pitch, yaw] (m, rad; empty: the world origin)', DA, ro),
+            ('joint_hold_stiffness', 0.0, 'PD posture hold of every joint towards '
+             'initial_positions, as a legged robot\'s motor drivers: stiffness [N m/rad] '
+             '(0: none)', D, dict(ro, lo=0.0, hi=1e6)),
+            ('joint_hold_damping', 0.0, 'damping [N m s/rad] of the joint PD posture hold', D,
+             dict(ro, lo=0.0, hi=1e6)),
             ('real_time_factor', 1.0, 'simulated seconds per wall-clock second; 0 = as '
              'fast as possible', D, dict(lo=0.0, hi=1000.0)),
             ('publish_rate', 100.0, 'joint_states and /tf messages per wall-clock second',
@@ -210,6 +221,7 @@ class SimulationNode(Node):
              dict(ro, lo=0.05, hi=60.0))))
         self.sim = None
         self.model = None
+        self._hold = None
         self._candidate = self._preparing = None
         self.paused = False
         self.error = None
@@ -230,7 +242,9 @@ class SimulationNode(Node):
                              'contact_stiffness', 'contact_damping', 'contact_friction',
                              'contact_friction_velocity', 'contact_marker_scale',
                              'test_torque_amplitude', 'test_torque_frequency',
-                             'initial_positions', 'initial_velocities', 'damping'])
+                             'initial_positions', 'initial_velocities', 'damping',
+                             'initial_base_pose', 'joint_hold_stiffness',
+                             'joint_hold_damping'])
         self.sim_time = self.p('publish_clock') or self.p('use_sim_time')
         if self.p('use_sim_time') and not self.p('publish_clock'):
             self.get_logger().info('use_sim_time: this node publishes /clock')
@@ -366,6 +380,9 @@ class SimulationNode(Node):
         if self._timer is not None:
             self.destroy_timer(self._timer)
         self.sim, self.model, self._command_order = sim, model, command_order
+        K, D = self.p('joint_hold_stiffness'), self.p('joint_hold_damping')
+        self._hold = (K, D, sim.q.copy()) if K > 0 or D > 0 else None
+        self._hold_tau = np.zeros(model.nq)
         self.error, self._command, self._command_time = None, None, None
         self._drive = None
         for sub in self._wrench_subs:
@@ -407,6 +424,18 @@ class SimulationNode(Node):
                 raise ValueError(f'initial_velocities has {qd0.size} values; the robot has '
                                  f'{model.nq} joints')
             out['qd0'] = np.concatenate([np.zeros(model.nv - model.nq), qd0])
+        pose = np.asarray(self.p('initial_base_pose'), dtype=float)
+        if pose.size:
+            if not model.floating:
+                raise ValueError('initial_base_pose needs a floating base (floating_base: true)')
+            if pose.size not in (3, 6):
+                raise ValueError(f'initial_base_pose has {pose.size} values; expected 3 (x y z) '
+                                 'or 6 (x y z roll pitch yaw)')
+            C = np.eye(4)
+            C[:3, 3] = pose[:3]
+            if pose.size == 6:
+                C[:3, :3] = rpy_matrix(pose[3:])
+            out['base_pose'] = C
         return out
 
     @staticmethod
@@ -586,19 +615,32 @@ class SimulationNode(Node):
         d['q_ref'] = d['q_ref'] + qd_ref * sim.dt
         return d['tau']
 
+    def hold_torque(self):
+        """Return the joint PD posture hold's torque ``K (q_0 - q) - D q̇`` now."""
+        K, D, q_ref = self._hold
+        sim = self.sim
+        self._hold_tau = K * (q_ref - sim.q) - D * sim.qd[self.model.nv - self.model.nq:]
+        return self._hold_tau
+
     def _advance(self, seconds, span=0.0):
         """Advance ``seconds`` of simulation time over the last ``span`` wall-clock seconds."""
         sim = self.sim
         n = max(1, int(round(seconds / sim.dt)))
         if self._wrenches or self._wrench_on:
             self._apply_wrenches()
+        hold = self._hold is not None
         try:
-            if self._drive is None:
+            if self._drive is None and not hold:
                 sim.step(self.applied_torque(sim.t), n=n)
             now = time.monotonic()
-            for k in range(n if self._drive is not None else 0):
+            for k in range(n if self._drive is not None or hold else 0):
                 wall = now - span * (n - 1 - k) / n
-                sim.step(self.drive_torque(wall) + self.applied_torque(sim.t))
+                tau = self.applied_torque(sim.t)
+                if self._drive is not None:
+                    tau = tau + self.drive_torque(wall)
+                if hold:
+                    tau = tau + self.hold_torque()
+                sim.step(tau)
         except SimulationError as exc:
             self.error = str(exc)
             self.get_logger().error(f'simulation stopped: {exc} (call ~/reset to restart)')
@@ -644,6 +686,8 @@ class SimulationNode(Node):
         effort = self.applied_torque(sim.t)
         if self._drive is not None:
             effort = effort + self._drive['tau']
+        if self._hold is not None:
+            effort = effort + self._hold_tau
         js.effort = np.clip(effort, -sim.effort_limit, sim.effort_limit).tolist()   # applied
         self.pub_js.publish(js)
         if self.p('publish_tf'):
