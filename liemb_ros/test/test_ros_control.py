@@ -8,10 +8,11 @@ against the analytic motion below 1e-3 rad) with the arm carrying its rated 2 kg
 (a link fixed to tool0 in the simulation's URDF, payload parameters on the dynamics node);
 told no payload the arm sags, told the right one it is back.  cartesian_impedance (``liemb
 launch sim mode:=cartesian_impedance``) brings the tool towards a target pose (friction
-leaves millimetres; with its feed-forward on, the tool gets there) and, with the simulation's friction off, holds the tool ``K⁻¹F`` off
-its target under a constant force on the simulation's ``~/external_wrench/tool0`` (2 %);
-bad trajectories, targets and gains are refused with a reason while the node keeps
-commanding.  ``liemb launch control`` tracks the shipped demo trajectory.
+leaves millimetres; with its feed-forward on, the tool gets there) and, with the
+simulation's friction off, holds the tool ``K⁻¹F`` off its target under a constant force
+on the simulation's ``~/external_wrench/tool0`` (2 %); bad trajectories, targets and gains
+are refused with a reason while the node keeps commanding.  ``liemb launch control``
+tracks the shipped demo trajectory.  The same on example-robot-data's Panda.
 """
 import time
 
