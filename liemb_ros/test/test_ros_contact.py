@@ -117,3 +117,22 @@ def test_liemb_launch_stand_solo12_stands(graph):
     assert feet == {'FL_FOOT', 'FR_FOOT', 'HL_FOOT', 'HR_FOOT'}, feet
     out = graph.output()
     assert 'Traceback' not in out and 'simulation stopped' not in out, out
+
+
+def test_unusable_description_on_the_topic_keeps_the_node_running(graph):
+    """A description whose collision mesh cannot be found: logged with the link, then the next."""
+    from liemb_ros.ros.common import LATCHED
+    from std_msgs.msg import String
+    graph.run('sim', node_argv('simulation', [
+        'floating_base:=true', 'contact:=true', 'diagnostics_period:=0.2',
+        'wait_for_command:=false']))
+    diags = Latest(graph, DiagnosticArray, '/diagnostics')
+    pub = graph.node.create_publisher(String, '/robot_description', LATCHED)
+    pub.publish(String(data=BALL.format('<mesh filename="package://no_such_package/m.stl"/>',
+                                        '')))
+    graph.spin_until(lambda: "link 'ball': collision mesh" in (
+        diagnostics(diags.msgs, 'liemb_simulation')[1] or ''))
+    pub.publish(String(data=BALL.format(SPHERE, '')))
+    graph.spin_until(lambda: diagnostics(diags.msgs, 'liemb_simulation')[2].get(
+        'links_in_contact') is not None)
+    assert 'Traceback' not in graph.output('sim'), graph.output('sim')
