@@ -308,3 +308,21 @@ def test_solo12_stands_for_ten_seconds():
           f"energy balance {sim.diagnostics()['energy_balance_error']:.3g} J")
     if os.environ.get('LIEMB_STRICT_TIMING') == '1':
         assert rtf >= 5.0
+
+
+def test_box_pushed_into_a_wall_rests_on_two_planes():
+    """Two planes: a 2 kg box pushed by 20 N (μ m g = 9.8 N) into a wall at x = 0.5 m."""
+    xml = box_urdf(mu=0.5)
+    model = lm.load_urdf_string(xml, floating_base=True)
+    cm = ContactModel(model, xml, planes=[((0, 0, 1), 0.0), ((-1, 0, 0), -0.5)])
+    sim = Simulator(model, contact=cm, base_pose=pose(0.05 - 2.0 * G / (4 * cm.stiffness)))
+    sim.set_wrench('body', [0, 0, 0, 20.0, 0, 0], frame='world')
+    sim.step(n=1500)
+    # the four corners of the box's face on the wall share the 20 N
+    assert sim.base_pose[0, 3] == pytest.approx(0.4 + 20.0 / (4 * cm.stiffness), abs=2e-5)
+    assert np.max(np.abs(sim.qd)) < 1e-4
+    total = {0: np.zeros(3), 1: np.zeros(3)}
+    for c in sim.contacts():
+        total[c.plane] += c.force
+    assert np.allclose(total[1], [-20.0, 0, 0], atol=0.01)
+    assert np.allclose(total[0], [0, 0, 2.0 * G], atol=0.01)
