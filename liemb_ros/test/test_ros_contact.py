@@ -96,6 +96,7 @@ def test_contact_that_cannot_work_exits_with_the_reason(tmp_path, geometry, extr
     assert 'Traceback' not in res.stdout + res.stderr
 
 
+@pytest.mark.slow
 def test_liemb_launch_stand_solo12_stands(graph):
     """
     ``liemb launch stand robot:=solo12.urdf``: the quadruped, dropped 5 mm, stands on its
