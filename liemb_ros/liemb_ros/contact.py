@@ -51,7 +51,6 @@ friction's slope) are provided by :meth:`ContactModel.evaluate`.
 """
 import os
 import struct
-import sys
 import xml.etree.ElementTree as ET
 from collections import namedtuple
 
@@ -59,6 +58,7 @@ import numpy as np
 from numba import njit
 
 from .kinematics import forward_kinematics, jacobian
+from .resources import resolve_mesh
 
 #: default time constant ``τ_c`` [s] of the contact spring-damper (MuJoCo's default is 0.02 s;
 #: this one sinks a resting body 16 times less and still steps stably at 1 ms, implicitly)
@@ -139,43 +139,6 @@ def read_mesh_vertices(path):
     if v.ndim != 2 or len(v) == 0 or not np.all(np.isfinite(v)):
         raise ContactError(f'{path}: no finite vertices')
     return v
-
-
-def resolve_mesh(filename, urdf_path=None):
-    """
-    Return the file of a mesh URI, or None when it cannot be found.
-
-    ``package://pkg/rest``: ``pkg``'s ament share directory, a folder named ``pkg`` above
-    the URDF file, ``share/pkg`` under the Python prefix, ``AMENT_PREFIX_PATH`` or a cmeel
-    prefix on ``sys.path`` (pip wheels such as example-robot-data); ``file://`` and plain
-    paths: as they are, relative ones relative to the URDF's folder.
-    """
-    if filename.startswith('package://'):
-        pkg, _, rest = filename[len('package://'):].partition('/')
-        bases = []
-        try:
-            from ament_index_python.packages import get_package_share_directory
-            bases.append(get_package_share_directory(pkg))
-        except Exception:   # not a ROS install, or pkg not in the ament index
-            pass
-        if urdf_path:
-            d = os.path.dirname(os.path.abspath(urdf_path))
-            while d and d != os.path.dirname(d):
-                if os.path.basename(d) == pkg:
-                    bases.append(d)
-                d = os.path.dirname(d)
-        prefixes = [sys.prefix] + [p for p in os.environ.get('AMENT_PREFIX_PATH', '').split(
-            os.pathsep) if p] + [os.path.join(p, 'cmeel.prefix') for p in sys.path if p]
-        bases += [os.path.join(p, 'share', pkg) for p in prefixes]
-        for b in bases:
-            cand = os.path.join(b, rest)
-            if os.path.isfile(cand):
-                return cand
-        return None
-    path = filename[len('file://'):] if filename.startswith('file://') else filename
-    if not os.path.isabs(path) and urdf_path:
-        path = os.path.join(os.path.dirname(os.path.abspath(urdf_path)), path)
-    return path if os.path.isfile(path) else None
 
 
 def _farthest_points(v, k):
@@ -289,7 +252,8 @@ def collision_geometry(urdf, *, mesh='points', mesh_points=32, urdf_path=None):
                 rad = np.zeros(len(pts))
             elif shape.tag == 'mesh':
                 fn = shape.get('filename') or ''
-                file = resolve_mesh(fn, path) if fn else None
+                folder = os.path.dirname(os.path.abspath(path)) if path else None
+                file = resolve_mesh(fn, folder)[0] if fn else None
                 if file is None:
                     raise ContactError(f"link '{name}': collision mesh {fn!r} not found; "
                                        "leave the link out of the contacts (links) or give "

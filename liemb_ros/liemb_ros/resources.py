@@ -5,7 +5,8 @@ Looked up, in order: the ament index share directory (a colcon / ROS install), t
 ``share/liemb_ros`` folder of the Python prefix (a pip install), and the source tree
 (an editable install or a checkout).  :func:`read_robot_description` turns a robot
 argument (a file or a shipped robot's name, URDF or xacro) into the URDF text that
-robot_state_publisher and the nodes receive.
+robot_state_publisher and the nodes receive.  :func:`resolve_mesh` finds the file of a
+URDF mesh URI (the view draws it, the contact model samples it).
 """
 import os
 import sys
@@ -113,3 +114,47 @@ def read_robot_description(robot, xacro_args=None):
 
     path = robot_path(os.fspath(robot))
     return read_urdf_file(path, xacro_args), path
+
+
+def resolve_mesh(filename, base_dir=None, package_dirs=()):
+    """
+    Return the file a URDF mesh ``filename`` names, and the places looked in.
+
+    ``package://PKG/rest``, in order: ``DIR/PKG/rest`` and ``DIR/rest`` (``DIR`` named
+    ``PKG``) for each of ``package_dirs``; the installed package's share folder (ament
+    index); a folder named ``PKG`` above ``base_dir``; ``share/PKG`` under the Python
+    prefix, each ``AMENT_PREFIX_PATH`` entry and each ``cmeel.prefix`` on ``sys.path``
+    (pip wheels such as example-robot-data).  ``file://`` and absolute paths as they are;
+    relative paths against ``base_dir`` (the URDF's folder), then each of ``package_dirs``.
+    Returns ``(path or None, tried)``.
+    """
+    tried = []
+    if filename.startswith('package://'):
+        pkg, _, rest = filename[len('package://'):].partition('/')
+        for d in package_dirs:
+            tried.append(os.path.join(d, pkg, rest))
+            if os.path.basename(os.path.normpath(d)) == pkg:
+                tried.append(os.path.join(d, rest))
+        try:
+            from ament_index_python.packages import get_package_share_directory
+            tried.append(os.path.join(get_package_share_directory(pkg), rest))
+        except Exception:  # no ROS, or no such package installed
+            pass
+        d = os.path.abspath(base_dir) if base_dir else ''
+        while d and d != os.path.dirname(d):
+            if os.path.basename(d) == pkg:
+                tried.append(os.path.join(d, rest))
+            d = os.path.dirname(d)
+        prefixes = [sys.prefix] + [p for p in os.environ.get('AMENT_PREFIX_PATH', '').split(
+            os.pathsep) if p] + [os.path.join(p, 'cmeel.prefix') for p in sys.path if p]
+        tried += [os.path.join(p, 'share', pkg, rest) for p in prefixes]
+    elif filename.startswith('file://'):
+        tried.append(filename[len('file://'):])
+    elif os.path.isabs(filename):
+        tried.append(filename)
+    else:
+        tried += [os.path.join(d, filename) for d in (base_dir, *package_dirs) if d]
+    for path in tried:
+        if os.path.isfile(path):
+            return path, tried
+    return None, tried

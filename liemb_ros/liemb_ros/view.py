@@ -45,6 +45,7 @@ import numpy as np
 from .kinematics import forward_kinematics, link_twist
 from .model import REPRESENTATIONS
 from .model.urdf import rpy_to_matrix
+from .resources import resolve_mesh
 
 DEFAULT_HOST = '127.0.0.1'
 DEFAULT_PORT = 8080
@@ -102,39 +103,6 @@ def _color(material, named):
     if c is not None and c.get('rgba'):
         return _floats(c.get('rgba'), 4, DEFAULT_COLOR + (1.0,))[:3]
     return named.get(material.get('name'), DEFAULT_COLOR)
-
-
-def resolve_mesh(filename, base_dir=None, package_dirs=()):
-    """
-    Return the file a URDF mesh ``filename`` names, and the places looked in.
-
-    ``package://PKG/rest``: ``DIR/PKG/rest`` or ``DIR/rest`` (``DIR`` named ``PKG``) for
-    each of ``package_dirs``, then the installed package's share folder (ament index);
-    ``file://`` and absolute paths as they are; relative paths against ``base_dir`` (the
-    URDF's folder) then each of ``package_dirs``.  Returns ``(path or None, tried)``.
-    """
-    tried = []
-    if filename.startswith('package://'):
-        pkg, _, rest = filename[len('package://'):].partition('/')
-        for d in package_dirs:
-            tried.append(os.path.join(d, pkg, rest))
-            if os.path.basename(os.path.normpath(d)) == pkg:
-                tried.append(os.path.join(d, rest))
-        try:
-            from ament_index_python.packages import get_package_share_directory
-            tried.append(os.path.join(get_package_share_directory(pkg), rest))
-        except Exception:  # no ROS, or no such package installed
-            pass
-    elif filename.startswith('file://'):
-        tried.append(filename[len('file://'):])
-    elif os.path.isabs(filename):
-        tried.append(filename)
-    else:
-        tried += [os.path.join(d, filename) for d in (base_dir, *package_dirs) if d]
-    for path in tried:
-        if os.path.isfile(path):
-            return path, tried
-    return None, tried
 
 
 def _load_mesh(path):
