@@ -59,13 +59,39 @@ def shipped_robots():
     return sorted(names)
 
 
+def example_robot_data_dirs():
+    """The ``robots`` folders of example-robot-data installed from PyPI (cmeel prefixes)."""
+    out = []
+    for p in sys.path:
+        d = os.path.join(p, 'cmeel.prefix', 'share', 'example-robot-data', 'robots')
+        if p and os.path.isdir(d) and d not in out:
+            out.append(d)
+    return out
+
+
+def _example_robot(stem):
+    """``<stem>.urdf`` of example-robot-data (its ``<stem>_description`` first), or None."""
+    for root in example_robot_data_dirs():
+        found = []
+        for pkg in sorted(os.listdir(root)):
+            for sub in ('urdf', 'robots'):
+                cand = os.path.join(root, pkg, sub, stem + '.urdf')
+                if os.path.isfile(cand):
+                    found.append((pkg != stem + '_description', cand))
+        if found:
+            return min(found)[1]
+    return None
+
+
 def robot_path(name_or_path):
     """
-    Resolve a robot argument: an existing file path, or the name of a shipped robot.
+    Resolve a robot argument: a file path, a shipped robot's or an example-robot-data name.
 
     A name ``n`` (with or without one of the extensions ``.urdf``, ``.urdf.xacro``,
-    ``.xacro``) finds ``urdf/n.urdf``, else ``urdf/n.urdf.xacro``, else ``urdf/n.xacro``.
-    Raises FileNotFoundError listing the shipped robots.
+    ``.xacro``) finds ``urdf/n.urdf``, else ``urdf/n.urdf.xacro``, else ``urdf/n.xacro``
+    of this package; else, where example-robot-data is installed (pip), its ``n.urdf``
+    (``n_description/urdf/n.urdf`` or ``.../robots/n.urdf``: ``solo12``, ``ur5_robot``,
+    ``panda``, ``talos_reduced`` ...).  Raises FileNotFoundError listing the shipped robots.
     """
     if os.path.isfile(name_or_path):
         return name_or_path
@@ -76,8 +102,12 @@ def robot_path(name_or_path):
                 return find('urdf', stem + suffix)
             except FileNotFoundError:
                 pass
+        found = _example_robot(stem)
+        if found:
+            return found
+    erd = ' or of example-robot-data' if example_robot_data_dirs() else ''
     raise FileNotFoundError(f'{name_or_path!r} is neither a URDF or xacro file nor a shipped '
-                            f"robot ({', '.join(shipped_robots()) or 'none found'})")
+                            f"robot ({', '.join(shipped_robots()) or 'none found'}){erd}")
 
 
 def read_robot_description(robot, xacro_args=None):

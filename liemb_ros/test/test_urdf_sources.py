@@ -400,3 +400,14 @@ def test_shipped_xacro_robots_are_found_by_name(tmp_path, monkeypatch):
     text, path = resources.read_robot_description('arm', xacro_args={'payload': '1'})
     assert path.endswith('arm.urdf.xacro')
     assert lm.load_urdf_string(text).mass == pytest.approx(4.0)
+
+
+def test_example_robot_data_robots_by_name():
+    """A robot argument names an example-robot-data URDF where the package is installed."""
+    from conftest import erd_path
+    from liemb_ros import resources
+    for name, rel in (('solo12', 'solo12'), ('panda', 'panda'), ('ur5_robot', 'ur5')):
+        assert os.path.samefile(resources.robot_path(name), erd_path(rel)), name
+    assert resources.robot_path('liemb_arm7').endswith('liemb_arm7.urdf')   # ours first
+    with pytest.raises(FileNotFoundError, match='example-robot-data'):
+        resources.robot_path('no_such_robot')
