@@ -180,7 +180,7 @@ class RobotSource:
             model = load_urdf_string(xml, source=where,
                                      floating_base=self._p('floating_base') or None)
         for w in caught:
-            self.node.get_logger().warn(str(w.message))
+            self.node.get_logger().warning(str(w.message))
         return model
 
     def start(self):

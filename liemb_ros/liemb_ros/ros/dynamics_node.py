@@ -473,8 +473,9 @@ class DynamicsNode(Node):
             self._refuse(f'~/joint_trajectory: {exc}')
             return
         if self.engine.mode != 'computed_torque':
-            self.get_logger().warn(f'trajectory received in mode {self.engine.mode}: it is '
-                                   'tracked in computed_torque only', throttle_duration_sec=5.0)
+            self.get_logger().warning(f'trajectory received in mode {self.engine.mode}: it '
+                                      'is tracked in computed_torque only',
+                                      throttle_duration_sec=5.0)
 
     def _on_target_pose(self, msg):
         """Take a target pose of the impedance link, in world_frame."""
@@ -511,12 +512,13 @@ class DynamicsNode(Node):
         e = self.engine
         if e is None or not e.ready:
             if e is not None:
-                self.get_logger().warn(f'no state yet for {", ".join(e.missing_joints())}',
-                                       throttle_duration_sec=5.0)
+                self.get_logger().warning(
+                    f'no state yet for {", ".join(e.missing_joints())}',
+                    throttle_duration_sec=5.0)
             return False
         if self._stale():
-            self.get_logger().warn(f'no joint_states for {self._state_age():.2f} s: not '
-                                   'commanding', throttle_duration_sec=5.0)
+            self.get_logger().warning(f'no joint_states for {self._state_age():.2f} s: '
+                                      'not commanding', throttle_duration_sec=5.0)
             return False
         now = time.monotonic()
         inline = self._secondary_timer is None   # secondary_rate 0: with every torque

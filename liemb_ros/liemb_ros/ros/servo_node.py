@@ -422,7 +422,7 @@ class ServoNode(Node):
         if out.status != self._status:
             self._status = out.status
             self.pub_status.publish(String(data=out.status.label))
-            level = self.get_logger().warn if out.status in (
+            level = self.get_logger().warning if out.status in (
                 Status.HALT_FOR_SINGULARITY, Status.HALT_FOR_JOINT_LIMIT,
                 Status.INVALID_COMMAND) else self.get_logger().info
             level(f'status: {out.status.label} (condition number {out.condition:.3g})')

@@ -311,7 +311,7 @@ class SimulationNode(Node):
                     contact=self._contact_model(model, xml, where),
                     **self._initial_state(model))
             for w in caught:
-                self.get_logger().warn(str(w.message))
+                self.get_logger().warning(str(w.message))
             command_order = self._joint_order(model, self.p('command_joints'))
             wrench_links = self._wrench_links(model, self.p('wrench_links'))
             amp = np.asarray(self.p('test_torque_amplitude'), dtype=float)
