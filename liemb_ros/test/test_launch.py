@@ -302,8 +302,16 @@ def normalized(argv, skip):
     return out
 
 
+def test_every_node_set_has_a_launch_file():
+    """``ros2 launch liemb_ros NAME.launch.py`` exists for every set of config/launch.yaml."""
+    files = {f[:-len('.launch.py')] for f in os.listdir(os.path.join(ROOT, 'launch'))
+             if f.endswith('.launch.py')}
+    assert files == set(launcher.load_sets()), files
+
+
 CASES = [
     ('sim', {}),
+    ('stand', {}),
     ('sim', {'namespace': 'arm', 'use_sim_time': 'true', 'use_robot_state_publisher': 'true',
              'use_rviz': 'true', 'floating_base': 'false', 'log_level': 'warn'}),
     ('dynamics', {}),

@@ -1,0 +1,13 @@
+"""
+``ros2 launch liemb_ros stand.launch.py [ARG:=VALUE ...]``: a quadruped standing on the ground.
+
+The node set 'stand' of config/launch.yaml (+ robot_state_publisher and RViz when asked for
+with use_robot_state_publisher:=true / use_rviz:=true): the same nodes, parameters and
+launch arguments as ``liemb launch stand`` (PyPI-only ROS 2).  ``--show-args`` lists them.
+"""
+from liemb_ros.ros.launcher import launch_description
+
+
+def generate_launch_description():
+    """Declare the launch arguments of set 'stand'; resolve its nodes at launch time."""
+    return launch_description('stand')
