@@ -60,7 +60,7 @@ def shipped_robots():
 
 
 def example_robot_data_dirs():
-    """The ``robots`` folders of example-robot-data installed from PyPI (cmeel prefixes)."""
+    """Return the ``robots`` folders of example-robot-data installed from PyPI (cmeel)."""
     out = []
     for p in sys.path:
         d = os.path.join(p, 'cmeel.prefix', 'share', 'example-robot-data', 'robots')

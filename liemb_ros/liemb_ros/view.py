@@ -452,17 +452,28 @@ class RobotView:
         self._status[key] = text
         self.gui_status.content = '\n\n'.join(self._status.values())
 
+    def _keep_set(self, folder, name, count):
+        """
+        Return whether the scene node ``folder/name`` is to be drawn (``count`` > 0).
+
+        With nothing to draw, the node is removed (once, when it was shown).
+        """
+        shown = self.__dict__.setdefault('_shown_sets', set())
+        key = f'{folder}/{name}'
+        if count == 0:
+            if key in shown:
+                shown.discard(key)
+                self.server.scene.remove_by_name(key)
+            return False
+        shown.add(key)
+        return True
+
     def set_arrows(self, name, points, colors, shaft_radius=0.004, head_radius=0.01,
                    head_length=0.02):
         """Show arrows ``points`` (N, 2, 3) (start, end; world) with ``colors`` (N, 3) 0..1."""
         points = np.asarray(points, dtype=float).reshape(-1, 2, 3)
-        shown = self.__dict__.setdefault('_arrow_sets', set())
-        if len(points) == 0:
-            if name in shown:
-                shown.discard(name)
-                self.server.scene.remove_by_name(f'/markers/{name}')
+        if not self._keep_set('/markers', name, len(points)):
             return
-        shown.add(name)
         self.server.scene.add_arrows(f'/markers/{name}', points,
                                      np.asarray(colors, dtype=float).reshape(-1, 3),
                                      shaft_radius=shaft_radius, head_radius=head_radius,
@@ -471,13 +482,8 @@ class RobotView:
     def set_points(self, name, centres, colors, size=0.01):
         """Show round dots of diameter ``size`` [m] at ``centres`` (N, 3) (contact points)."""
         centres = np.asarray(centres, dtype=float).reshape(-1, 3)
-        shown = self.__dict__.setdefault('_point_sets', set())
-        if len(centres) == 0:
-            if name in shown:
-                shown.discard(name)
-                self.server.scene.remove_by_name(f'/points/{name}')
+        if not self._keep_set('/points', name, len(centres)):
             return
-        shown.add(name)
         self.server.scene.add_point_cloud(
             f'/points/{name}', centres, np.asarray(colors, dtype=float).reshape(-1, 3),
             point_size=size, point_shape='circle', precision='float32')

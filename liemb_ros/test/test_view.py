@@ -200,7 +200,7 @@ def test_driver_draws_ground_contacts():
         assert drv.show_contacts() == 1
         (c,) = sim.contacts()
         assert abs(c.point[2]) < 1e-9 and np.allclose(c.force, [0, 0, 9.81], atol=0.05)
-        assert view._point_sets == {'contacts'} and 'contact_forces' in view._arrow_sets
+        assert {'/points/contacts', '/markers/contact_forces'} <= view._shown_sets
     finally:
         view.close()
 
