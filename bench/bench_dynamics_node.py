@@ -21,7 +21,8 @@ it processed (``--busy``: while another process keeps one core busy).
 
 Usage: ``python bench/bench_dynamics_node.py [--rate 1000] [--duration 10] [--busy]
 [--secondary-rate HZ] [--mode MODE] [--json]``.  Targets: rate >= 995 Hz, callback p99 <= 150 us,
-latency p99 <= 1 ms on a quiet machine, >= 99 % processed with a busy core.
+latency p99 <= 1 ms on a quiet machine, >= 99 % processed with a busy core, node
+resident memory (``node_rss_mb``) <= 300 MB.
 """
 import argparse
 import json
@@ -35,6 +36,18 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, '..', 'liemb_ros', 'test'))
+
+
+def _rss_mb(pid):
+    """Resident memory of process ``pid`` [MB] (Linux), NaN where it cannot be read."""
+    try:
+        with open(f'/proc/{pid}/status', encoding='ascii') as f:
+            for line in f:
+                if line.startswith('VmRSS:'):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float('nan')
 
 
 def publish(rate, duration):
@@ -189,6 +202,7 @@ def main(argv=None):
     t_d = time.monotonic() + 1.5
     while time.monotonic() < t_d:
         executor.spin_once(timeout_sec=0.05)
+    rss_mb = _rss_mb(proc.pid)
     proc.send_signal(2)
     proc.wait(timeout=10)
     node.destroy_node()
@@ -212,6 +226,7 @@ def main(argv=None):
         'jacobian_rtt_p50_us': float(np.percentile(rtt, 50)) if rtt.size else float('nan'),
         'jacobian_rtt_p99_us': float(np.percentile(rtt, 99)) if rtt.size else float('nan'),
         'twist_links': len(model.link_names), 'duration_s': elapsed,
+        'node_rss_mb': rss_mb,
     }
     if args.json:
         print(json.dumps(out))
