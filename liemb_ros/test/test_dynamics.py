@@ -11,6 +11,7 @@ import scipy.linalg as sla
 
 import liemb_ros as lm
 from liemb_ros import dynamics as D
+from liemb_ros._kernels import inertia as KI
 from liemb_ros.kinematics import body_poses, body_twists
 from liemb_ros.lie._core import Ad_matrix_into
 from liemb_ros.model import Model
@@ -582,12 +583,12 @@ def test_articulated_inertia_moves_to_the_parent_by_the_congruence(rng):
         K = se3.Ad_inv(G)
         out = rng.standard_normal((6, 6))
         expected = out + K.T @ M @ K
-        D._add_inertia_to_parent.py_func(G, M, np.empty((6, 6)), np.empty((6, 6)), out)
+        KI.add_inertia_to_parent.py_func(G, M, np.empty((6, 6)), np.empty((6, 6)), out)
         np.testing.assert_allclose(out, expected, rtol=0, atol=1e-12 * np.abs(expected).max())
 
 
 def _inertia6(p):
-    """The 6x6 ``[[Θ, h~], [-h~, m I]]`` of a 10-parameter inertia (dynamics._inertia10_to)."""
+    """The 6x6 ``[[Θ, h~], [-h~, m I]]`` of a 10-parameter inertia (KI.inertia10_to)."""
     m, h, (t00, t11, t22, t01, t02, t12) = p[0], p[1:4], p[4:]
     H = np.array([[0, -h[2], h[1]], [h[2], 0, -h[0]], [-h[1], h[0], 0]])
     return np.block([[np.array([[t00, t01, t02], [t01, t11, t12], [t02, t12, t22]]), H],
@@ -603,24 +604,24 @@ def test_ten_parameter_inertias_match_the_6x6_forms(rng):
         K = se3.Ad_inv(C)
         Ms = K.T @ M @ K   # [M18d] eq. (34)
         p = np.empty(10)
-        D._inertia10_to.py_func(C, M, False, p)
+        KI.inertia10_to.py_func(C, M, False, p)
         np.testing.assert_allclose(_inertia6(p), Ms, rtol=0, atol=1e-12 * np.abs(Ms).max())
         AdR = se3.Ad(np.block([[C[:3, :3], np.zeros((3, 1))], [np.zeros((1, 3)), 1.0]]))
         Mh = AdR @ M @ AdR.T   # hybrid inertia at the body origin ([M18d] eq. (76a))
         ph = np.empty(10)
-        D._inertia10_to.py_func(C, M, True, ph)
+        KI.inertia10_to.py_func(C, M, True, ph)
         np.testing.assert_allclose(_inertia6(ph), Mh, rtol=0, atol=1e-12 * np.abs(Mh).max())
         x = rng.standard_normal(6)
         f = rng.standard_normal(6)
-        D._inertia10_apply.py_func(p, x, f, False)
+        KI.inertia10_apply.py_func(p, x, f, False)
         np.testing.assert_allclose(f, Ms @ x, rtol=0, atol=1e-12 * np.abs(Ms).max())
         g = f.copy()
-        D._inertia10_apply.py_func(p, x, g, True)
+        KI.inertia10_apply.py_func(p, x, g, True)
         np.testing.assert_allclose(g, 2 * (Ms @ x), rtol=0, atol=1e-11 * np.abs(Ms).max())
         V = rng.standard_normal(6)
         adV = se3.ad(V)
         dMs = -adV.T @ Ms - Ms @ adV   # [M18d] eq. (37)
         d = np.empty(10)
-        D._inertia10_rate.py_func(p, V, d)
+        KI.inertia10_rate.py_func(p, V, d)
         assert d[0] == 0.0
         np.testing.assert_allclose(_inertia6(d), dMs, rtol=0, atol=1e-12 * np.abs(dMs).max())

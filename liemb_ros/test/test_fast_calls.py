@@ -1,5 +1,5 @@
 """
-Single calls through cached compiled entry points (kinematics._fast) see only canonical input.
+Single calls through cached compiled entry points (_kernels.dispatch.fast) see canonical input.
 
 After the first call of each algorithm has cached its entry point, the same algorithm called
 with the same numbers in other layouts and dtypes (a strided view, read-only, float32,

@@ -260,3 +260,18 @@ def test_model_cannot_drift_and_replace_builds_a_new_one():
     np.testing.assert_array_equal(model.gravity, (0.0, 0.0, -9.81))
     with pytest.raises(ValueError, match='unknown'):
         model.replace(colour='red')
+
+
+def test_packed_layout_reads_back_every_kernel_array():
+    """The packed arrays of single calls unpack (named offsets) to the batch kernels' tuples."""
+    from liemb_ros._kernels import layout
+    rng = np.random.default_rng(4)
+    for model in (random_model(6, rng, branching=0.5), random_model(3, rng, floating=True),
+                  lm.load_urdf(erd_path('panda'))):
+        assert model.packed_int[layout.NB] == model.nb
+        assert model.packed_int[layout.NL] == len(model.link_names)
+        dyn, lk = layout.unpack_dyn(model.packed_int, model.packed_float)
+        assert len(dyn) == len(model.dyn) and len(lk) == len(model.lk)
+        for got, want in zip(dyn + lk, model.dyn + model.lk):
+            np.testing.assert_array_equal(got, want)
+            assert np.shape(got) == np.shape(want)

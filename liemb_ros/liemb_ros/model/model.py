@@ -41,6 +41,7 @@ import warnings
 
 import numpy as np
 
+from .._kernels import layout
 from ..lie import _core
 from . import joints as J
 from .urdf import URDFError, URDFWarning, parse_urdf, parse_urdf_string
@@ -177,25 +178,15 @@ class Model:
         self.link_frames = {n: (int(self.link_body[i]), self.link_offset[i])
                             for i, n in enumerate(self.link_names)}
         self.link_ids = {n: i for i, n in enumerate(self.link_names)}
-        self.kin = (self.parent, self.X, self.A_rel, self.q_index, self.q_mult,
-                    self.q_offset, np.int64(6 if self.floating else 0))
-        # the dynamics kernels' tuple, the links' tuple, and the compiled entry points the
-        # algorithms cache per kernel and argument types (liemb_ros.kinematics._fast)
-        self.dyn = self.kin + (self.inertia, self.base_inertia, self.gravity)
-        self.lk = (self.link_body, self.link_offset)
+        # the kernels' view of the model: tuples of these arrays for the batched kernels,
+        # and the same data packed into one int64 and one float64 array for single calls
+        # (two arrays to unbox instead of a dozen); the layout is defined once, in
+        # liemb_ros._kernels.layout
+        self.kin, self.dyn, self.lk = layout.kernel_tuples(self)
+        self.packed_int, self.packed_float = layout.pack(self)
+        # the compiled entry points the algorithms cache per kernel and argument types
+        # (liemb_ros._kernels.dispatch.fast)
         self.entry_points = {}
-        # the same kernel data packed into one int64 and one float64 array, so that a single
-        # call unboxes two arrays instead of a dozen (kinematics._unpack_kin / _unpack_dyn):
-        # ints: nb, nbase, number of links, parent, q_index, link_body; floats: X, A_rel,
-        # q_mult, q_offset, inertia, base_inertia, gravity, link_offset
-        self.packed_int = np.concatenate(
-            ([nb, 6 if self.floating else 0, len(self.link_names)], self.parent, self.q_index,
-             self.link_body)).astype(np.int64)
-        self.packed_float = np.concatenate(
-            [np.ravel(a) for a in (self.X, self.A_rel, self.q_mult, self.q_offset, self.inertia,
-                                   self.base_inertia, self.gravity, self.link_offset)])
-        self.packed_int.setflags(write=False)
-        self.packed_float.setflags(write=False)
         self.shared_coordinates = len(set(self.q_index.tolist())) != nb  # coupled mimic joints
         # read-only, every one: single calls read copies packed above, batches the arrays
         # themselves; a writable array would let the two drift apart (use replace())

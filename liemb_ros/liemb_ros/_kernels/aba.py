@@ -1,0 +1,199 @@
+"""
+Forward dynamics by the articulated-body algorithm in body-fixed form.
+
+Three sweeps over the tree (velocities and bias terms; articulated inertias and bias
+wrenches from the leaves to the root; accelerations from the root to the leaves), the
+body-fixed twists and wrenches of Müller, Multibody Syst. Dyn. 42 (2018) 219–248, §4
+(eqs. (65)-(67)); see docs/theory/recursions.md.  A floating base is solved by a 6x6
+Cholesky factorisation of its articulated inertia.  Armature (rotor inertia) adds to each
+joint's pivot as in Pinocchio's ``aba``.
+"""
+import numpy as np
+from numba import njit
+
+from ..lie._core import Ad_inv_apply_into, Ad_invT_apply_into, ad_apply_into, adT_apply_into
+from .dispatch import BAD_QDD, BAD_TAU, NO_ARM, OK, SINGULAR, check_inputs, raise_status
+from .inertia import add_inertia_to_parent, dot6, mat6_vec
+from .layout import unpack_dyn
+from .rnea import body_fext
+from .tree import rel_pose
+
+
+@njit(cache=True)
+def _aba(dyn, q, qd, tau, base, fext, lk, qdd, work, arm):
+    """
+    Articulated-body forward dynamics in body-fixed form; return a status code.
+
+    A status ``SINGULAR + 1 + b`` names the body ``b`` whose articulated inertia is
+    singular (``SINGULAR``: the floating base).  ``arm``: armature (rotor inertia) per
+    joint coordinate (nq,) added to each pivot ``D`` (``M + diag(arm)``), or empty: none.
+
+    Pass 1: ``V_i``, bias acceleration ``c_i = [V_i, X_i θ̇_i]``, bias wrench
+    ``p_i = -ad_{V_i}ᵀ M_i V_i - W_i^app``.  Pass 2 (leaves to root):
+    ``U = I^A X``, ``D = Xᵀ U``, ``u = τ - Xᵀ p``, ``I^a = I^A - U Uᵀ / D``,
+    ``p^a = p + I^a c + U u / D``, moved to the parent by ``Ad_{C_{i,λ}}ᵀ``.  Pass 3
+    (root to leaves): ``a' = Ad_{C_{i,λ}} a_λ + c``, ``θ̈ = (u - Uᵀ a') / D``,
+    ``a_i = a' + X θ̈``; gravity by ``a_0 = (0, -Rᵀ g)``.
+    """
+    parent, X, _, q_index, q_mult, _, nbase, inertia, base_inertia, gravity = dyn
+    nb = parent.shape[0]
+    st = check_inputs(q, qd, tau, base, fext)
+    if st != OK:
+        return BAD_TAU if st == BAD_QDD else st
+    G, IA, pA, V, cb, U, Dinv, u, fb, T, Tm, ht = work
+    body_fext(dyn, fext, lk, fb)
+    h = ht[0]
+    t = ht[1]
+    scale = 0.0
+    for r in range(6):
+        V[0, r] = qd[r] if nbase > 0 else 0.0
+        for c in range(6):
+            IA[0, r, c] = base_inertia[r, c]
+    for i in range(nb):
+        s = i + 1
+        p = parent[i] + 1
+        rel_pose(dyn, q, i, G[i])
+        rate = q_mult[i] * qd[nbase + q_index[i]]
+        Ad_inv_apply_into(G[i], V[p], t)
+        for r in range(6):
+            V[s, r] = t[r] + X[i, r] * rate
+            h[r] = X[i, r] * rate
+        ad_apply_into(V[s], h, cb[s])
+        for r in range(6):
+            for c in range(6):
+                IA[s, r, c] = inertia[i, r, c]
+                scale = max(scale, abs(inertia[i, r, c]))
+    for s in range(nb + 1):
+        mat6_vec(IA[s], V[s], h)
+        adT_apply_into(V[s], h, t)
+        for r in range(6):
+            pA[s, r] = -t[r] - fb[s, r]
+    tol = 1e-12 * max(scale, 1e-300)
+    for i in range(nb - 1, -1, -1):
+        s = i + 1
+        p = parent[i] + 1
+        Mi = IA[s]
+        mat6_vec(Mi, X[i], U[s])
+        m = q_mult[i]
+        D = m * m * dot6(X[i], U[s])
+        if arm.shape[0] > 0:
+            D += arm[q_index[i]]
+        if not D > tol:
+            return SINGULAR + 1 + i
+        for r in range(6):
+            U[s, r] *= m
+        Dinv[s] = 1.0 / D
+        u[s] = tau[nbase + q_index[i]] - m * dot6(X[i], pA[s])
+        # I^a and p^a, in place
+        for r in range(6):
+            for c in range(6):
+                Mi[r, c] -= U[s, r] * U[s, c] * Dinv[s]
+        mat6_vec(Mi, cb[s], h)
+        for r in range(6):
+            h[r] += pA[s, r] + U[s, r] * u[s] * Dinv[s]
+        Ad_invT_apply_into(G[i], h, t)
+        for r in range(6):
+            pA[p, r] += t[r]
+        # I^A_λ += Ad_{G^-1}ᵀ I^a Ad_{G^-1}
+        add_inertia_to_parent(G[i], Mi, T, Tm, IA[p])
+    # root acceleration
+    for r in range(6):
+        h[r] = 0.0
+    g0 = gravity[0]
+    g1 = gravity[1]
+    g2 = gravity[2]
+    for r in range(3):
+        h[3 + r] = -(base[0, r] * g0 + base[1, r] * g1 + base[2, r] * g2)
+    if nbase > 0:
+        for r in range(6):
+            t[r] = tau[r] - pA[0, r]
+        for r in range(6):
+            for c in range(6):
+                Tm[r, c] = IA[0, r, c]
+        # solve I^A_0 a_0 = τ_0 - p_0 (Cholesky)
+        for c in range(6):
+            sm = Tm[c, c]
+            for k in range(c):
+                sm -= Tm[c, k] * Tm[c, k]
+            if not sm > tol:
+                return SINGULAR
+            Tm[c, c] = np.sqrt(sm)
+            for r in range(c + 1, 6):
+                sm = Tm[r, c]
+                for k in range(c):
+                    sm -= Tm[r, k] * Tm[c, k]
+                Tm[r, c] = sm / Tm[c, c]
+        for r in range(6):
+            sm = t[r]
+            for k in range(r):
+                sm -= Tm[r, k] * t[k]
+            t[r] = sm / Tm[r, r]
+        for r in range(5, -1, -1):
+            sm = t[r]
+            for k in range(r + 1, 6):
+                sm -= Tm[k, r] * t[k]
+            t[r] = sm / Tm[r, r]
+        for r in range(6):
+            qdd[r] = t[r] - h[r]
+            V[0, r] = t[r]     # V is reused for accelerations from here on
+    else:
+        for r in range(6):
+            V[0, r] = h[r]
+    for c in range(nbase, qdd.shape[0]):
+        qdd[c] = 0.0
+    for i in range(nb):
+        s = i + 1
+        p = parent[i] + 1
+        Ad_inv_apply_into(G[i], V[p], t)
+        for r in range(6):
+            t[r] += cb[s, r]
+        acc = (u[s] - dot6(U[s], t)) * Dinv[s]
+        qdd[nbase + q_index[i]] = acc
+        m = q_mult[i]
+        for r in range(6):
+            V[s, r] = t[r] + X[i, r] * m * acc
+    return OK
+
+
+@njit(cache=True)
+def _aba_work(nb):
+    """ABA work arrays ``(G, IA, pA, V, cb, U, Dinv, u, fb, T, Tm, ht)``, one allocation."""
+    n1 = nb + 1
+    w = np.empty(16 * nb + 36 * n1 + 5 * 6 * n1 + 2 * n1 + 72 + 12)
+    o = 16 * nb
+    G = w[:o].reshape((nb, 4, 4))
+    IA = w[o:o + 36 * n1].reshape((n1, 6, 6))
+    o += 36 * n1
+    vecs = w[o:o + 30 * n1].reshape((5, n1, 6))
+    o += 30 * n1
+    Dinv = w[o:o + n1]
+    u = w[o + n1:o + 2 * n1]
+    o += 2 * n1
+    T = w[o:o + 36].reshape((6, 6))
+    Tm = w[o + 36:o + 72].reshape((6, 6))
+    ht = w[o + 72:o + 84].reshape((2, 6))
+    return G, IA, vecs[0], vecs[1], vecs[2], vecs[3], Dinv, u, vecs[4], T, Tm, ht
+
+
+@njit(cache=True)
+def aba_into(ki, kf, q, qd, tau, base, fext, qdd):
+    dyn, lk = unpack_dyn(ki, kf)
+    return _aba(dyn, q, qd, tau, base, fext, lk, qdd, _aba_work(ki[0]), NO_ARM)
+
+
+@njit(cache=True)
+def aba_arm_into(ki, kf, q, qd, tau, base, fext, qdd, arm):
+    dyn, lk = unpack_dyn(ki, kf)
+    return _aba(dyn, q, qd, tau, base, fext, lk, qdd, _aba_work(ki[0]), arm)
+
+
+@njit(cache=True)
+def aba_batch(dyn, Q, QD, TAU, base, fext, lk, out, arm):
+    work = _aba_work(dyn[0].shape[0])
+    for k in range(Q.shape[0]):
+        st = _aba(dyn, Q[k], QD[k], TAU[k], base[k], fext[k], lk, out[k], work, arm)
+        if st != OK:
+            if st < SINGULAR:
+                raise_status(st)
+            return out, st
+    return out, OK

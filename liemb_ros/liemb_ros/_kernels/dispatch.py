@@ -1,0 +1,278 @@
+"""
+Dispatch: between the public functions and the compiled kernels.
+
+* **Status codes.**  Kernels never raise for bad numbers: they return a status (``OK``,
+  which input is NaN/inf, or a singular articulated inertia), checked inside the kernel
+  (:func:`finite`, :func:`check_state`, :func:`check_inputs`), because a Python-side
+  ``isfinite`` costs more than the whole call (design.md "Performance design").
+  :func:`check` turns a status into the ValueError naming the argument; batch loops raise
+  inside the kernel (:func:`raise_status`).
+* **Canonicalisation.**  :func:`as_batch`, :func:`base_arg`, :func:`fext_arg`, :func:`states`,
+  :func:`out_array`, :func:`armature_arg`: user input as float64, C-contiguous, aligned arrays
+  of checked shapes, so that every kernel argument has one numba type per call site.
+* **Entry-point cache.**  :func:`fast` calls a kernel through the compiled entry point of
+  its overload, cached in ``model.entry_points``: numba's dispatcher would resolve the
+  type of every argument on every call.
+
+The packed model the single-call kernels read is defined in :mod:`.layout`.
+"""
+import numpy as np
+from numba import njit
+
+from ..model.model import REPRESENTATIONS
+
+OK = 0
+BAD_Q = 1
+BAD_QD = 2
+BAD_BASE = 3
+BAD_QDD = 4
+BAD_TAU = 5
+BAD_FEXT = 6
+SINGULAR = 7   # SINGULAR: the floating base; SINGULAR + 1 + b: body b
+STATUS_NAMES = {BAD_Q: 'q', BAD_QD: 'qd', BAD_BASE: 'base_pose', BAD_QDD: 'qdd',
+                BAD_TAU: 'tau', BAD_FEXT: 'f_ext'}
+
+FORMS = ('body', 'spatial', 'hybrid')
+FORM_INDEX = {name: i for i, name in enumerate(FORMS)}
+REP_INDEX = {name: i for i, name in enumerate(REPRESENTATIONS)}
+
+F64 = np.dtype(np.float64)
+EYE4 = np.eye(4)
+EYE4.setflags(write=False)
+NO_FEXT = np.zeros((0, 6))
+NO_FEXT.setflags(write=False)
+NO_ARM = np.zeros(0)
+NO_ARM.setflags(write=False)
+
+
+# --------------------------------------------------------------------------- in kernels
+@njit(cache=True, inline='always')
+def finite(a):
+    """Tell whether no element of ``a`` is NaN or inf (``x * 0`` is NaN exactly for those)."""
+    acc = 0.0
+    for x in a.flat:  # no branch per element: vectorizes (5 ns for 25 numbers, not 90)
+        acc += x * 0.0
+    return acc == 0.0
+
+
+@njit(cache=True, inline='always')
+def check_state(q, qd, base):
+    """Return the status of the first non-finite of ``q``, ``qd``, ``base``, else ``OK``."""
+    if not finite(q):
+        return BAD_Q
+    if not finite(qd):
+        return BAD_QD
+    if not finite(base):
+        return BAD_BASE
+    return OK
+
+
+@njit(cache=True, inline='always')
+def check_inputs(q, qd, qdd, base, fext):
+    """Return the status of the first non-finite argument, else ``OK``."""
+    if not finite(q):
+        return BAD_Q
+    if not finite(qd):
+        return BAD_QD
+    if not finite(qdd):
+        return BAD_QDD
+    if not finite(base):
+        return BAD_BASE
+    if not finite(fext):
+        return BAD_FEXT
+    return OK
+
+
+@njit(cache=True)
+def raise_status(st):
+    """Raise the ValueError of a non-finite-input status inside a compiled batch loop."""
+    if st == BAD_Q:
+        raise ValueError('q contains NaN or inf')
+    if st == BAD_QD:
+        raise ValueError('qd contains NaN or inf')
+    if st == BAD_QDD:
+        raise ValueError('qdd contains NaN or inf')
+    if st == BAD_BASE:
+        raise ValueError('base_pose contains NaN or inf')
+    if st == BAD_TAU:
+        raise ValueError('tau contains NaN or inf')
+    if st == BAD_FEXT:
+        raise ValueError('f_ext contains NaN or inf')
+
+
+# --------------------------------------------------------------------------- statuses
+def check(model, st):
+    """Raise the ValueError of a kernel status (non-finite input, singular inertia)."""
+    if st >= SINGULAR:
+        raise singular(model, st)
+    if st != OK:
+        raise ValueError(f'{STATUS_NAMES[st]} contains NaN or inf')
+
+
+def singular(model, st):
+    """Return the ValueError of a singular articulated inertia (status ``>= SINGULAR``)."""
+    b = st - SINGULAR - 1
+    what = (f"body '{model.body_names[b]}'" if b >= 0 else 'the floating base')
+    return ValueError(f"forward dynamics of model '{model.name}': the articulated inertia of "
+                      f'{what} is singular (a massless leaf or a body without inertia about '
+                      'its joint); the mass matrix is not invertible')
+
+
+# --------------------------------------------------------------------------- entry points
+def entry_point(kernel, args):
+    """Return the compiled entry point of ``kernel`` for the types of ``args``, else ``kernel``."""
+    try:
+        return kernel.overloads[tuple(kernel.typeof_pyval(a) for a in args)].entry_point
+    except (AttributeError, KeyError):  # NUMBA_DISABLE_JIT=1: a plain Python function
+        return kernel
+
+
+def fast(model, key, kernel, args):
+    """
+    Return ``kernel(*args)``, after the first call through the entry point cached under ``key``.
+
+    numba's dispatcher resolves the type of every argument (each element of ``model.kin``
+    included) on every call; the entry point of the overload the first call compiled or
+    loaded from the cache skips that (design.md, "Performance design").  The entry point
+    does not check types, so ``key`` and ``model`` must fix the numba type of every
+    argument: arrays are the model's own, module constants, or canonical (float64, C
+    contiguous, aligned, writeable: :func:`as_batch`, :func:`base_arg`), and ``key`` says
+    which of the alternatives each argument is.
+    """
+    entry = model.entry_points.get(key)
+    if entry is None:
+        out = kernel(*args)
+        model.entry_points[key] = entry_point(kernel, args)
+        return out
+    return entry(*args)
+
+
+# --------------------------------------------------------------------------- canonical input
+def canonical(x):
+    """``x`` as a float64, C-contiguous, aligned, writeable ndarray (a copy unless it is one)."""
+    if x.__class__ is np.ndarray and x.dtype is F64 and x.flags.carray:
+        return x
+    return np.array(x, dtype=F64, order='C')
+
+
+def as_batch(model, x, n, name):
+    """``(array, batched)`` with x of shape (n,) or (B, n) as a canonical float64 array."""
+    a = x if (x.__class__ is np.ndarray and x.dtype is F64 and x.flags.carray) else (
+        np.array(x, dtype=F64, order='C'))
+    if a.ndim == 1:
+        if a.shape[0] == n:
+            return a, False
+    elif a.ndim == 2 and a.shape[1] == n:
+        return a, True
+    raise ValueError(f"{name} must have shape ({n},) or (B, {n}) for model '{model.name}', "
+                     f'got {a.shape}')
+
+
+def states(model, q, vectors):
+    """Check shapes: ``q`` (nq,)/(B, nq) and each of ``vectors`` (nv,)/(B, nv), same B."""
+    q, batched = as_batch(model, q, model.nq, 'q')
+    out = [q]
+    for name, v in vectors:
+        v, vb = as_batch(model, v, model.nv, name)
+        if vb != batched or (batched and v.shape[0] != q.shape[0]):
+            raise ValueError(f'q and {name} batch shapes differ: {q.shape} vs {v.shape}')
+        out.append(v)
+    return out, (q.shape[0] if batched else None)
+
+
+def base_arg(model, base_pose, B):
+    """Return the base pose as a canonical (4, 4) (``B`` None) or (B, 4, 4) array (or identity)."""
+    if base_pose is None:
+        return EYE4 if B is None else np.broadcast_to(EYE4, (B, 4, 4))
+    b = canonical(base_pose)
+    if B is None:
+        if b.shape != (4, 4):
+            raise ValueError(f'base_pose must be a 4x4 pose, got shape {b.shape}')
+        return b
+    if b.shape == (4, 4):
+        return np.broadcast_to(b, (B, 4, 4))
+    if b.shape != (B, 4, 4):
+        raise ValueError(f'base_pose must have shape (4, 4) or ({B}, 4, 4), got {b.shape}')
+    return b
+
+
+def fext_arg(model, f_ext, B):
+    """``f_ext`` as an (nl, 6) (or (B, nl, 6)) array of link-frame wrenches."""
+    if f_ext is None:
+        return NO_FEXT if B is None else np.broadcast_to(NO_FEXT, (B, 0, 6))
+    nl = len(model.link_names)
+    if isinstance(f_ext, dict):
+        arr = np.zeros((nl, 6))
+        for link, w in f_ext.items():
+            w = np.asarray(w, dtype=float)
+            if w.shape != (6,):
+                raise ValueError(f'f_ext[{link!r}] must be a wrench (m, f) of shape (6,), '
+                                 f'got {w.shape}')
+            arr[model.link_index(link)] += w
+    else:
+        arr = canonical(f_ext)
+    if B is None:
+        if arr.shape != (nl, 6):
+            raise ValueError(f'f_ext must have shape ({nl}, 6) (one wrench per link of '
+                             f"model '{model.name}') or be a {{link: wrench}} dict, "
+                             f'got {arr.shape}')
+        return arr
+    if arr.shape == (nl, 6):
+        return np.broadcast_to(arr, (B, nl, 6))
+    if arr.shape != (B, nl, 6):
+        raise ValueError(f'f_ext must have shape ({nl}, 6) or ({B}, {nl}, 6), got {arr.shape}')
+    return arr
+
+
+def armature_arg(model, armature):
+    """``armature`` (scalar or (nq,)) as a canonical, finite, non-negative (nq,) array."""
+    arm = np.array(np.broadcast_to(np.asarray(armature, dtype=float), (model.nq,)),
+                   dtype=F64, order='C')
+    if not (np.all(np.isfinite(arm)) and np.all(arm >= 0)):
+        raise ValueError('armature must be finite and non-negative')
+    return arm
+
+
+def rep_index(representation):
+    """Index of a twist representation name (``REPRESENTATIONS``); ValueError if unknown."""
+    try:
+        return REP_INDEX[representation]
+    except (KeyError, TypeError):
+        raise ValueError(f'unknown representation {representation!r}; expected one of '
+                         f"{', '.join(REPRESENTATIONS)}") from None
+
+
+def form_index(form):
+    """Index of an inverse-dynamics form name (:data:`FORMS`); ValueError if unknown."""
+    try:
+        return FORM_INDEX[form]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown form {form!r}; expected one of {', '.join(FORMS)}") from None
+
+
+def out_array(out, shape, inputs=()):
+    """
+    Return ``out`` for a result of ``shape``: a new array, or the caller's after checks.
+
+    The kernels write into it without further checks, so it must be float64, C-contiguous,
+    aligned and writeable, of exactly ``shape``, and must not overlap the inputs: ``inputs``
+    are ``(name, array)`` pairs, and an ``out`` sharing memory with one of them is refused
+    with a ValueError naming it (a kernel would overwrite its input while reading it).
+    """
+    if out is None:
+        return np.empty(shape)
+    if not (isinstance(out, np.ndarray) and out.dtype == F64 and out.shape == shape
+            and out.flags.carray):
+        if isinstance(out, np.ndarray):
+            got = f'{out.dtype} {out.shape}'
+            if not out.flags.carray:
+                got += ', not C-contiguous, aligned and writeable'
+        else:
+            got = type(out).__name__
+        raise ValueError(f'out must be a writeable, C-contiguous float64 array of shape '
+                         f'{shape}; got {got}')
+    for name, a in inputs:
+        if np.may_share_memory(out, a) and np.shares_memory(out, a):
+            raise ValueError(f'out overlaps {name}: the result would overwrite its own input; '
+                             'pass an array that shares no memory with the arguments')
+    return out
