@@ -422,10 +422,13 @@ class ServoNode(Node):
         if out.status != self._status:
             self._status = out.status
             self.pub_status.publish(String(data=out.status.label))
-            level = self.get_logger().warning if out.status in (
-                Status.HALT_FOR_SINGULARITY, Status.HALT_FOR_JOINT_LIMIT,
-                Status.INVALID_COMMAND) else self.get_logger().info
-            level(f'status: {out.status.label} (condition number {out.condition:.3g})')
+            text = f'status: {out.status.label} (condition number {out.condition:.3g})'
+            # one call site per severity: rclpy refuses a severity change at one site
+            if out.status in (Status.HALT_FOR_SINGULARITY, Status.HALT_FOR_JOINT_LIMIT,
+                              Status.INVALID_COMMAND):
+                self.get_logger().warning(text)
+            else:
+                self.get_logger().info(text)
 
     def _diagnostics(self):
         st = DiagnosticStatus(name='liemb_servo', hardware_id='liemb_ros')
