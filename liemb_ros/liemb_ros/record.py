@@ -94,6 +94,18 @@ def message_definition(name):
     return '\n'.join(parts) + '\n'
 
 
+#: topics whose type is known before any publisher is seen (ROS conventions and our nodes):
+#: topic -> (type, latched)
+KNOWN_TOPICS = {
+    '/joint_states': ('sensor_msgs/msg/JointState', False),
+    '/tf': ('tf2_msgs/msg/TFMessage', False),
+    '/tf_static': ('tf2_msgs/msg/TFMessage', True),
+    '/diagnostics': ('diagnostic_msgs/msg/DiagnosticArray', False),
+    '/robot_description': ('std_msgs/msg/String', True),
+    '/liemb_dynamics/joint_torques': ('sensor_msgs/msg/JointState', False),
+}
+
+
 def _message_class(name):
     pkg, _, typ = name.partition('/msg/')
     return getattr(importlib.import_module(f'{pkg}.msg'), typ)
@@ -128,6 +140,7 @@ class Recorder:
         self._last_scan = -1e9
         self._stop = False
         self._closed = False
+        self._subscribe_known()
 
     def _wanted(self, topic):
         return any(fnmatch.fnmatchcase(topic, p) for p in self.patterns)
@@ -163,14 +176,43 @@ class Recorder:
                 self.log(f'liemb record: not recording {topic} ({name}): {exc}')
                 self._channels[topic] = None
                 continue
-            channel = self._writer.register_channel(topic=topic, message_encoding='cdr',
-                                                    schema_id=schema)
-            self._channels[topic] = channel
-            self.types[topic] = name
-            self.counts[topic] = 0
-            self._subs.append(self.node.create_subscription(
-                cls, topic, lambda data, t=topic, c=channel: self._write(t, c, data),
-                self._qos(topic), raw=True))
+            self._subscribe(topic, name, cls, schema, self._qos(topic))
+
+    def _subscribe(self, topic, name, cls, schema, qos):
+        channel = self._writer.register_channel(topic=topic, message_encoding='cdr',
+                                                schema_id=schema)
+        self._channels[topic] = channel
+        self.types[topic] = name
+        self.counts[topic] = 0
+        self._subs.append(self.node.create_subscription(
+            cls, topic, lambda data, t=topic, c=channel: self._write(t, c, data), qos,
+            raw=True))
+
+    def _subscribe_known(self):
+        """
+        Subscribe at once to the wanted topics of :data:`KNOWN_TOPICS`.
+
+        Reliable, latched where they are.  A subscription made by :meth:`scan` matches its
+        publisher only after discovery, a second or two after the publisher started, and
+        would miss the start of a run that the recorder was started before.
+        """
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+        for topic, (name, latched) in KNOWN_TOPICS.items():
+            if not self._wanted(topic):
+                continue
+            try:
+                cls = _message_class(name)
+                schema = self._schemas.get(name)
+                if schema is None:
+                    schema = self._writer.register_schema(
+                        name=name, encoding='ros2msg', data=message_definition(name).encode())
+                    self._schemas[name] = schema
+            except (ImportError, AttributeError, FileNotFoundError):
+                continue   # left to scan(), which reports it
+            self._subscribe(topic, name, cls, schema, QoSProfile(
+                depth=100, reliability=ReliabilityPolicy.RELIABLE,
+                durability=(DurabilityPolicy.TRANSIENT_LOCAL if latched
+                            else DurabilityPolicy.VOLATILE)))
 
     def _write(self, topic, channel, data):
         if self._closed:
