@@ -94,6 +94,11 @@ def message_definition(name):
     return '\n'.join(parts) + '\n'
 
 
+#: messages a subscription keeps until the recorder's thread writes them: 4 s of 250 Hz
+#: joint states, so that a recorder thread starved by its process (the demo's monitor, a
+#: garbage collection) loses nothing
+RECORD_DEPTH = 1000
+
 #: topics whose type is known before any publisher is seen (ROS conventions and our nodes):
 #: topic -> (type, latched)
 KNOWN_TOPICS = {
@@ -153,7 +158,7 @@ class Recorder:
         latched = infos and all(i.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL
                                 for i in infos)
         return QoSProfile(
-            depth=100,
+            depth=RECORD_DEPTH,
             reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
             durability=(DurabilityPolicy.TRANSIENT_LOCAL if latched
                         else DurabilityPolicy.VOLATILE))
@@ -210,7 +215,7 @@ class Recorder:
             except (ImportError, AttributeError, FileNotFoundError):
                 continue   # left to scan(), which reports it
             self._subscribe(topic, name, cls, schema, QoSProfile(
-                depth=100, reliability=ReliabilityPolicy.RELIABLE,
+                depth=RECORD_DEPTH, reliability=ReliabilityPolicy.RELIABLE,
                 durability=(DurabilityPolicy.TRANSIENT_LOCAL if latched
                             else DurabilityPolicy.VOLATILE)))
 
