@@ -128,6 +128,21 @@ def test_pose_error_closed_form():
         control.pose_error(C, Cd, 'spatial')
 
 
+def _pin_hand(panda, q, ref):
+    """Pinocchio's Jacobian of panda_hand in ``ref`` (our joint order, angular first) and its
+    pose (4x4)."""
+    model, pm, data, order = panda
+    qp = q[order]
+    pin.framesForwardKinematics(pm, data, qp)
+    pin.computeJointJacobians(pm, data, qp)
+    fid = pm.getFrameId('panda_hand')
+    J = np.empty((6, model.nv))
+    J[:, order] = SWAP @ pin.getFrameJacobian(pm, data, fid, ref)
+    C = np.eye(4)
+    C[:3, :3], C[:3, 3] = data.oMf[fid].rotation, data.oMf[fid].translation
+    return J, C
+
+
 @pytest.mark.parametrize('representation,ref', [('body', pin.LOCAL),
                                                 ('hybrid', pin.LOCAL_WORLD_ALIGNED)])
 def test_impedance_torque_against_its_definition_with_pinocchio(panda, rng,
@@ -135,14 +150,7 @@ def test_impedance_torque_against_its_definition_with_pinocchio(panda, rng,
     model, pm, data, order = panda
     q, qd = model.random_configuration(rng), rng.normal(size=9)
     qp = q[order]
-    pin.framesForwardKinematics(pm, data, qp)
-    pin.computeJointJacobians(pm, data, qp)
-    fid = pm.getFrameId('panda_hand')
-    J = np.empty((6, 9))
-    J[:, order] = SWAP @ pin.getFrameJacobian(pm, data, fid, ref)
-    oMf = data.oMf[fid]
-    C = np.eye(4)
-    C[:3, :3], C[:3, 3] = oMf.rotation, oMf.translation
+    J, C = _pin_hand(panda, q, ref)
     Cd = C.copy()
     Cd[:3, :3] = C[:3, :3] @ so3.exp([0.05, -0.02, 0.03])
     Cd[:3, 3] += (0.01, -0.02, 0.03)
@@ -171,14 +179,7 @@ def test_impedance_friction_feed_forward_against_its_definition(panda, rng, repr
     model, pm, data, order = panda
     model = model.replace(friction=rng.uniform(0.5, 2.0, 9))
     q, qd = model.random_configuration(rng), rng.normal(size=9)
-    qp = q[order]
-    pin.framesForwardKinematics(pm, data, qp)
-    pin.computeJointJacobians(pm, data, qp)
-    fid = pm.getFrameId('panda_hand')
-    J = np.empty((6, 9))
-    J[:, order] = SWAP @ pin.getFrameJacobian(pm, data, fid, ref)
-    C = np.eye(4)
-    C[:3, :3], C[:3, 3] = data.oMf[fid].rotation, data.oMf[fid].translation
+    J, C = _pin_hand(panda, q, ref)
     Cd = C.copy()
     Cd[:3, :3] = C[:3, :3] @ so3.exp([0.002, -0.001, 0.003])
     Cd[:3, 3] += (0.001, -0.002, 0.0005)
