@@ -30,7 +30,7 @@ pytestmark = [pytest.mark.ros, pytest.mark.filterwarnings('ignore::DeprecationWa
 rclpy, _ = ros_importorskip('rclpy', 'liemb_interfaces.msg')
 
 import liemb_ros as lm  # noqa: E402
-from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
 from geometry_msgs.msg import TwistStamped  # noqa: E402
 from liemb_interfaces.msg import TwistRepresented  # noqa: E402
 from rcl_interfaces.srv import SetParametersAtomically  # noqa: E402
@@ -292,3 +292,56 @@ def test_simulation_position_drive_reaches_the_commanded_position(graph):
     graph.spin_for(0.8)
     np.testing.assert_allclose(states.msgs[-1].position, target, atol=2e-3)
     assert np.abs(states.msgs[-1].velocity).max() < 1e-2
+
+
+def test_a_failing_cycle_commands_a_stop_and_the_node_goes_on():
+    """
+    A cycle that raises (a defect, not an input: every input is validated) must not kill
+    the servo, which would leave a velocity controller on its last command: the node
+    commands zero velocity and the measured position, reports ERROR in ``/diagnostics``
+    with the error, and serves again once a cycle succeeds.  In-process, the node's own
+    callbacks called directly (no DDS timing involved).
+    """
+    from rclpy.parameter import Parameter
+    from liemb_ros.ros.servo_node import ServoNode
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        node = ServoNode(context=context, parameter_overrides=[
+            Parameter('urdf_path', value=os.path.join(URDF_DIR, 'liemb_arm7.urdf')),
+            Parameter('outputs', value=['velocity', 'position'])])
+        sent = {'velocity': [], 'position': []}
+        for k in sent:
+            node.pub[k].publish = lambda msg, k=k: sent[k].append(np.array(msg.data))
+        diags = []
+        node.pub_diag.publish = diags.append
+        model = node.servo.model
+        state = JointState(name=list(model.joint_names), position=Q0,
+                           velocity=[0.0] * model.nq)
+        node._on_joint_state(state)
+        node._on_represented(_represented('hybrid', V))
+        node._tick()
+        assert np.abs(sent['velocity'][-1]).max() > 0         # flying
+        good = node.servo.twist_step
+
+        def broken(*a, **k):
+            raise FloatingPointError('injected')
+        node.servo.twist_step = broken
+        for _ in range(3):
+            node._tick()                                      # does not raise
+        assert np.array_equal(sent['velocity'][-1], np.zeros(model.nq))
+        np.testing.assert_array_equal(sent['position'][-1], Q0)
+        node._diagnostics()
+        st = diags[-1].status[0]
+        values = {kv.key: kv.value for kv in st.values}
+        assert st.level == DiagnosticStatus.ERROR and 'injected' in st.message
+        assert values['failed_cycles'] == '3' and 'FloatingPointError' in values['last_error']
+        node.servo.twist_step = good                          # the defect goes away
+        node._on_represented(_represented('hybrid', V))
+        node._tick()
+        node._diagnostics()
+        assert diags[-1].status[0].level != DiagnosticStatus.ERROR
+        assert np.abs(sent['velocity'][-1]).max() > 0         # it restarted from rest
+        node.destroy_node()
+    finally:
+        rclpy.try_shutdown(context=context)

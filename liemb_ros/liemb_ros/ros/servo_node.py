@@ -62,7 +62,7 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..model import REPRESENTATIONS
-from ..servo import CommandHistory, Servo, Status
+from ..servo import CommandHistory, Servo, ServoOutput, Status
 from .common import LATCHED, STEADY, ConfigError, RobotSource, declare, run, settle_heap
 from .engine import FRAMES, CycleStats, DynamicsEngine, StateError, leaf_links
 
@@ -150,6 +150,9 @@ class ServoNode(Node):
         self._arrived = None
         self._window = (time.monotonic(), 0)
         self._status = None
+        self._errors = 0              # cycles that raised (a stop was commanded)
+        self._last_error = ''
+        self._failed = False          # the last cycle raised
         self.pub = {
             'velocity': self.create_publisher(Float64MultiArray, '~/velocity_command',
                                               RELIABLE),
@@ -369,7 +372,33 @@ class ServoNode(Node):
 
     def _tick(self):
         self._served = False
-        self._cycle()
+        try:
+            self._cycle()
+        except Exception as exc:  # noqa: B902 - a dead node would leave the arm moving
+            self._cycle_failed(exc)
+
+    def _cycle_failed(self, exc):
+        """
+        A cycle raised: command a stop, count and report it, keep serving.
+
+        A servo whose process died would leave a ros2_control velocity controller on its
+        last command; instead the outputs say stop (velocity 0, position and trajectory
+        at the measured position), the law forgets its past (acceleration limits restart
+        from rest) and ``/diagnostics`` turns ERROR until a cycle succeeds again.
+        """
+        self._errors += 1
+        self._failed = True
+        text = f'{type(exc).__name__}: {exc}'
+        if text != self._last_error:      # each distinct error once, not 1000 times a second
+            self._last_error = text
+            self.get_logger().error(f'cycle failed ({text}); commanding a stop')
+        try:
+            if self.servo is not None:
+                self.servo.reset()
+            q = np.asarray(self.state.q, dtype=float)
+            self._publish(ServoOutput(np.zeros(len(q)), q, self._status, math.nan, 0.0))
+        except Exception as exc2:  # noqa: B902 - nothing more this node can do
+            self.get_logger().error(f'could not command a stop: {exc2}')
 
     def _cycle(self):
         servo, state = self.servo, self.state
@@ -400,6 +429,7 @@ class ServoNode(Node):
         self._stats.add(time.perf_counter() - t0)
         self._history.add(t_ros, out.velocities)
         self._publish(out)
+        self._failed = False
         if self._arrived is not None:
             self._latency.add(time.perf_counter() - self._arrived)
             self._arrived = None
@@ -454,6 +484,9 @@ class ServoNode(Node):
             elif self._stale_state():
                 st.level = DiagnosticStatus.WARN
                 st.message = f'no joint_states for {age:.2f} s: not commanding'
+            elif self._failed:
+                st.level = DiagnosticStatus.ERROR
+                st.message = f'cycle failed ({self._last_error}): commanding a stop'
             else:
                 status = servo.status
                 st.level = (DiagnosticStatus.OK if status in (
@@ -471,7 +504,9 @@ class ServoNode(Node):
                 ('command_age_s', cmd_age), ('refused_commands', str(self._refused)),
                 ('last_refused', self._last_refused or 'none'),
                 ('last_state_age_s', f'{age:.3f}' if math.isfinite(age) else 'never'),
-                ('ignored_joints', ', '.join(self.state.ignored) or 'none'))]
+                ('ignored_joints', ', '.join(self.state.ignored) or 'none'),
+                ('failed_cycles', str(self._errors)),
+                ('last_error', self._last_error or 'none'))]
         msg = DiagnosticArray(status=[st])
         msg.header.stamp = self.get_clock().now().to_msg()
         self.pub_diag.publish(msg)
