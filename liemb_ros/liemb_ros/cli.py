@@ -133,7 +133,40 @@ def _start_recorder(path, log_dir):
     os.makedirs(log_dir, exist_ok=True)
     log_path = os.path.join(log_dir, 'record.log')
     print(f'recording to {path} (liemb plot {path} draws it; log: {log_path})')
-    return _side_process('record', [path], log_path)
+    proc = _side_process('record', [path], log_path)
+    _wait_for_line(proc, log_path, 'liemb record: writing', 'the recorder')
+    return proc
+
+
+#: seconds a side process may take to be ready (import, ROS context, subscriptions)
+SIDE_READY_TIMEOUT = 60.0
+
+
+def _wait_for_line(proc, log_path, line, what, timeout=SIDE_READY_TIMEOUT):
+    """
+    Wait until ``proc`` has written ``line`` to ``log_path`` (it is ready), it exited, or
+    ``timeout`` seconds passed; say so when it is not ready.
+
+    The recorder starts in 1-3 s (Python, rclpy, mcap); nodes started before it is
+    subscribed would publish the start of the run to nobody.
+    """
+    import time
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            with open(log_path, encoding='utf-8', errors='replace') as f:
+                if line in f.read():
+                    return True
+        except OSError:
+            pass
+        if proc.poll() is not None:
+            print(f'{what} exited with code {proc.returncode} before it was ready '
+                  f'(see {log_path})', file=sys.stderr)
+            return False
+        time.sleep(0.05)
+    print(f'{what} is not ready after {timeout:.0f} s; going on (see {log_path})',
+          file=sys.stderr)
+    return False
 
 
 def _start_viewer(robot, host, port, log_dir):
