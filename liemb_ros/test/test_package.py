@@ -29,9 +29,10 @@ ROSDEP = {
     'ament_index_python': 'ament_index_python', 'launch': 'launch', 'launch_ros': 'launch_ros',
     'pytest': 'python3-pytest', 'hypothesis': 'python3-hypothesis',
     'pinocchio': 'pinocchio', 'ament_flake8': 'ament_flake8', 'ament_pep257': 'ament_pep257',
-    # PyPI-only modules: rosdep's pip keys (python3-<name>-pip, installed with pip)
+    # PyPI-only modules: rosdistro's pip keys (trimesh; mcap-ros2-support installs mcap too)
+    # and ours in tools/ros/rosdep.yaml (viser, playwright)
     'viser': 'python3-viser-pip', 'trimesh': 'python3-trimesh-pip',
-    'mcap': 'python3-mcap-pip', 'mcap_ros2': 'python3-mcap-ros2-support-pip',
+    'mcap': 'mcap-ros2-support', 'mcap_ros2': 'mcap-ros2-support',
     'playwright': 'python3-playwright-pip',
 }
 OURS = {'liemb_ros', 'conftest'}
@@ -81,7 +82,44 @@ def test_every_test_import_has_a_test_or_exec_depend():
     assert not unknown, f'test imports without a known rosdep key: {unknown}'
     missing = sorted(ROSDEP[m] for m in used if ROSDEP[m] not in keys)
     assert not missing, f'package.xml lacks <test_depend> for {missing}'
-    assert 'example-robot-data' in keys   # its URDFs are read by path, never imported
+    # its URDFs are read by path, never imported; the browser test drives chromium
+    assert {'python3-example-robot-data-pip', 'chromium-browser'} <= keys
+
+
+def _recorded_keys():
+    with open(os.path.join(REPO, 'tools', 'ros', 'rosdep_keys.txt'), encoding='utf-8') as f:
+        rows = [line.split(' | ') for line in f if line.strip() and not line.startswith('#')]
+    return {r[0].strip(): r[1:] for r in rows}
+
+
+def test_every_rosdep_key_was_resolved_for_the_target_platforms():
+    """
+    ``tools/ros/rosdep_check.sh`` resolved exactly the keys of both package.xml files.
+
+    Run offline against a rosdistro checkout (rosdistro's database plus
+    ``tools/ros/rosdep.yaml``) for ubuntu:noble and debian:bookworm; a key added to a
+    package.xml without running it again, or one it could not resolve, fails here.
+    """
+    keys = set()
+    for pkg in ('liemb_ros', 'liemb_interfaces'):
+        root = _manifest(os.path.join(REPO, pkg, 'package.xml'))
+        keys |= _keys(root, 'depend', 'exec_depend', 'test_depend', 'build_depend',
+                      'buildtool_depend', 'build_export_depend', 'member_of_group')
+    keys -= {'liemb_interfaces', 'rosidl_interface_packages'}   # ours; a group, not a key
+    recorded = _recorded_keys()
+    assert set(recorded) == keys, (sorted(keys - set(recorded)), sorted(set(recorded) - keys))
+    assert all(len(r) == 2 and all(x.strip() for x in r) for r in recorded.values())
+
+
+def test_our_rosdep_keys_are_pip_packages_that_package_xml_uses():
+    import yaml
+    with open(os.path.join(REPO, 'tools', 'ros', 'rosdep.yaml'), encoding='utf-8') as f:
+        ours = yaml.safe_load(f)
+    recorded = _recorded_keys()
+    for key, rules in ours.items():
+        assert key.endswith('-pip') and key in recorded, key
+        assert {'debian', 'ubuntu'} <= set(rules), key
+        assert all('pip' in rule for rule in rules.values()), key
 
 
 def test_one_version_and_a_licence():
