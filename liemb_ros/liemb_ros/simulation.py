@@ -35,7 +35,8 @@ from the URDF): a joint past its ``<limit lower upper>`` by ``p`` is pushed back
 one-sided spring-damper ``max(0, k p + b ṗ)`` (a soft stop, not an exact one: a smooth
 force keeps the fixed-step Runge-Kutta and Rosenbrock steps, needs no event location or
 impulse, and its stored energy ``½ k p²`` is an ordinary potential), with ``k`` and ``b``
-from a time constant and a damping ratio as in MuJoCo (:meth:`Simulator._limits`).  With
+from a time constant and a damping ratio as in MuJoCo (:meth:`Simulator._limits`), scaled
+by the joint's effective inertia ``m_j = 1 / (M⁻¹)_jj`` when the limit engages.  With
 ``damping_method='auto'`` a step that starts with a joint in its limit, or that reaches it
 at the joint's velocity (``q + h q̇``), is a ROS2 step with the spring and damper in its
 Jacobian (weighted by the share of the step past the limit), so stiff limits stay stable
@@ -44,6 +45,24 @@ in an impact at full effort, 1 ms, converging like h^1.4..1.9).  The
 applied torque is clamped to ``±<limit effort>``; ``<dynamics friction>`` F is regularised
 Coulomb friction ``-F tanh(q̇ / v_s)`` (:data:`FRICTION_VELOCITY`), whose slope at rest
 ``F / v_s`` counts as damping for the stiffness test and enters the ROS2 Jacobian.
+
+Limit impedance from the inertia at engagement, not at ``q0``: a step that starts with a
+joint within its range that reaches its limit at ``q + h q̇`` first sets that joint's
+``k_j``, ``b_j`` from ``M(q)`` (one Cholesky factor and a triangular solve per joint, on
+those steps only; every 100 steps for all joints within their range, for joints that
+engage unforeseen); a joint in its limit keeps them, so its spring stays conservative (the
+stiffness changes only where it holds no energy).  Then one joint in its limit is an
+oscillator of time constant ``τ_c`` wherever it engages, and any set of joints in their
+limits together at the configuration where they engaged has ``λ_max(M⁻¹K) ≤ n_in / (τ_c
+ζ)²`` (``K^½ M⁻¹ K^½`` is ``(τ_c ζ)⁻²`` times a matrix of unit diagonal).  Measured why
+(example-robot-data's human.urdf, which diverged at 2.2 s with ``m_j(q0)``): its hips
+and shoulders are three revolute joints through massless bodies (armature ``1e-4 max
+M_jj``); near gimbal alignment ``m_j`` of hip_Z and hip_Y falls 100 to 1700-fold from
+``q0`` (``k_j (M⁻¹)_jj τ_c²`` up to 1.7e3, so ``ω dt`` ≈ 4 at 1 ms instead of 0.1):
+ROS2 stays stable, but the impacts on those overstiff stops (up to 3.4e3 J of balance
+error in one step) drove the gimbal modes to 200 rad/s until the balance failed.  With the
+inertia at engagement it runs 10 s at 1 ms (balance 2.7 % of the scale; 8.2, 2.5, 0.73 J
+after 1 s at 1, 0.5, 0.25 ms of |W| = 150 J: the impacts' order ~1.7).
 
 Ground contact (issue 21, ``contact=``:class:`~liemb_ros.contact.ContactModel`, joint
 coordinates): the URDF collision geometry against planes, a compliant normal force and
@@ -75,6 +94,8 @@ import numpy as np
 from numba import njit
 
 from .contact import is_stiff
+from ._kernels.crba import crba_into
+from ._kernels.dispatch import EYE4, check, fast
 from .dynamics import forward_dynamics_function, mass_matrix, singular_joints
 from .integrators import TABLEAUS, SE3, IntegrationError, Product, Stepper, Vector
 from .kinematics import body_poses, jacobian
@@ -220,8 +241,9 @@ class Simulator:
         Joint position limits from the URDF (``self.lower``, ``self.upper``; ±inf: none).
     limit_time_constant, limit_damping_ratio : float
         ``τ_c`` [s] (:data:`LIMIT_TIME_CONSTANT`) and ``ζ`` of the limit spring-damper
-        ``k_j = m_j / (τ_c ζ)²``, ``b_j = 2 m_j / τ_c``, ``m_j = 1 / (M⁻¹)_jj(q0)``: a joint
-        driven into its limit with torque τ settles ``τ / k_j`` past it.
+        ``k_j = m_j / (τ_c ζ)²``, ``b_j = 2 m_j / τ_c``, ``m_j = 1 / (M⁻¹)_jj(q)`` at the
+        ``q`` where the joint reaches its limit (module docstring; ``q0`` until then): a
+        joint driven into its limit with torque τ settles ``τ / k_j`` past it.
     friction : None, float or (nq,) array
         Coulomb friction level F [N m or N]; None: the URDF ``<dynamics friction>``.
     friction_velocity : float
@@ -361,10 +383,12 @@ class Simulator:
         """
         Joint position limits: a one-sided spring-damper per limited joint.
 
-        ``k_j = m_j / (τ_c ζ)²``, ``b_j = 2 m_j / τ_c`` with ``m_j = 1 / (M⁻¹)_jj(q0)``
-        (the inertia the joint feels with all others free), so one joint in its limit is
-        a critically damped (``ζ = 1``) oscillator of time constant ``τ_c`` (MuJoCo's
-        ``solref``).  Sets ``lower``, ``upper``, ``limit_stiffness``, ``limit_damping``.
+        ``k_j = m_j / (τ_c ζ)²``, ``b_j = 2 m_j / τ_c`` with ``m_j = 1 / (M⁻¹)_jj`` (the
+        inertia the joint feels with all others free), so one joint in its limit is a
+        critically damped (``ζ = 1``) oscillator of time constant ``τ_c`` (MuJoCo's
+        ``solref``; MuJoCo too scales the impedance by the current ``(M⁻¹)_jj``).  Set here
+        at ``q0``, then when a joint reaches its limit (:meth:`_engage_limits`).  Sets
+        ``lower``, ``upper``, ``limit_stiffness``, ``limit_damping``.
         """
         m = self.model
         if not (np.isfinite(time_constant) and time_constant > 0
@@ -375,18 +399,30 @@ class Simulator:
         on = (np.isfinite(m.lower) | np.isfinite(m.upper)) & bool(limits)
         self.lower = np.where(on, m.lower, -np.inf)
         self.upper = np.where(on, m.upper, np.inf)
+        self._limited = on
         self.limit_stiffness = np.zeros(m.nq)
         self.limit_damping = np.zeros(m.nq)
+        self._impedance0 = None
         if not np.any(on):
             return
-        M = mass_matrix(m, self._q0, base_pose=self._base0, armature=self.armature)
-        a = m.nv - m.nq
-        try:
-            mj = 1.0 / np.diag(np.linalg.inv(M))[a:]
-        except np.linalg.LinAlgError:
-            mj = np.diag(M)[a:]
-        self.limit_stiffness = np.where(on, mj / (time_constant * damping_ratio) ** 2, 0.0)
-        self.limit_damping = np.where(on, 2.0 * mj / time_constant, 0.0)
+        self._engage_limits(on, self._q0, self._base0)
+        self._impedance0 = (self.limit_stiffness.copy(), self.limit_damping.copy())
+
+    def _engage_limits(self, joints, q, base=None, M=None):
+        """
+        Set the limit spring-dampers of ``joints`` (bool (nq,)) from the inertia at ``q``.
+
+        ``k_j = m_j / (τ_c ζ)²``, ``b_j = 2 m_j / τ_c``, ``m_j = 1 / (M⁻¹)_jj(q)``; called
+        for joints within their range only (their springs hold no energy), so a joint in
+        its limit keeps the impedance it engaged with.  ``M``: the mass matrix with the
+        armature at ``q`` when known.  Updates ``limit_stiffness``, ``limit_damping`` in
+        place (the backends hold these arrays).
+        """
+        m = self.model
+        if M is None:
+            M = mass_matrix(m, q, base_pose=base, armature=self.armature)
+        _engage(M, m.nv - m.nq, joints & self._limited, self.limit_time_constant,
+                self.limit_damping_ratio, self.limit_stiffness, self.limit_damping)
 
     def _limit_spring(self, q):
         """Return the limit springs' torques (nq,) and stored energy ``Σ ½ k_j p_j²`` [J] at q."""
@@ -438,6 +474,8 @@ class Simulator:
         """'auto': switch to the implicit method once the damping became stiff along the way."""
         if not self._auto or self.damping_method == 'implicit':
             return
+        self._stiff_damping = (self.damping + self.friction / self.friction_velocity
+                               + self.limit_damping)
         stiff = self.dt * damping_rate_max(self.model, self._stiff_damping, self.q,
                                            self.base_pose, self.armature)
         self.damping_stiffness = max(self.damping_stiffness, stiff)
@@ -451,6 +489,8 @@ class Simulator:
         self.steps = 0
         self.wall_time = 0.0
         self._set_method(self._method0)
+        if self._impedance0 is not None:   # in place: the backends hold these arrays
+            self.limit_stiffness[:], self.limit_damping[:] = self._impedance0
         self._backend.set_state(self._q0, self._qd0, self._base0)
         self.work = 0.0
         self._read()
@@ -538,7 +578,7 @@ class Simulator:
 
     def _check(self, saved):
         y = self._backend.y
-        if not np.all(np.isfinite(y)):
+        if not _finite(y):
             self._backend.restore(saved)
             self.t -= self.dt
             self.steps -= 1
@@ -547,6 +587,9 @@ class Simulator:
                                   f'(step dt = {self.dt} s too large, or torques too big?)')
         if self.steps % 100 == 0:
             self._read()
+            if self._impedance0 is not None:   # joints that engage unforeseen: recent m_j
+                self._engage_limits((self.q >= self.lower) & (self.q <= self.upper), self.q,
+                                    self.base_pose)
             self._recheck_stiffness()
             T, U = self._energy()
             err = T + U - self.E0 - self.work
@@ -639,9 +682,12 @@ class _JointCoordinates:
         self.y = np.zeros(self.space.size)
         self._tau = np.zeros(m.nv)
         self._fd = forward_dynamics_function(m, sim.armature)
+        self._mass = _mass_function(m, sim.armature)
         self.implicit = sim.damping_method == 'implicit'
         # 'auto': a step that starts in a limit or reaches one is a ROS2 step
         self.limits_implicit = sim._auto_limits
+        self.limited = bool(np.any(sim._limited))
+        self._reaching = np.zeros(m.nq, dtype=np.bool_)
         self.contact = sim.contact
         self._cached = None     # (state, h, contacts) at the end of the last ROS2 step
         self.contact_implicit = sim.contact is not None and sim.damping_method_arg != 'explicit'
@@ -714,11 +760,21 @@ class _JointCoordinates:
 
     def advance(self, t, h):
         try:
+            M, near = None, False
+            if self.limited:
+                y, sim = self.y, self.sim
+                q = y[self._sq]
+                near = _limit_state(q, y[self._sv][self.nb6:], sim.lower, sim.upper, h,
+                                    self._reaching)
+                if near == 2:   # a joint reaches its limit: it engages with its inertia now
+                    base = y[:16].reshape(4, 4) if self.o else None
+                    M = self._mass(q, base)
+                    sim._engage_limits(self._reaching, q, base, M)
             terms = self._contact_terms(h) if self.contact_implicit else None
             if terms is not None:
                 self._ros2(t, h, *terms)
-            elif self.implicit or (self.limits_implicit and self._near_limit(h)):
-                self._ros2(t, h)
+            elif self.implicit or (self.limits_implicit and near > 0):
+                self._ros2(t, h, M)
             else:
                 self.y = self.stepper.step(t, self.y, h)
         except IntegrationError as exc:
@@ -728,8 +784,8 @@ class _JointCoordinates:
         """:meth:`ContactModel.evaluate` at ``y`` with the Jacobian for a step ``h``."""
         base = y[:16].reshape(4, 4) if self.o else None
         q = y[self._sq]
-        return self.contact.evaluate(q, y[self._sv], base, h=h, mass=lambda: mass_matrix(
-            self.model, q, base_pose=base, armature=self.sim.armature))
+        return self.contact.evaluate(q, y[self._sv], base, h=h,
+                                     mass=lambda: self._mass(q, base))
 
     def _contact_terms(self, h):
         """
@@ -753,13 +809,6 @@ class _JointCoordinates:
             return None
         return M, (K, B), (gen, pc)
 
-    def _near_limit(self, h):
-        """Whether a joint is in its limit now or, at its velocity, reaches it within ``h``."""
-        q = self.y[self._sq]
-        reach = q + h * self.y[self._sv][self.nb6:]
-        lo, hi = self.sim.lower, self.sim.upper
-        return bool(np.any(np.minimum(q, reach) < lo) or np.any(np.maximum(q, reach) > hi))
-
     def _ros2(self, t, h, M=None, contact=None, at_y=None):
         """
         One step of ROS2 with the damping Jacobian ``J = [[0, I], [0, -M⁻¹D]]``.
@@ -779,7 +828,7 @@ class _JointCoordinates:
         base = y[:16].reshape(4, 4) if self.o else None
         q = y[self._sq]
         if M is None:
-            M = mass_matrix(self.model, q, base_pose=base, armature=self.sim.armature)
+            M = self._mass(q, base)
         c, kq = _jacobian_diagonals(q, y[self._sv][self.nb6:], self._passive, g, h)
         if contact is None:
             L = _damped_cholesky(M, self._P, c, g)
@@ -801,7 +850,7 @@ class _JointCoordinates:
         k2 -= 2.0 * k1
         solve(L, g, k2, c, kq)
         y1 = space.exp_mul(y, h * (1.5 * k1 + 0.5 * k2))
-        if not np.all(np.isfinite(y1)):
+        if not _finite(y1):
             raise IntegrationError(f'non-finite state after the step at t={t:g} (h={h:g})')
         if contact is not None:
             # the work by the trapezoidal rule on the step's ends, not on the stage y2:
@@ -840,6 +889,32 @@ class _JointCoordinates:
 
     def extra_diagnostics(self):
         return {}
+
+
+def _mass_function(model, armature=None):
+    """
+    Return ``mass(q, base) -> M(q) + diag(0_6, armature)``, bound to ``model``.
+
+    :func:`~liemb_ros.dynamics.mass_matrix` without its argument checks and packing, for
+    the step: ``q`` (nq,) and ``base`` (4, 4) or None must be float64 C-contiguous arrays
+    (views of the state are).  NaN/inf still raise ValueError (checked in the kernel).
+    """
+    ki, kf, nv = model.packed_int, model.packed_float, model.nv
+    zeros = np.zeros(nv)
+    a = nv - model.nq
+    arm = None if armature is None else np.array(armature, dtype=float)
+
+    def mass(q, base=None):
+        out = np.empty((nv, nv))
+        st = fast(model, ('crba', base is None), crba_into,
+                  (ki, kf, q, zeros, EYE4 if base is None else base, False, out))
+        if st:
+            check(model, st)
+        if arm is not None:
+            diag = out.reshape(-1)[a * (nv + 1)::nv + 1]
+            diag += arm
+        return out
+    return mass
 
 
 def damping_rate_max(model, damping, q, base_pose=None, armature=None):
@@ -918,6 +993,34 @@ def _joint_torques(q, qd, tau, passive, out):
 
 
 @njit(cache=True)
+def _finite(y):
+    """Whether every entry of ``y`` is finite."""
+    for i in range(y.shape[0]):
+        if not np.isfinite(y[i]):
+            return False
+    return True
+
+
+@njit(cache=True)
+def _limit_state(q, qd, lo, hi, h, reaching):
+    """
+    Return 0: every joint within its range at ``q`` and ``q + h q̇``; 1: some in a limit;
+    2: some within their range reach a limit at ``q + h q̇`` (``reaching[j]``, set).
+    """
+    state = 0
+    for j in range(q.shape[0]):
+        reaching[j] = False
+        if q[j] < lo[j] or q[j] > hi[j]:
+            state = max(state, 1)
+        else:
+            r = q[j] + h * qd[j]
+            if r < lo[j] or r > hi[j]:
+                reaching[j] = True
+                state = 2
+    return state
+
+
+@njit(cache=True)
 def _jacobian_diagonals(q, qd, passive, g, h):
     """
     Return ``c = diag(B + g K)``, ``kq = diag(K)`` of the ROS2 Jacobian at the step's start.
@@ -977,6 +1080,38 @@ def _damped_cholesky(M, P, d, g):
                 sm -= L[r, k] * L[c, k]
             L[r, c] = sm / L[c, c]
     return L
+
+
+@njit(cache=True)
+def _engage(M, a, joints, tc, zeta, K, B):
+    """
+    ``K_j = m_j / (tc zeta)²``, ``B_j = 2 m_j / tc`` for ``joints``, ``m_j = 1 / (M⁻¹)_jj``.
+
+    ``(M⁻¹)_jj = |L⁻¹ e_j|²`` (``M = L Lᵀ``; entry ``a + j`` of M for joint j), one
+    triangular solve per joint; ``m_j = M_jj`` if M is not positive definite.
+    """
+    if not np.any(joints):
+        return
+    n = M.shape[0]
+    L = _damped_cholesky(M, np.zeros(0, np.int64), np.zeros(0), 0.0)
+    x = np.empty(n)
+    for j in range(joints.shape[0]):
+        if not joints[j]:
+            continue
+        c = a + j
+        if L is None:
+            mj = M[c, c]
+        else:
+            s = 0.0
+            for r in range(c, n):
+                sm = 1.0 if r == c else 0.0
+                for k in range(c, r):
+                    sm -= L[r, k] * x[k]
+                x[r] = sm / L[r, r]
+                s += x[r] * x[r]
+            mj = 1.0 / s
+        K[j] = mj / (tc * zeta) ** 2
+        B[j] = 2.0 * mj / tc
 
 
 @njit(cache=True)
@@ -1049,6 +1184,9 @@ class _AbsoluteCoordinates:
         sim = self.sim
         q, V = self._joints()[:2]
         qd = V[self.model.nv - self.model.nq:]
+        reaching = np.zeros(len(q), dtype=np.bool_)
+        if _limit_state(q, qd, sim.lower, sim.upper, h, reaching) == 2:
+            sim._engage_limits(reaching, q, self._joints()[3] if self.model.floating else None)
         tau = np.empty(self.model.nq)
         p0 = _joint_torques(q, qd, sim._tau, (sim.damping, sim.friction, sim.friction_velocity,
                                               sim.lower, sim.upper, sim.limit_stiffness,

@@ -11,7 +11,7 @@ import pytest
 import liemb_ros as lm
 from liemb_ros import resources
 from liemb_ros.dynamics import gravity_torques
-from liemb_ros.simulation import FRICTION_VELOCITY, Simulator
+from liemb_ros.simulation import FRICTION_VELOCITY, LIMIT_TIME_CONSTANT, Simulator
 
 
 @pytest.fixture(scope='module')
@@ -165,3 +165,39 @@ def test_external_wrench_work_is_accounted(arm):
     sim.clear_wrenches()
     with pytest.raises(ValueError, match='unknown link'):
         sim.set_wrench('nowhere', np.zeros(6))
+
+
+def test_limit_engages_with_the_inertia_at_the_time(arm):
+    """
+    The limit spring of a joint is set from its effective inertia where it reaches the limit.
+
+    ``k_j = m_j / τ_c²`` with ``m_j = 1 / (M⁻¹)_jj`` (Pinocchio's ``computeMinverse``) at
+    the start of the step that reaches the limit, not at ``q0``; it stays while the joint
+    is in its limit (the spring's energy stays a potential), and :meth:`reset` restores
+    the one at ``q0``.  Joint2 is driven into +2 rad with joint4 folding on the way.
+    """
+    pin = pytest.importorskip('pinocchio')
+    pm = pin.buildModelFromUrdf(resources.robot_path('liemb_arm7'))
+    assert [pm.names[i] for i in range(1, pm.njoints)] == list(arm.joint_names)
+    data = pm.createData()
+
+    def k2(q):
+        return 1.0 / pin.computeMinverse(pm, data, q)[1, 1] / LIMIT_TIME_CONSTANT ** 2
+
+    q0 = np.array([0.0, 0.0, 0.0, -0.3, 0.0, 0.0, 0.0])
+    sim = Simulator(arm, q0=q0)
+    assert sim.limit_stiffness[1] == pytest.approx(k2(q0), rel=1e-9)
+    tau = np.zeros(arm.nq)
+    tau[1], tau[3] = 1e3, -1e3
+    starts = []
+    while not sim.diagnostics()['in_limit'][1]:
+        starts.append(sim.q.copy())
+        sim.step(tau)
+        assert sim.t < 1.0
+    k = sim.limit_stiffness[1]
+    assert min(abs(k / k2(q) - 1) for q in starts[-2:]) < 1e-9
+    assert abs(k / k2(q0) - 1) > 0.05            # the inertia changed on the way
+    sim.step(tau, n=200)      # joint4 hits its limit too
+    assert sim.diagnostics()['in_limit'][1] and sim.limit_stiffness[1] == k
+    sim.reset()
+    assert sim.limit_stiffness[1] == pytest.approx(k2(q0), rel=1e-9)
