@@ -57,7 +57,10 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from .kinematics import forward_kinematics, jacobian
+from ._dense import cholesky_in_place
+from ._kernels.dispatch import REP_INDEX, check, fast
+from ._kernels.jacobian import jacobian_link
+from .kinematics import forward_kinematics
 from .resources import resolve_mesh
 
 #: default time constant ``τ_c`` [s] of the contact spring-damper (MuJoCo's default is 0.02 s;
@@ -467,19 +470,19 @@ class ContactModel:
         base's rotation R: a rigid motion of the whole robot turns every hybrid twist,
         ``(ω, ṙ) → (R ω, R ṙ)``, while the base's body-fixed twist stays what it is.
         """
-        links = self.point_link[pairs[:, 0]].tolist()
-        slots, J = {}, []
-        names = self.model.link_names
-        for li in links:
-            if li not in slots:
-                slots[li] = len(J)
-                J.append(jacobian(self.model, q, names[li], 'hybrid'))
-        J = np.array(J)
-        if base is not None:
-            R = base[:3, :3]
-            J = np.einsum('ij,kajn->kain', R, J.reshape(len(J), 2, 3, -1)).reshape(J.shape)
-        return (J, np.array([slots[li] for li in links], dtype=np.int64),
-                Cs[self.point_link[pairs[:, 0]], :3, 3])
+        links = self.point_link[pairs[:, 0]]
+        m = self.model
+        J = np.empty((len(links), 6, m.nv))
+        slot = np.empty(len(links), dtype=np.int64)
+        q = np.ascontiguousarray(q, dtype=float)
+        R = np.ascontiguousarray(base[:3, :3]) if base is not None else _EYE3
+        # one compiled call for all the links (jacobian() per link cost 4 dispatches each)
+        st = fast(m, 'contact jacobians', _link_jacobians,
+                  (m.packed_int, m.packed_float, q, links, _HYBRID, R, base is not None, J,
+                   slot))
+        if st:
+            check(m, st)
+        return J, slot, Cs[links, :3, 3]
 
     def evaluate(self, q, V, base=None, forces=False, h=None, mass=None):
         """
@@ -521,7 +524,7 @@ class ContactModel:
         B = np.zeros((nv, nv) if jac else (0, 0))
         M = mass() if jac else None
         try:
-            L = np.linalg.cholesky(M) if jac else K
+            L = cholesky(M) if jac else K
         except np.linalg.LinAlgError:
             raise ValueError('the mass matrix is not positive definite') from None
         power, energy, touch, near = _contact(
@@ -582,6 +585,55 @@ def _pairs(Cs, link, pos, rad, normals, offsets, margin):
                 gap[nh] = g
                 nh += 1
     return nh, pairs, x, gap
+
+
+def cholesky(M):
+    """Lower Cholesky factor of the SPD ``M`` (LinAlgError if not positive definite)."""
+    L = M.copy()
+    if not cholesky_in_place(L):
+        raise np.linalg.LinAlgError('not positive definite')
+    return L
+
+
+_EYE3 = np.eye(3)
+_HYBRID = REP_INDEX['hybrid']
+
+
+@njit(cache=True)
+def _link_jacobians(ki, kf, q, links, rep, R, rotate, J, slot):
+    """
+    Set the hybrid Jacobians ``J[s]`` (6, nv) of the distinct links; return a status.
+
+    The distinct links of ``links`` in order of first appearance, ``slot[i]`` the one of
+    ``links[i]``; with ``rotate`` both row triples turned by ``R`` (the base's rotation).
+    Status 0: fine.
+    """
+    nv = J.shape[2]
+    col = np.empty(3)
+    nd = 0
+    for i in range(links.shape[0]):
+        slot[i] = -1
+        for e in range(i):
+            if links[e] == links[i]:
+                slot[i] = slot[e]
+                break
+        if slot[i] >= 0:
+            continue
+        s = nd
+        slot[i] = s
+        nd += 1
+        st = jacobian_link(ki, kf, q, links[i], rep, J[s])
+        if st:
+            return st
+        if rotate:
+            for half in range(2):
+                o = 3 * half
+                for c in range(nv):
+                    for i in range(3):
+                        col[i] = J[s, o + i, c]
+                    for i in range(3):
+                        J[s, o + i, c] = R[i, 0] * col[0] + R[i, 1] * col[1] + R[i, 2] * col[2]
+    return 0
 
 
 @njit(cache=True)

@@ -94,6 +94,8 @@ import numpy as np
 from numba import njit
 
 from .contact import is_stiff
+from ._dense import cho_solve as _cho_solve, damped_cholesky as _damped_cholesky
+from ._dense import cholesky_in_place
 from ._kernels.crba import crba_into
 from ._kernels.dispatch import EYE4, check, fast
 from .dynamics import forward_dynamics_function, mass_matrix, singular_joints
@@ -834,11 +836,10 @@ class _JointCoordinates:
             L = _damped_cholesky(M, self._P, c, g)
             solve = self._w_solve
         else:
-            K, A = contact[0].copy(), contact[1] + g * contact[0]
-            A[self._P, self._P] += c
-            K[self._P, self._P] += kq
-            L = _damped_cholesky(M + g * A, self._P[:0], c[:0], g)
-            c, kq = A, K
+            L = np.empty_like(M)
+            ok, c, kq = _dense_w_matrix(M, contact[0], contact[1], self._P, c, kq, g, L)
+            if not ok:
+                L = None
             solve = self._w_solve_dense
         if L is None:
             raise ValueError('the mass matrix is not positive definite')
@@ -881,11 +882,7 @@ class _JointCoordinates:
         ``k_V ← k_V - g (M + g A)⁻¹ (A k_V + K k_x)``, ``k_x ← k_x + g k_V`` (``k_x``: the
         base twist and ``q̇`` entries, the first nv of ``k``).
         """
-        v = k[self._ov]
-        r = A @ v + K @ k[:self._ov.start]
-        _cho_solve(L, r)
-        v -= g * r
-        k[:self._ov.start] += g * v
+        _w_solve_dense(L, A, K, g, k, self._ov.start)
 
     def extra_diagnostics(self):
         return {}
@@ -954,6 +951,46 @@ def _w_solve(L, P, c, e, g, v):
 
 
 @njit(cache=True)
+def _dense_w_matrix(M, Kc, Bc, P, c, kq, g, L):
+    """
+    Return ``(ok, A, K)``: the dense ROS2 matrices with the contacts' ``(K_c, B_c)``.
+
+    ``A = B_c + g K_c + diag_P(c)``, ``K = K_c + diag_P(kq)``; ``L`` ← the Cholesky factor
+    of ``M + g A``, ``ok``: whether it is positive definite.
+    """
+    A = Bc + g * Kc
+    K = Kc.copy()
+    for j in range(P.shape[0]):
+        A[P[j], P[j]] += c[j]
+        K[P[j], P[j]] += kq[j]
+    L[:, :] = M + g * A
+    return cholesky_in_place(L), A, K
+
+
+@njit(cache=True)
+def _w_solve_dense(L, A, K, g, k, o):
+    """
+    ``k_V ← k_V - g L⁻ᵀL⁻¹ (A k_V + K k_x)``, ``k_x ← k_x + g k_V`` in place.
+
+    ``k_x = k[:o]`` (base twist and ``q̇`` entries, ``o = nv``), ``k_V = k[o:o + nv]``.
+    """
+    n = A.shape[0]
+    r = np.empty(n)
+    for i in range(n):
+        sm = 0.0
+        for j in range(n):
+            sm += A[i, j] * k[o + j]
+        for j in range(o):
+            sm += K[i, j] * k[j]
+        r[i] = sm
+    _cho_solve(L, r)
+    for i in range(n):
+        k[o + i] -= g * r[i]
+    for i in range(o):
+        k[i] += g * k[o + i]
+
+
+@njit(cache=True)
 def _joint_torques(q, qd, tau, passive, out):
     """
     Joint torques ``out = τ - D q̇ - F tanh(q̇ / v_s) + τ_limit``; return the power ``q̇ᵀτ_nc``.
@@ -1004,8 +1041,10 @@ def _finite(y):
 @njit(cache=True)
 def _limit_state(q, qd, lo, hi, h, reaching):
     """
-    Return 0: every joint within its range at ``q`` and ``q + h q̇``; 1: some in a limit;
-    2: some within their range reach a limit at ``q + h q̇`` (``reaching[j]``, set).
+    Return 0, 1 or 2: no joint near a limit, some in a limit, some reaching one.
+
+    0: every joint within its range at ``q`` and ``q + h q̇``; 1: some in a limit; 2: some
+    within their range reach a limit at ``q + h q̇`` (those get ``reaching[j]`` set).
     """
     state = 0
     for j in range(q.shape[0]):
@@ -1061,28 +1100,6 @@ _ROS2_GAMMA = 1.0 + 1.0 / np.sqrt(2.0)
 
 
 @njit(cache=True)
-def _damped_cholesky(M, P, d, g):
-    """Lower Cholesky factor of ``M + g diag_P(d)``, or None if not positive definite."""
-    n = M.shape[0]
-    L = M.copy()
-    for j in range(P.shape[0]):
-        L[P[j], P[j]] += g * d[j]
-    for c in range(n):
-        sm = L[c, c]
-        for k in range(c):
-            sm -= L[c, k] * L[c, k]
-        if not sm > 0.0:
-            return None
-        L[c, c] = np.sqrt(sm)
-        for r in range(c + 1, n):
-            sm = L[r, c]
-            for k in range(c):
-                sm -= L[r, k] * L[c, k]
-            L[r, c] = sm / L[c, c]
-    return L
-
-
-@njit(cache=True)
 def _engage(M, a, joints, tc, zeta, K, B):
     """
     ``K_j = m_j / (tc zeta)²``, ``B_j = 2 m_j / tc`` for ``joints``, ``m_j = 1 / (M⁻¹)_jj``.
@@ -1112,22 +1129,6 @@ def _engage(M, a, joints, tc, zeta, K, B):
             mj = 1.0 / s
         K[j] = mj / (tc * zeta) ** 2
         B[j] = 2.0 * mj / tc
-
-
-@njit(cache=True)
-def _cho_solve(L, b):
-    """Solve ``L Lᵀ x = b`` in place of ``b``."""
-    n = b.shape[0]
-    for r in range(n):
-        sm = b[r]
-        for k in range(r):
-            sm -= L[r, k] * b[k]
-        b[r] = sm / L[r, r]
-    for r in range(n - 1, -1, -1):
-        sm = b[r]
-        for k in range(r + 1, n):
-            sm -= L[k, r] * b[k]
-        b[r] = sm / L[r, r]
 
 
 class _AbsoluteCoordinates:
