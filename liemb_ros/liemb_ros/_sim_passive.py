@@ -143,12 +143,15 @@ def _jacobian_diagonals(q, qd, passive, g, h):
 
 
 @njit(cache=True)
-def _engage(M, a, joints, tc, zeta, K, B):
+def _engage(M, a, joints, tmin, zeta, K0, B0, K, B):
     """
-    ``K_j = m_j / (tc zeta)²``, ``B_j = 2 m_j / tc`` for ``joints``, ``m_j = 1 / (M⁻¹)_jj``.
+    Set ``K_j, B_j`` of ``joints``: ``K0_j, B0_j``, unless stiffer than ``tmin`` allows.
 
-    ``(M⁻¹)_jj = |L⁻¹ e_j|²`` (``M = L Lᵀ``; entry ``a + j`` of M for joint j), one
-    triangular solve per joint; ``m_j = M_jj`` if M is not positive definite.
+    With ``m_j = 1 / (M⁻¹)_jj`` now: ``K_j = m_j / (tmin zeta)²``, ``B_j = 2 m_j / tmin``
+    where ``K0_j > m_j / (tmin zeta)²`` (the joint's oscillator in its limit would be faster
+    than the time constant ``tmin``), else ``K0_j, B0_j``.  ``(M⁻¹)_jj = |L⁻¹ e_j|²`` (``M =
+    L Lᵀ``; entry ``a + j`` of M for joint j), one triangular solve per joint; ``m_j =
+    M_jj`` if M is not positive definite.
     """
     if not np.any(joints):
         return
@@ -170,5 +173,10 @@ def _engage(M, a, joints, tc, zeta, K, B):
                 x[r] = sm / L[r, r]
                 s += x[r] * x[r]
             mj = 1.0 / s
-        K[j] = mj / (tc * zeta) ** 2
-        B[j] = 2.0 * mj / tc
+        cap = mj / (tmin * zeta) ** 2
+        if K0[j] > cap:
+            K[j] = cap
+            B[j] = 2.0 * mj / tmin
+        else:
+            K[j] = K0[j]
+            B[j] = B0[j]

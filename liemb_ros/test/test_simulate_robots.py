@@ -9,10 +9,10 @@ Real robots simulate at the default step (RK4, 1 ms): stiff damping, massless bo
   pool of 2 worker processes: no SimulationError, a finite state and the energy balance
   ``|E - E0 - W| <= 0.2 (1 + |T| + |U - U0| + |W|)``, with the default joint limits,
   effort limits and URDF friction, human.urdf included (19 massless bodies, gimbal-like
-  hips and shoulders: its limits engage with the joint's inertia at the time, see the
-  simulation module).  Measured worst: tiago 0.12, tiago_dual 0.046, simple_humanoid
-  0.041, human 0.027; 22 of 67 below 1e-3: the robots fall into their limits at speed and
-  the impacts cost the step its order.
+  hips and shoulders: a limit engages no faster than two steps with the joint's inertia
+  at the time, see the simulation module).  Measured worst: tiago 0.12, g1 with hands
+  0.095, g1 0.087, tiago_dual 0.079, human 0.076; 23 of 67 below 1e-3: the robots fall
+  into their limits at speed and the impacts cost the step its order.
   ``ROBOT_SECONDS`` = 10 simulated seconds each (``LIEMB_ROBOT_SECONDS`` overrides).
 """
 import glob
@@ -253,7 +253,7 @@ def test_every_robot_simulates(robot_runs):
     assert by['tiago_description/robots/tiago_no_hand.urdf']['method'] == 'implicit'
     assert by['romeo_description/urdf/romeo.urdf']['armature'] == 24
     assert by['icub_description/robots/icub.urdf']['armature'] == 1
-    # with its joint limits (they were off for it until the limits engaged with the
-    # inertia at the time): 36 limited joints, 19 with the automatic armature
+    # with its joint limits (off for it until limits engaged no faster than two steps):
+    # 36 limited joints, 19 with the automatic armature
     human = by['human_description/robots/human.urdf']
     assert human['limited'] == 36 and human['armature'] == 19, human
