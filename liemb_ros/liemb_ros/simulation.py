@@ -35,7 +35,8 @@ from the URDF): a joint past its ``<limit lower upper>`` by ``p`` is pushed back
 one-sided spring-damper ``max(0, k p + b ṗ)`` (a soft stop, not an exact one: a smooth
 force keeps the fixed-step Runge-Kutta and Rosenbrock steps, needs no event location or
 impulse, and its stored energy ``½ k p²`` is an ordinary potential), with ``k`` and ``b``
-from a time constant and a damping ratio as in MuJoCo (:meth:`Simulator._limits`).  With
+from a time constant and a damping ratio as in MuJoCo (:meth:`Simulator._limits`), scaled
+by the joint's effective inertia ``m_j = 1 / (M⁻¹)_jj`` (at ``q0``; see below).  With
 ``damping_method='auto'`` a step that starts with a joint in its limit, or that reaches it
 at the joint's velocity (``q + h q̇``), is a ROS2 step with the spring and damper in its
 Jacobian (weighted by the share of the step past the limit), so stiff limits stay stable
@@ -44,6 +45,28 @@ in an impact at full effort, 1 ms, converging like h^1.4..1.9).  The
 applied torque is clamped to ``±<limit effort>``; ``<dynamics friction>`` F is regularised
 Coulomb friction ``-F tanh(q̇ / v_s)`` (:data:`FRICTION_VELOCITY`), whose slope at rest
 ``F / v_s`` counts as damping for the stiffness test and enters the ROS2 Jacobian.
+
+A limit engages no faster than two steps: a step that starts with a joint within its
+range that reaches its limit at ``q + h q̇`` computes the joint's effective inertia ``m_j =
+1 / (M⁻¹)_jj(q)`` (one Cholesky factor and a triangular solve per joint, on those steps
+only; every 100 steps for all joints within their range, for joints that engage
+unforeseen); where ``k_j(q0) > m_j / (τ_min ζ)²``, ``τ_min = 2 dt`` (MuJoCo's
+``refsafe``: ``timeconst >= 2 timestep``), the joint engages with ``k_j = m_j / (τ_min
+ζ)²``, ``b_j = 2 m_j / τ_min``, else with the spring-damper at ``q0``.  A joint in its
+limit keeps them, so its spring stays conservative (the stiffness changes only where it
+holds no energy).  Measured why (example-robot-data's human.urdf, which diverged at 2.2 s
+with the springs of ``q0``): its hips and shoulders are three revolute joints through
+massless bodies (armature ``1e-4 max M_jj``); near gimbal alignment ``m_j`` of hip_Z and
+hip_Y falls 100 to 1700-fold from ``q0`` (``k_j (M⁻¹)_jj τ_c²`` up to 1.7e3, so ``ω dt``
+≈ 4 at 1 ms instead of 0.1): ROS2 stays stable, but impacts on those overstiff stops, over
+within a step (up to 3.4e3 J of balance error in one step), drove the gimbal modes to 200
+rad/s until the balance failed.  With the cap it runs 10 s at 1 ms (balance 7.6 % of the
+scale).  The cap is the smallest change that does it: robots whose joints keep ``m_j``
+within ``(τ_c / 2 dt)² = 25``-fold of ``q0`` (all other example-robot-data URDFs at the
+default step, the default arm) step bit for bit as before.  (Engaging every limit with
+``m_j(q)`` instead, MuJoCo's impedance, also fixes human.urdf, balance 2.7 %, but makes a
+light wrist's stop softer and lets the arm's joint6 0.11 rad past its limit in the ROS
+test's push, against 0.09.)
 
 Ground contact (issue 21, ``contact=``:class:`~liemb_ros.contact.ContactModel`, joint
 coordinates): the URDF collision geometry against planes, a compliant normal force and
@@ -67,17 +90,24 @@ rule; use them for the constraint-violation study, joint coordinates for accurac
 becomes non-finite, or an energy balance that is off by more than ``max_energy_error``
 (relative), stops the simulation with :class:`SimulationError` and leaves the last good
 state in place.
+
+The code: this module (the :class:`Simulator`, its checks and diagnostics), ``_sim_joint``
+(joint coordinates: the right-hand side, RKMK and the ROS2 step), ``_sim_passive`` (the
+damping, friction and limit torques, the limits' impedance, the stiffness test),
+``_sim_absolute`` (absolute coordinates) and ``_sim_energy`` (:func:`mechanical_energy`,
+:func:`momentum`, importable from here).
 """
 import time
 import warnings
 
 import numpy as np
-from numba import njit
 
-from .contact import is_stiff
-from .dynamics import forward_dynamics_function, mass_matrix, singular_joints
-from .integrators import TABLEAUS, SE3, IntegrationError, Product, Stepper, Vector
-from .kinematics import body_poses, jacobian
+from ._sim_absolute import _AbsoluteCoordinates
+from ._sim_energy import com_moments, mechanical_energy, momentum  # noqa: F401 (public here)
+from ._sim_joint import _JointCoordinates
+from ._sim_passive import _engage, _finite, damping_rate_max
+from .dynamics import mass_matrix, singular_joints
+from .kinematics import jacobian
 
 COORDINATES = ('joint', 'absolute')
 UPDATES = ('se3', 'so3r3', 'tailored')
@@ -91,6 +121,9 @@ AUTO_ARMATURE = 1e-4
 STIFF_FRACTION = 0.85
 #: joint limits: time constant ``τ_c`` [s] of the critically damped limit spring-damper
 LIMIT_TIME_CONSTANT = 0.01
+#: joint limits: a limit engages no faster than a time constant of this many steps, with
+#: the joint's inertia at the time (MuJoCo's ``refsafe``: ``timeconst >= 2 timestep``)
+LIMIT_MIN_STEPS = 2.0
 #: Coulomb friction ``-F tanh(q̇ / v_s)``: regularisation velocity ``v_s`` [rad/s or m/s]
 FRICTION_VELOCITY = 1e-3
 #: ``|R(-x)| <= 1`` for ``0 <= x <= limit``: stability interval of each explicit tableau
@@ -108,71 +141,6 @@ class SimulationWarning(UserWarning):
 
 #: fixed-step explicit tableaus the Simulator accepts (names of integrators.TABLEAUS)
 INTEGRATORS = ('euler', 'heun', 'midpoint', 'rk3', 'rk4', 'rk38')
-
-
-def com_moments(model):
-    """
-    Return ``(m, m c)`` of every body: masses (nb,) and first moments (nb, 3).
-
-    ``c`` is the centre of mass in the body frame, read off the body-fixed spatial
-    inertia (angular first) whose lower-left block is ``-m ĉ``.
-    """
-    M = model.inertia
-    m = M[:, 3, 3].copy()
-    mc = np.stack([-M[:, 5, 1], -M[:, 3, 2], -M[:, 4, 0]], axis=1)
-    return m, mc
-
-
-def mechanical_energy(model, q, qd, base_pose=None, armature=None):
-    """
-    Return ``(T, U)``: kinetic energy ``½ q̇ᵀ M(q) q̇`` and gravity potential [J].
-
-    ``U = -Σ_i m_i gᵀ r_i`` over all bodies (and the floating base), ``r_i`` the world
-    position of the body's centre of mass, ``g = model.gravity``.  ``armature`` (nq,):
-    rotor inertias, whose kinetic energy ``½ Σ_j a_j q̇_j²`` is part of ``T``.
-    """
-    q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
-    T = 0.5 * qd @ mass_matrix(model, q, base_pose=base_pose) @ qd
-    if armature is not None:
-        T += 0.5 * float(np.asarray(armature) @ qd[model.nv - model.nq:] ** 2)
-    m, mc = com_moments(model)
-    Cs = body_poses(model, q, base_pose=base_pose)
-    first = np.einsum('bij,bj->i', Cs[:, :3, :3], mc) + m @ Cs[:, :3, 3]
-    if model.floating:
-        Mb = model.base_inertia
-        mb = Mb[3, 3]
-        mcb = np.array([-Mb[5, 1], -Mb[3, 2], -Mb[4, 0]])
-        C = np.eye(4) if base_pose is None else np.asarray(base_pose, dtype=float)
-        first = first + C[:3, :3] @ mcb + mb * C[:3, 3]
-    return float(T), float(-model.gravity @ first)
-
-
-def momentum(model, q, qd, base_pose=None):
-    """
-    Return the total spatial momentum, shape (6,): angular about the world origin, linear.
-
-    ``Σ_i Ad_{C_i^-1}ᵀ M_i V_i^b`` over the bodies (and the floating base) in world
-    coordinates [kg m²/s, kg m/s]; conserved for a free floating robot without gravity.
-    """
-    from .kinematics import body_twists
-    q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
-    Cs = body_poses(model, q, base_pose=base_pose)
-    Vb = body_twists(model, q, qd, 'body', base_pose=base_pose)
-    h = np.einsum('bij,bj->bi', model.inertia, Vb)
-    total = np.zeros(6)
-    for C, hb in zip(Cs, h):
-        total += _coadjoint_to_world(C, hb)
-    if model.floating:
-        C = np.asarray(base_pose, dtype=float)
-        total += _coadjoint_to_world(C, model.base_inertia @ qd[:6])
-    return total
-
-
-def _coadjoint_to_world(C, w):
-    """Wrench / momentum ``(m, f)`` in frame C -> world frame about the world origin."""
-    R, r = C[:3, :3], C[:3, 3]
-    f = R @ w[3:]
-    return np.concatenate([R @ w[:3] + np.cross(r, f), f])
 
 
 class Simulator:
@@ -220,8 +188,10 @@ class Simulator:
         Joint position limits from the URDF (``self.lower``, ``self.upper``; ±inf: none).
     limit_time_constant, limit_damping_ratio : float
         ``τ_c`` [s] (:data:`LIMIT_TIME_CONSTANT`) and ``ζ`` of the limit spring-damper
-        ``k_j = m_j / (τ_c ζ)²``, ``b_j = 2 m_j / τ_c``, ``m_j = 1 / (M⁻¹)_jj(q0)``: a joint
-        driven into its limit with torque τ settles ``τ / k_j`` past it.
+        ``k_j = m_j / (τ_c ζ)²``, ``b_j = 2 m_j / τ_c``, ``m_j = 1 / (M⁻¹)_jj(q0)`` (a
+        joint whose inertia falls below ``k_j (2 dt ζ)²`` engages with a time constant of
+        ``2 dt``: module docstring): a joint driven into its limit with torque τ settles
+        ``τ / k_j`` past it.
     friction : None, float or (nq,) array
         Coulomb friction level F [N m or N]; None: the URDF ``<dynamics friction>``.
     friction_velocity : float
@@ -301,10 +271,10 @@ class Simulator:
         # rest F / v_s and the limits' dampers
         self._stiff_damping = (self.damping + self.friction / self.friction_velocity
                                + self.limit_damping)
+        self._stiff_limit = STIFF_FRACTION * STABILITY_LIMIT[integrator]
         if coordinates == 'joint' and np.any(self._stiff_damping > 0):
             self.damping_stiffness = self.dt * damping_rate_max(
                 model, self._stiff_damping, self._q0, self._base0, self.armature)
-            self._stiff_limit = STIFF_FRACTION * STABILITY_LIMIT[integrator]
             self.damping_method = (damping_method if damping_method != 'auto' else
                                    'implicit' if self.damping_stiffness > self._stiff_limit
                                    else 'explicit')
@@ -361,10 +331,12 @@ class Simulator:
         """
         Joint position limits: a one-sided spring-damper per limited joint.
 
-        ``k_j = m_j / (τ_c ζ)²``, ``b_j = 2 m_j / τ_c`` with ``m_j = 1 / (M⁻¹)_jj(q0)``
-        (the inertia the joint feels with all others free), so one joint in its limit is
-        a critically damped (``ζ = 1``) oscillator of time constant ``τ_c`` (MuJoCo's
-        ``solref``).  Sets ``lower``, ``upper``, ``limit_stiffness``, ``limit_damping``.
+        ``k_j = m_j / (τ_c ζ)²``, ``b_j = 2 m_j / τ_c`` with ``m_j = 1 / (M⁻¹)_jj`` (the
+        inertia the joint feels with all others free), so one joint in its limit is a
+        critically damped (``ζ = 1``) oscillator of time constant ``τ_c`` (MuJoCo's
+        ``solref``).  At ``q0``; a joint that got too light engages otherwise
+        (:meth:`_engage_limits`).  Sets ``lower``, ``upper``, ``limit_stiffness``,
+        ``limit_damping``.
         """
         m = self.model
         if not (np.isfinite(time_constant) and time_constant > 0
@@ -375,8 +347,10 @@ class Simulator:
         on = (np.isfinite(m.lower) | np.isfinite(m.upper)) & bool(limits)
         self.lower = np.where(on, m.lower, -np.inf)
         self.upper = np.where(on, m.upper, np.inf)
+        self._limited = on
         self.limit_stiffness = np.zeros(m.nq)
         self.limit_damping = np.zeros(m.nq)
+        self._impedance0 = None
         if not np.any(on):
             return
         M = mass_matrix(m, self._q0, base_pose=self._base0, armature=self.armature)
@@ -387,6 +361,27 @@ class Simulator:
             mj = np.diag(M)[a:]
         self.limit_stiffness = np.where(on, mj / (time_constant * damping_ratio) ** 2, 0.0)
         self.limit_damping = np.where(on, 2.0 * mj / time_constant, 0.0)
+        self._impedance0 = (self.limit_stiffness.copy(), self.limit_damping.copy())
+
+    def _engage_limits(self, joints, q, base=None, M=None):
+        """
+        Set the limit spring-dampers of ``joints`` (bool (nq,)) for engaging at ``q``.
+
+        Those at ``q0`` (:meth:`_limits`), unless the joint's effective inertia ``m_j = 1 /
+        (M⁻¹)_jj(q)`` has fallen so far that its oscillator in the limit would be faster
+        than ``τ_min = 2 dt`` (:data:`LIMIT_MIN_STEPS` steps; MuJoCo's ``refsafe``): then
+        ``k_j = m_j / (τ_min ζ)²``, ``b_j = 2 m_j / τ_min``.  Called for joints within
+        their range only (their springs hold no energy), so a joint in its limit keeps the
+        impedance it engaged with.  ``M``: the mass matrix with the armature at ``q`` when
+        known.  Updates ``limit_stiffness``, ``limit_damping`` in place (the backends hold
+        these arrays).
+        """
+        m = self.model
+        if M is None:
+            M = mass_matrix(m, q, base_pose=base, armature=self.armature)
+        _engage(M, m.nv - m.nq, joints & self._limited, LIMIT_MIN_STEPS * self.dt,
+                self.limit_damping_ratio, self._impedance0[0], self._impedance0[1],
+                self.limit_stiffness, self.limit_damping)
 
     def _limit_spring(self, q):
         """Return the limit springs' torques (nq,) and stored energy ``Σ ½ k_j p_j²`` [J] at q."""
@@ -438,6 +433,8 @@ class Simulator:
         """'auto': switch to the implicit method once the damping became stiff along the way."""
         if not self._auto or self.damping_method == 'implicit':
             return
+        self._stiff_damping = (self.damping + self.friction / self.friction_velocity
+                               + self.limit_damping)
         stiff = self.dt * damping_rate_max(self.model, self._stiff_damping, self.q,
                                            self.base_pose, self.armature)
         self.damping_stiffness = max(self.damping_stiffness, stiff)
@@ -451,6 +448,8 @@ class Simulator:
         self.steps = 0
         self.wall_time = 0.0
         self._set_method(self._method0)
+        if self._impedance0 is not None:   # in place: the backends hold these arrays
+            self.limit_stiffness[:], self.limit_damping[:] = self._impedance0
         self._backend.set_state(self._q0, self._qd0, self._base0)
         self.work = 0.0
         self._read()
@@ -538,7 +537,7 @@ class Simulator:
 
     def _check(self, saved):
         y = self._backend.y
-        if not np.all(np.isfinite(y)):
+        if not _finite(y):
             self._backend.restore(saved)
             self.t -= self.dt
             self.steps -= 1
@@ -547,6 +546,9 @@ class Simulator:
                                   f'(step dt = {self.dt} s too large, or torques too big?)')
         if self.steps % 100 == 0:
             self._read()
+            if self._impedance0 is not None:   # joints that engage unforeseen: recent m_j
+                self._engage_limits((self.q >= self.lower) & (self.q <= self.upper), self.q,
+                                    self.base_pose)
             self._recheck_stiffness()
             T, U = self._energy()
             err = T + U - self.E0 - self.work
@@ -616,456 +618,3 @@ def _vector(x, n, name):
     if not np.all(np.isfinite(x)):
         raise ValueError(f'{name} contains NaN or inf')
     return x
-
-
-class _JointCoordinates:
-    """
-    State ``y = (C_base,) (q, V, W)`` on ``SE(3) x R^(nq+nv+1)`` (or ``R^(nq+nv+1)``).
-
-    The velocity returned to the integrator is ``(V_base,) (q̇, V̇, Ẇ)``: the body-fixed
-    base twist is the left-trivialised derivative of ``C_base`` (``Ċ = C V̂``), ``q̇`` the
-    joint part of ``V``, ``V̇`` the forward dynamics and ``Ẇ = q̇ᵀ(τ - D q̇)`` the power.
-    """
-
-    def __init__(self, sim):
-        m = self.model = sim.model
-        self.sim = sim
-        self.nq, self.nv = m.nq, m.nv
-        self.nb6 = m.nv - m.nq
-        self.o = 16 if m.floating else 0
-        n = m.nq + m.nv + 1
-        self.space = Product(SE3(), Vector(n)) if m.floating else Vector(n)
-        self.stepper = Stepper(self.space, self._f, TABLEAUS[sim.integrator])
-        self.y = np.zeros(self.space.size)
-        self._tau = np.zeros(m.nv)
-        self._fd = forward_dynamics_function(m, sim.armature)
-        self.implicit = sim.damping_method == 'implicit'
-        # 'auto': a step that starts in a limit or reaches one is a ROS2 step
-        self.limits_implicit = sim._auto_limits
-        self.contact = sim.contact
-        self._cached = None     # (state, h, contacts) at the end of the last ROS2 step
-        self.contact_implicit = sim.contact is not None and sim.damping_method_arg != 'explicit'
-        self._stiff_limit = STIFF_FRACTION * STABILITY_LIMIT[sim.integrator]
-        self._P = np.arange(m.nv - m.nq, m.nv, dtype=np.int64)   # joint entries of V
-        self._passive = (sim.damping, sim.friction, sim.friction_velocity, sim.lower,
-                         sim.upper, sim.limit_stiffness, sim.limit_damping)
-        self._a = a = 6 if m.floating else 0
-        o, nq, nv = self.o, m.nq, m.nv
-        self._sq, self._sv = slice(o, o + nq), slice(o + nq, o + nq + nv)
-        self._oq, self._ov = slice(a, a + nq), slice(a + nq, a + nq + nv)
-        self._tau_joints = self._tau[self.nb6:]
-        self._out_template = np.zeros(self.space.dim)
-
-    def _f(self, t, y, contact=None):
-        q, v = y[self._sq], y[self._sv]
-        power = self._load(y, contact)
-        vdot = self._fd(q, v, self._tau, y[:16].reshape(4, 4) if self.o else None)
-        out = self._out_template.copy()
-        a = self._a
-        if a:
-            out[:6] = v[:6]
-        out[self._oq] = v[self.nb6:]
-        out[self._ov] = vdot
-        out[-1] = power
-        return out
-
-    def _load(self, y, contact=None):
-        """Set the generalized force ``self._tau`` at ``y``; return its non-conservative power."""
-        q = y[self._sq]
-        v = y[self._sv]
-        qd = v[self.nb6:]
-        power = _joint_torques(q, qd, self.sim._tau, self._passive, self._tau_joints)
-        ext = None
-        if self.sim._wrenches:
-            ext = self.sim._wrench_force(q, y[:16].reshape(4, 4) if self.o else None)
-            power += float(v @ ext)
-        if self.contact is not None:
-            gen, pc = contact or self.contact.evaluate(
-                q, v, y[:16].reshape(4, 4) if self.o else None)[:2]
-            if gen is not None:
-                ext = gen if ext is None else ext + gen
-                power += pc
-        if ext is not None:
-            self._tau[:self.nb6] = ext[:self.nb6]
-            self._tau_joints += ext[self.nb6:]
-        elif self.nb6:
-            self._tau[:6] = 0.0
-        return power
-
-    def set_state(self, q, qd, base):
-        o, nq = self.o, self.nq
-        if o:
-            self.y[:16] = base.reshape(-1)
-        self.y[o:o + nq] = q
-        self.y[o + nq:o + nq + self.nv] = qd
-        self.y[-1] = 0.0
-
-    def get_state(self):
-        o, nq, nv = self.o, self.nq, self.nv
-        base = self.y[:16].reshape(4, 4).copy() if o else None
-        return (self.y[o:o + nq].copy(), self.y[o + nq:o + nq + nv].copy(), base,
-                float(self.y[-1]))
-
-    def save(self):
-        return self.y.copy()
-
-    def restore(self, saved):
-        self.y = saved
-
-    def advance(self, t, h):
-        try:
-            terms = self._contact_terms(h) if self.contact_implicit else None
-            if terms is not None:
-                self._ros2(t, h, *terms)
-            elif self.implicit or (self.limits_implicit and self._near_limit(h)):
-                self._ros2(t, h)
-            else:
-                self.y = self.stepper.step(t, self.y, h)
-        except IntegrationError as exc:
-            raise ValueError(str(exc)) from None
-
-    def _contact_at(self, y, h):
-        """:meth:`ContactModel.evaluate` at ``y`` with the Jacobian for a step ``h``."""
-        base = y[:16].reshape(4, 4) if self.o else None
-        q = y[self._sq]
-        return self.contact.evaluate(q, y[self._sv], base, h=h, mass=lambda: mass_matrix(
-            self.model, q, base_pose=base, armature=self.sim.armature))
-
-    def _contact_terms(self, h):
-        """
-        Return what a ROS2 step with the contacts needs, or None.
-
-        ``(M, (K, B), (gen, power))``: the mass matrix, the contacts' Jacobian and their
-        force at ``y``.  None: no contact is near, or
-        (unless the method is implicit anyway) their fastest rate
-        (:func:`~liemb_ros.contact.is_stiff`) is within :data:`STIFF_FRACTION` of the
-        tableau's stability limit, where the explicit tableau keeps its order.
-        """
-        y, cached, self._cached = self.y, self._cached, None
-        if cached is not None and cached[1] == h and np.array_equal(cached[0], y[:-1]):
-            gen, pc, _, _, terms = cached[2]      # the last ROS2 step ended here
-        else:
-            gen, pc, _, _, terms = self._contact_at(y, h)
-        if terms is None:
-            return None
-        K, B, M = terms
-        if not self.implicit and not is_stiff(M, K, B, self._stiff_limit / h):
-            return None
-        return M, (K, B), (gen, pc)
-
-    def _near_limit(self, h):
-        """Whether a joint is in its limit now or, at its velocity, reaches it within ``h``."""
-        q = self.y[self._sq]
-        reach = q + h * self.y[self._sv][self.nb6:]
-        lo, hi = self.sim.lower, self.sim.upper
-        return bool(np.any(np.minimum(q, reach) < lo) or np.any(np.maximum(q, reach) > hi))
-
-    def _ros2(self, t, h, M=None, contact=None, at_y=None):
-        """
-        One step of ROS2 with the damping Jacobian ``J = [[0, I], [0, -M⁻¹D]]``.
-
-        ``(I - γ h J) k_1 = f(y)``, ``(I - γ h J) k_2 = f(y exp(h k_1)) - 2 k_1``,
-        ``y ← y exp(h (3/2 k_1 + 1/2 k_2))``, ``γ = 1 + 1/√2``: order 2 for any ``J`` (a
-        W-method), L-stable for the linear damping.  ``J`` holds the damping and the
-        kinematics ``q̇ = V`` (its ``q``/base rows: a velocity the damping stops within the
-        step moves nothing); not the other forces' derivatives (the method's order does not
-        need them).  The work ``W`` has no Jacobian row: ``W ← W + h/2 (P(y) + P(y_2))``.
-        The floating base moves on SE(3) by the exponential (an order-2 RKMK update needs
-        no dexp⁻¹ correction).  ``contact``: the contacts' ``(K, B)`` (nv, nv), added to
-        the joints' diagonal ones (a dense Jacobian, :meth:`_w_solve_dense`); ``M``: the
-        mass matrix at ``y`` when known, ``at_y`` the contacts' force and power there.
-        """
-        y, space, g = self.y, self.space, _ROS2_GAMMA * h
-        base = y[:16].reshape(4, 4) if self.o else None
-        q = y[self._sq]
-        if M is None:
-            M = mass_matrix(self.model, q, base_pose=base, armature=self.sim.armature)
-        c, kq = _jacobian_diagonals(q, y[self._sv][self.nb6:], self._passive, g, h)
-        if contact is None:
-            L = _damped_cholesky(M, self._P, c, g)
-            solve = self._w_solve
-        else:
-            K, A = contact[0].copy(), contact[1] + g * contact[0]
-            A[self._P, self._P] += c
-            K[self._P, self._P] += kq
-            L = _damped_cholesky(M + g * A, self._P[:0], c[:0], g)
-            c, kq = A, K
-            solve = self._w_solve_dense
-        if L is None:
-            raise ValueError('the mass matrix is not positive definite')
-        k1 = self._f(t, y, at_y)
-        p0 = k1[-1]
-        solve(L, g, k1, c, kq)
-        y2 = space.exp_mul(y, h * k1)
-        k2 = self._f(t + h, y2)
-        k2 -= 2.0 * k1
-        solve(L, g, k2, c, kq)
-        y1 = space.exp_mul(y, h * (1.5 * k1 + 0.5 * k2))
-        if not np.all(np.isfinite(y1)):
-            raise IntegrationError(f'non-finite state after the step at t={t:g} (h={h:g})')
-        if contact is not None:
-            # the work by the trapezoidal rule on the step's ends, not on the stage y2:
-            # a contact the step stops has a y2 far from the solution, and its damper's
-            # power there over-counts the dissipation; the contacts at y1 (with their
-            # Jacobian) serve the next step too
-            at_y1 = self._contact_at(y1, h)
-            y1[-1] = y[-1] + 0.5 * h * (p0 + self._load(y1, at_y1[:2]))
-            self._cached = (y1[:-1].copy(), h, at_y1)
-        self.y = y1
-
-    def _w_solve(self, L, g, k, c, kq):
-        """
-        ``k ← (I - g J)⁻¹ k`` with ``J = [[0, I], [-M⁻¹K, -M⁻¹B]]``.
-
-        ``k_V ← k_V - g (M + g B + g² K)⁻¹ ((B + g K) k_V + K k_q)``, then
-        ``k_q ← k_q + g k_V``; ``c = diag(B + g K)``, ``kq = diag(K)`` on the joints.
-        """
-        v = k[self._ov]
-        a = self._a
-        _w_solve(L, self._P, c, kq * k[a:a + self.nq], g, v)
-        k[:self._ov.start] += g * v
-
-    def _w_solve_dense(self, L, g, k, A, K):
-        """
-        :meth:`_w_solve` with dense ``A = B + g K`` and ``K`` (nv, nv) on all velocities.
-
-        ``k_V ← k_V - g (M + g A)⁻¹ (A k_V + K k_x)``, ``k_x ← k_x + g k_V`` (``k_x``: the
-        base twist and ``q̇`` entries, the first nv of ``k``).
-        """
-        v = k[self._ov]
-        r = A @ v + K @ k[:self._ov.start]
-        _cho_solve(L, r)
-        v -= g * r
-        k[:self._ov.start] += g * v
-
-    def extra_diagnostics(self):
-        return {}
-
-
-def damping_rate_max(model, damping, q, base_pose=None, armature=None):
-    """
-    Return the fastest damping rate ``λ_max(M⁻¹D)`` [1/s] at ``q`` (``inf``: M singular).
-
-    ``D = diag(0_6, damping)``; with ``W = (M⁻¹)_PP`` on the damped joints ``P``,
-    ``λ(M⁻¹D) = λ(d^½ W d^½)`` (a symmetric matrix).  An explicit tableau is stable on the
-    damping alone while ``dt · λ_max`` stays below its :data:`STABILITY_LIMIT`.
-    """
-    d = np.asarray(damping, dtype=float)
-    damped = np.flatnonzero(d > 0)
-    if not len(damped):
-        return 0.0
-    M = mass_matrix(model, q, base_pose=base_pose, armature=armature)
-    P = model.nv - model.nq + damped
-    sd = np.sqrt(d[damped])
-    E = np.zeros((M.shape[0], len(P)))
-    E[P, np.arange(len(P))] = sd
-    try:
-        Y = np.linalg.solve(M, E)
-    except np.linalg.LinAlgError:
-        return np.inf
-    S = Y[P] * sd[:, None]
-    return float(np.linalg.eigvalsh(0.5 * (S + S.T))[-1])
-
-
-@njit(cache=True)
-def _w_solve(L, P, c, e, g, v):
-    """``v ← v - g L⁻ᵀL⁻¹ (c v + e)`` in place (``c``, ``e`` on the entries ``P``)."""
-    r = np.zeros(v.shape[0])
-    for j in range(P.shape[0]):
-        r[P[j]] = c[j] * v[P[j]] + e[j]
-    _cho_solve(L, r)
-    for i in range(v.shape[0]):
-        v[i] -= g * r[i]
-
-
-@njit(cache=True)
-def _joint_torques(q, qd, tau, passive, out):
-    """
-    Joint torques ``out = τ - D q̇ - F tanh(q̇ / v_s) + τ_limit``; return the power ``q̇ᵀτ_nc``.
-
-    ``passive = (D, F, v_s, lower, upper, K, B)``.  A joint past its limit by
-    ``p > 0`` is pushed back by ``max(0, K p + B ṗ)`` (one-sided: the damper never pulls
-    it into the limit).  The returned power excludes the springs ``K p`` (their energy is
-    stored, :meth:`Simulator._limit_spring`): it is the work rate of the applied torque,
-    the damping, the friction and the limit dampers.
-    """
-    d, F, vs, lo, hi, K, B = passive
-    power = 0.0
-    for j in range(q.shape[0]):
-        t = tau[j] - d[j] * qd[j]
-        if F[j] > 0.0:
-            t -= F[j] * np.tanh(qd[j] / vs)
-        nc = t
-        if q[j] < lo[j]:
-            p = lo[j] - q[j]
-            f = K[j] * p - B[j] * qd[j]
-            if f > 0.0:
-                t += f
-                nc += f - K[j] * p
-            else:
-                nc -= K[j] * p
-        elif q[j] > hi[j]:
-            p = q[j] - hi[j]
-            f = K[j] * p + B[j] * qd[j]
-            if f > 0.0:
-                t -= f
-                nc -= f - K[j] * p
-            else:
-                nc += K[j] * p
-        out[j] = t
-        power += qd[j] * nc
-    return power
-
-
-@njit(cache=True)
-def _jacobian_diagonals(q, qd, passive, g, h):
-    """
-    Return ``c = diag(B + g K)``, ``kq = diag(K)`` of the ROS2 Jacobian at the step's start.
-
-    ``B``: the damping, the friction's slope ``F/v_s sech²(q̇/v_s)`` and, for joints in
-    their limits or reaching them within the step (``q + h q̇``), the limit damper; ``K``:
-    the limit spring of those joints (a spring that engages within the step is stiff for
-    that step already).
-    """
-    d, F, vs, lo, hi, K, B = passive
-    n = q.shape[0]
-    c = np.empty(n)
-    kq = np.zeros(n)
-    for j in range(n):
-        c[j] = d[j]
-        if F[j] > 0.0:
-            x = abs(qd[j]) / vs
-            if x < 300.0:
-                s = 1.0 / np.cosh(x)
-                c[j] += F[j] / vs * s * s
-        r = q[j] + h * qd[j]
-        if q[j] < lo[j] or q[j] > hi[j]:
-            w = 1.0
-        elif r < lo[j]:
-            w = (lo[j] - r) / (q[j] - r)      # the share of the step past the limit
-        elif r > hi[j]:
-            w = (r - hi[j]) / (r - q[j])
-        else:
-            w = 0.0
-        if w > 0.0:
-            kq[j] = w * K[j]
-            c[j] += w * (B[j] + g * K[j])
-    return c, kq
-
-
-#: ROS2's γ (Verwer, Spee, Blom & Hundsdorfer 1999): L-stable, order 2 for any Jacobian
-_ROS2_GAMMA = 1.0 + 1.0 / np.sqrt(2.0)
-
-
-@njit(cache=True)
-def _damped_cholesky(M, P, d, g):
-    """Lower Cholesky factor of ``M + g diag_P(d)``, or None if not positive definite."""
-    n = M.shape[0]
-    L = M.copy()
-    for j in range(P.shape[0]):
-        L[P[j], P[j]] += g * d[j]
-    for c in range(n):
-        sm = L[c, c]
-        for k in range(c):
-            sm -= L[c, k] * L[c, k]
-        if not sm > 0.0:
-            return None
-        L[c, c] = np.sqrt(sm)
-        for r in range(c + 1, n):
-            sm = L[r, c]
-            for k in range(c):
-                sm -= L[r, k] * L[c, k]
-            L[r, c] = sm / L[c, c]
-    return L
-
-
-@njit(cache=True)
-def _cho_solve(L, b):
-    """Solve ``L Lᵀ x = b`` in place of ``b``."""
-    n = b.shape[0]
-    for r in range(n):
-        sm = b[r]
-        for k in range(r):
-            sm -= L[r, k] * b[k]
-        b[r] = sm / L[r, r]
-    for r in range(n - 1, -1, -1):
-        sm = b[r]
-        for k in range(r + 1, n):
-            sm -= L[k, r] * b[k]
-        b[r] = sm / L[r, r]
-
-
-class _AbsoluteCoordinates:
-    """
-    Bodies on SE(3) / SO(3)xR3 with joint constraints (:func:`liemb_ros.mbs.from_model`).
-
-    ``update='tailored'``: SE(3) for bodies jointed to the ground (their lower pair is
-    then kept exactly, seed 000 Corollary 1), SO(3)xR3 for all others (seed 001).
-    """
-
-    def __init__(self, sim):
-        from .mbs import from_model
-        self.sim = sim
-        m = self.model = sim.model
-        self.updates = sim.update          # from_model resolves 'tailored' per body
-        self._from_model = from_model
-        q0 = sim._q0
-        self.sysm, self.y = from_model(m, q0, sim._qd0, base_pose=sim._base0,
-                                       update=self.updates)
-        self.stepper = Stepper(self.sysm.space, self.sysm.rhs, TABLEAUS[sim.integrator])
-        self.work = 0.0
-        self._joint = None
-        self._q_last = np.array(q0, dtype=float)
-
-    def set_state(self, q, qd, base):
-        self.sysm, self.y = self._from_model(self.model, q, qd, base_pose=base,
-                                             update=self.updates)
-        self.stepper = Stepper(self.sysm.space, self.sysm.rhs, TABLEAUS[self.sim.integrator])
-        self.work = 0.0
-        self._joint = None
-        self._q_last = np.array(q, dtype=float)
-
-    def _joints(self):
-        from .mbs import joint_state
-        if self._joint is None:
-            # revolute angles continue from the last step's (no 2 pi jumps)
-            self._joint = joint_state(self.sysm, self.y, q_ref=self._q_last)
-            self._q_last = self._joint[0]
-        return self._joint
-
-    def get_state(self):
-        st = self._joints()
-        base = st[3] if self.model.floating else None
-        return st[0].copy(), st[1].copy(), base, self.work
-
-    def save(self):
-        return self.y.copy(), self.work, self._joint, self._q_last
-
-    def restore(self, saved):
-        self.y, self.work, self._joint, self._q_last = saved
-
-    def advance(self, t, h):
-        from .integrators import IntegrationError
-        sim = self.sim
-        q, V = self._joints()[:2]
-        qd = V[self.model.nv - self.model.nq:]
-        tau = np.empty(self.model.nq)
-        p0 = _joint_torques(q, qd, sim._tau, (sim.damping, sim.friction, sim.friction_velocity,
-                                              sim.lower, sim.upper, sim.limit_stiffness,
-                                              sim.limit_damping), tau)
-        nc = tau - sim._limit_spring(q)[0]      # held: its work, the springs' in U
-        self.sysm.set_torques(tau)
-        try:
-            self.y = self.stepper.step(t, self.y, h)
-        except IntegrationError as exc:
-            raise ValueError(str(exc)) from None
-        self._joint = None
-        if not np.all(np.isfinite(self.y)):
-            return
-        qd = self._joints()[1][self.model.nv - self.model.nq:]
-        self.work += 0.5 * h * (p0 + float(qd @ nc))
-
-    def extra_diagnostics(self):
-        return {'constraint_violation': self._joints()[2][:, 0],
-                'orientation_violation': self._joints()[2][:, 1],
-                'constraint_names': list(self.model.joint_names)}

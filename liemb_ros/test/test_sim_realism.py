@@ -165,3 +165,51 @@ def test_external_wrench_work_is_accounted(arm):
     sim.clear_wrenches()
     with pytest.raises(ValueError, match='unknown link'):
         sim.set_wrench('nowhere', np.zeros(6))
+
+
+def test_limit_engages_no_faster_than_two_steps(arm, rng):
+    """
+    A limit's spring-damper is the one at ``q0`` unless the joint got too light for it.
+
+    ``k_j = m_j(q0) / τ_c²`` with ``m_j = 1 / (M⁻¹)_jj`` (Pinocchio's ``computeMinverse``);
+    where a joint within its range at ``q`` has ``m_j(q) / k_j < (2 dt)²`` it engages with
+    ``k_j = m_j(q) / (2 dt)²``, ``b_j = 2 m_j(q) / (2 dt)`` (MuJoCo's refsafe), and
+    :meth:`reset` restores the ones at ``q0``.  The default arm never needs it: driven into
+    two limits its impedance stays the one at ``q0`` (human.urdf does: test_simulate_robots).
+    """
+    pin = pytest.importorskip('pinocchio')
+    pm = pin.buildModelFromUrdf(resources.robot_path('liemb_arm7'))
+    assert [pm.names[i] for i in range(1, pm.njoints)] == list(arm.joint_names)
+    data = pm.createData()
+
+    def inertias(q):
+        return 1.0 / np.diag(pin.computeMinverse(pm, data, q))
+
+    tc, dt = 0.0025, 1e-3                 # capped where m_j(q0) / m_j(q) > (tc / 2 dt)²
+    sim = Simulator(arm, dt=dt, limit_time_constant=tc)
+    q0 = arm.neutral()
+    k0, b0 = sim.limit_stiffness.copy(), sim.limit_damping.copy()
+    np.testing.assert_allclose(k0, inertias(q0) / tc ** 2, rtol=1e-9)
+    np.testing.assert_allclose(b0, 2 * inertias(q0) / tc, rtol=1e-9)
+    for _ in range(500):
+        q = arm.random_configuration(rng)
+        if np.any(inertias(q0) / inertias(q) > (tc / (2 * dt)) ** 2 * 1.01):
+            break
+    else:
+        pytest.fail('no configuration where a joint is light enough')
+    sim._engage_limits(np.ones(arm.nq, dtype=bool), q)
+    mj = inertias(q)
+    cap = mj / (2 * dt) ** 2
+    capped = k0 > cap
+    assert np.any(capped) and not np.all(capped)
+    np.testing.assert_allclose(sim.limit_stiffness, np.where(capped, cap, k0), rtol=1e-9)
+    np.testing.assert_allclose(sim.limit_damping, np.where(capped, mj / dt, b0), rtol=1e-9)
+    sim.reset()
+    assert np.array_equal(sim.limit_stiffness, k0) and np.array_equal(sim.limit_damping, b0)
+    sim = Simulator(arm, q0=np.array([0.0, 0.0, 0.0, -0.3, 0.0, 0.0, 0.0]))
+    k0 = sim.limit_stiffness.copy()
+    tau = np.zeros(arm.nq)
+    tau[1], tau[3] = 1e3, -1e3
+    sim.step(tau, n=460)
+    assert np.sum(sim.diagnostics()['in_limit']) >= 2
+    assert np.array_equal(sim.limit_stiffness, k0)
