@@ -1,173 +1,35 @@
 """
-A live 3D view of a robot in the browser (``liemb view``), served by viser.
+The robot in a viser scene in the browser: :class:`RobotView` and what it draws.
 
-:class:`RobotView` draws a robot's URDF visual geometry (boxes, cylinders, spheres and mesh
-files; ``package://`` and relative paths resolved against given folders and installed
-packages) in a viser scene, one scene frame per link, and moves it to a configuration
-``q`` with :func:`liemb_ros.forward_kinematics`.  On demand it shows the link frames and the
-twist of one link as two arrows (angular orange, linear blue, as the dynamics node's
-``~/markers``) in a chosen representation:
-
-``body``     at the link origin, ``ω^b`` and ``v^b`` drawn rotated by the link's ``R``;
-``spatial``  at the world origin, ``ω^s`` and ``v^s`` (velocity of the body point there);
-``hybrid``   at the link origin, ``ω^s`` and ``ṙ``;
-``mixed``    at the link origin, ``ω^b`` drawn rotated by ``R``, and ``ṙ``.
-
-The components in the chosen representation are printed beside the scene.  Joints past a
-position limit are listed there too.  Three feeds move the robot:
-
-* a :class:`~liemb_ros.simulation.Simulator` stepped in real time in a thread
-  (:class:`SimulationDriver`, ``liemb view --simulate ROBOT``, :func:`view_simulation`), with
-  pause, reset and the joints' transmitted forces (:func:`joint_wrench_arrows`) in the page;
-* ROS topics (:mod:`liemb_ros.ros.view_node`: ``robot_description``, ``joint_states``,
-  ``/tf`` for a floating base, the dynamics node's ``~/markers`` and the simulation node's
-  ``~/contact_markers``), the RViz stand-in for a PyPI install;
-* joint sliders in the page (:meth:`RobotView.add_sliders`) when nothing drives the robot.
-
-The page is self-contained (viser serves its client from the wheel); the server listens on
-``127.0.0.1`` unless told otherwise.  A mesh file that is missing or cannot be read is
-drawn as a marker box of :data:`MISSING_MESH_SIZE` (its extent is unknown) and logged with
-its path; a port that is taken or an address that cannot be bound raises
-:class:`ViewError` naming it.
+:class:`RobotView` serves the page (:func:`check_address` first, so a taken port or a
+foreign address raises :class:`ViewError` naming it), builds the scene from the URDF's
+visuals (:mod:`.visuals`) with one frame per link, the view's controls (link frames, twist
+arrows, representation, link) and a status area, and moves the frames to each
+configuration given to :meth:`RobotView.update`.  :func:`twist_arrows` and
+:func:`joint_wrench_arrows` compute the arrows it and the simulation feed draw.
 """
 import contextlib
 import io
 import math
-import os
 import socket
 import threading
-import time
-import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
 
 import numpy as np
 
-from .kinematics import forward_kinematics, link_twist
-from .model import REPRESENTATIONS
-from .model.urdf import rpy_to_matrix
-from .resources import resolve_mesh
+from ..kinematics import forward_kinematics, link_twist
+from ..model import REPRESENTATIONS
+from .visuals import MISSING_COLOR, MISSING_MESH_SIZE, read_visuals
 
 DEFAULT_HOST = '127.0.0.1'
 DEFAULT_PORT = 8080
-#: edge [m] of the box drawn for a mesh file that is missing or unreadable
-MISSING_MESH_SIZE = 0.05
-#: colour of geometry without a URDF material, and of missing meshes (RGB 0..1)
-DEFAULT_COLOR = (0.6, 0.6, 0.62)
-MISSING_COLOR = (1.0, 0.0, 1.0)
 #: arrow colours of the dynamics node's markers: linear (blue), angular (orange), force (red)
 LINEAR_COLOR, ANGULAR_COLOR, FORCE_COLOR = (0.1, 0.4, 1.0), (1.0, 0.6, 0.0), (0.9, 0.1, 0.1)
 #: metres of arrow per m/s or rad/s (the dynamics node's default ``marker_scale``)
 TWIST_SCALE = 0.2
-#: contact force arrows: metres per newton and colour (as the simulation node's markers)
-CONTACT_SCALE, CONTACT_COLOR = 0.001, (1.0, 0.4, 0.0)
 
 
 class ViewError(RuntimeError):
     """The view cannot start: the address or port cannot be served."""
-
-
-@dataclass
-class Visual:
-    """One ``<visual>`` of a link: its geometry in the link frame and its colour."""
-
-    link: str
-    kind: str                       # 'box' | 'cylinder' | 'sphere' | 'mesh' | 'missing'
-    origin: np.ndarray              # (4, 4) visual frame in the link frame
-    color: tuple                    # RGB 0..1
-    size: tuple = ()                # box: (x, y, z); cylinder: (radius, length); sphere: (r,)
-    path: str = None                # mesh: the resolved file
-    scale: tuple = (1.0, 1.0, 1.0)
-    problem: str = None             # why a mesh is drawn as a marker
-    mesh: object = field(default=None, repr=False)
-
-
-def _floats(text, n, default):
-    if text is None:
-        return default
-    values = tuple(float(x) for x in text.split())
-    return values if len(values) == n else default
-
-
-def _origin(el):
-    C = np.eye(4)
-    if el is not None:
-        C[:3, :3] = rpy_to_matrix(_floats(el.get('rpy'), 3, (0.0, 0.0, 0.0)))
-        C[:3, 3] = _floats(el.get('xyz'), 3, (0.0, 0.0, 0.0))
-    return C
-
-
-def _color(material, named):
-    if material is None:
-        return DEFAULT_COLOR
-    c = material.find('color')
-    if c is not None and c.get('rgba'):
-        return _floats(c.get('rgba'), 4, DEFAULT_COLOR + (1.0,))[:3]
-    return named.get(material.get('name'), DEFAULT_COLOR)
-
-
-def _load_mesh(path):
-    import trimesh
-    mesh = trimesh.load(path, force='mesh')
-    if not isinstance(mesh, trimesh.Trimesh) or len(mesh.faces) == 0:
-        raise ValueError('no triangles in it')
-    return mesh
-
-
-def read_visuals(xml, base_dir=None, package_dirs=(), log=print):
-    """
-    Return the :class:`Visual` list of URDF text ``xml`` (links without visuals: none).
-
-    Mesh files are resolved (:func:`resolve_mesh`) and loaded with trimesh; one that is
-    missing or unreadable becomes a ``'missing'`` visual (a marker box) and is logged with
-    the link and the paths tried.
-    """
-    root = ET.fromstring(xml)
-    named = {}
-    for m in root.findall('material'):
-        c = m.find('color')
-        if c is not None and c.get('rgba'):
-            named[m.get('name')] = _floats(c.get('rgba'), 4, DEFAULT_COLOR + (1.0,))[:3]
-    out = []
-    for link in root.findall('link'):
-        name = link.get('name')
-        for vis in link.findall('visual'):
-            geom = vis.find('geometry')
-            shape = None if geom is None else next(iter(geom), None)
-            if shape is None:
-                continue
-            v = Visual(name, shape.tag, _origin(vis.find('origin')),
-                       _color(vis.find('material'), named))
-            if shape.tag == 'box':
-                v.size = _floats(shape.get('size'), 3, (0.1, 0.1, 0.1))
-            elif shape.tag == 'cylinder':
-                v.size = (float(shape.get('radius', 0.05)), float(shape.get('length', 0.1)))
-            elif shape.tag == 'sphere':
-                v.size = (float(shape.get('radius', 0.05)),)
-            elif shape.tag == 'mesh':
-                filename = shape.get('filename', '')
-                v.scale = _floats(shape.get('scale'), 3, (1.0, 1.0, 1.0))
-                v.path, tried = resolve_mesh(filename, base_dir, package_dirs)
-                if v.path is None:
-                    hint = ''
-                    if filename.startswith('package://'):
-                        pkg = filename[len('package://'):].partition('/')[0]
-                        hint = f'; --package-dir gives the folder holding package {pkg!r}'
-                    v.problem = (f"mesh file {filename!r} of link {name!r} not found "
-                                 f"(looked in: {', '.join(tried) or 'nowhere'}{hint})")
-                else:
-                    try:
-                        v.mesh = _load_mesh(v.path)
-                    except Exception as exc:   # any reader error: draw the marker instead
-                        v.problem = f'mesh file {v.path!r} of link {name!r} unreadable: {exc}'
-                if v.problem:
-                    v.kind = 'missing'
-                    log(f'liemb view: {v.problem}; drawn as a {MISSING_MESH_SIZE} m marker box')
-            else:
-                log(f'liemb view: link {name!r} has an unknown geometry <{shape.tag}>; '
-                    'not drawn')
-                continue
-            out.append(v)
-    return out
 
 
 def _wxyz(R):
@@ -237,8 +99,8 @@ def joint_wrench_arrows(model, q, qd, qdd, base_pose=None, scale=0.1 * TWIST_SCA
     origin of its child body along the force ``f`` turned into the world frame, ``scale``
     metres per newton.  Returns ``points`` (nq, 2, 3).
     """
-    from .dynamics import joint_wrenches
-    from .kinematics import body_poses
+    from ..dynamics import joint_wrenches
+    from ..kinematics import body_poses
     W = joint_wrenches(model, q, qd, qdd, base_pose=base_pose)
     Cl = forward_kinematics(model, q, base_pose=base_pose)
     Cb = None
@@ -495,276 +357,5 @@ class RobotView:
 
 
 def _tip(model):
-    from .demo import sample_tip
+    from ..demo import sample_tip
     return sample_tip(model)
-
-
-def gravity_hold(model, amplitude=None, frequency=0.5):
-    """
-    Return ``tau(t, q, base_pose=None)``: gravity compensation plus ``amplitude sin(2π f t)``.
-
-    The torque the demo applies (the dynamics node's compensation and the simulation node's
-    test torque), on the ``nq`` joints (a floating base's own six entries are not actuated);
-    ``amplitude`` per joint defaults to :func:`liemb_ros.demo.test_torque`.
-    """
-    from .demo import test_torque
-    from .dynamics import gravity_torques
-    amp = test_torque(model) if amplitude is None else np.broadcast_to(amplitude, (model.nq,))
-    skip = model.nv - model.nq
-
-    def tau(t, q, base_pose=None):
-        g = gravity_torques(model, q, base_pose=base_pose)[skip:]
-        return g + amp * math.sin(2 * math.pi * frequency * t)
-    return tau
-
-
-class SimulationDriver:
-    """
-    Step a :class:`~liemb_ros.simulation.Simulator` in real time and show it in a view.
-
-    A thread advances the simulation to ``speed`` times the wall-clock time elapsed (while
-    not paused), ``rate`` times a second, in chunks of ``chunk`` seconds with the torque
-    ``torque(t, q, base_pose)`` (nq,) held over each chunk (None: zero), and shows every
-    frame.  The page gets *Pause* and *Reset* and a status line (simulation time, energy
-    balance error).  An error while stepping (a diverging simulation, a torque of the wrong
-    shape) stops stepping and is shown in the page and in :attr:`error`.
-    """
-
-    def __init__(self, sim, view, torque=None, rate=30.0, speed=1.0, chunk=0.01):
-        self.sim, self.view, self.torque = sim, view, torque
-        self.rate, self.speed, self.chunk = float(rate), float(speed), float(chunk)
-        self.error = None
-        self._stop = threading.Event()
-        self._thread = None
-        gui = view.server.gui
-        with gui.add_folder('Simulation'):
-            self.gui_pause = gui.add_checkbox('Pause', initial_value=False)
-            self.gui_reset = gui.add_button('Reset')
-            self.gui_wrenches = gui.add_checkbox('Joint wrenches', initial_value=False)
-        self._reset_request = False
-
-        @self.gui_reset.on_click
-        def _(_event):
-            self._reset_request = True
-
-    def start(self):
-        """Start stepping in a thread; returns self."""
-        self._thread = threading.Thread(target=self._run, name='liemb-view-sim', daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self):
-        """Stop stepping (waits for the thread)."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def accelerations(self, applied):
-        """
-        Return ``q̈`` (nv,) of the state under the ``applied`` joint torques (nq,).
-
-        With the simulation's damping, friction and armature (not the limit springs).
-        """
-        from .dynamics import forward_dynamics
-        sim, model = self.sim, self.sim.model
-        v = sim.qd[model.nv - model.nq:]
-        tau = np.zeros(model.nv)
-        tau[model.nv - model.nq:] = (applied - sim.damping * v
-                                     - sim.friction * np.tanh(v / sim.friction_velocity))
-        armature = sim.armature if np.any(sim.armature) else None
-        return forward_dynamics(model, sim.q, sim.qd, tau, base_pose=sim.base_pose,
-                                armature=armature)
-
-    def show_contacts(self):
-        """
-        Draw the simulation's ground contacts; return how many there are.
-
-        A magenta dot at each contact point and an arrow of the force on the robot,
-        :data:`CONTACT_SCALE` metres per newton (the simulation node's contact markers).
-        """
-        contacts = self.sim.contacts() if getattr(self.sim, 'contact', None) else []
-        points = [c.point for c in contacts]
-        self.view.set_points('contacts', points, [MISSING_COLOR] * len(points), size=0.02)
-        self.view.set_arrows('contact_forces',
-                             [(c.point, c.point + CONTACT_SCALE * c.force) for c in contacts],
-                             [CONTACT_COLOR] * len(points))
-        return len(contacts)
-
-    def _show_wrenches(self, d):
-        if not self.gui_wrenches.value:
-            self.view.set_arrows('joint_wrenches', [], [])
-            return
-        sim = self.sim
-        try:
-            pts = joint_wrench_arrows(sim.model, sim.q, sim.qd,
-                                      self.accelerations(d['applied_torque']), sim.base_pose)
-        except ValueError:   # a singular mass matrix: nothing to draw this frame
-            return
-        self.view.set_arrows('joint_wrenches', pts, np.tile(FORCE_COLOR, (len(pts), 1)))
-
-    def _run(self):
-        sim, period = self.sim, 1.0 / self.rate
-        has_contact = getattr(sim, 'contact', None) is not None
-        n = max(1, int(round(self.chunk / sim.dt)))
-        wall0, t0 = time.monotonic(), sim.t
-        while not self._stop.is_set():
-            frame_start = time.monotonic()
-            if self._reset_request:
-                self._reset_request = False
-                sim.reset()
-                self.error = None
-                wall0, t0 = frame_start, sim.t
-            if self.gui_pause.value or self.error is not None:
-                wall0, t0 = frame_start, sim.t
-            else:
-                target = t0 + self.speed * (frame_start - wall0)
-                try:
-                    while (sim.t < target - 0.5 * sim.dt
-                           and time.monotonic() - frame_start < period):
-                        tau = (None if self.torque is None else
-                               self.torque(sim.t, sim.q, sim.base_pose))
-                        sim.step(tau, n)
-                except Exception as exc:   # SimulationError, a bad torque: show, stop stepping
-                    self.error = f'{type(exc).__name__}: {exc}'
-                if sim.t < target - 0.2:   # slower than real time: do not run after it
-                    wall0, t0 = frame_start, sim.t
-            d = sim.diagnostics()
-            self.view.update(sim.q, sim.qd, sim.base_pose, in_limit=d['in_limit'])
-            self._show_wrenches(d)
-            n_contacts = self.show_contacts()
-            state = ('paused' if self.gui_pause.value else
-                     f'stopped: {self.error}' if self.error else 'running')
-            self.view.set_status(f"simulation t = {sim.t:.2f} s ({state})  \n"
-                                 f"energy balance error {d['energy_balance_error']:.2e} J"
-                                 + (f'  \ncontacts: {n_contacts}' if has_contact else ''),
-                                 key='sim')
-            self._stop.wait(max(0.0, period - (time.monotonic() - frame_start)))
-
-
-def view_simulation(sim, *, torque=None, host=DEFAULT_HOST, port=DEFAULT_PORT, xml=None,
-                    package_dirs=(), rate=30.0, speed=1.0, log=print):
-    """
-    Show a running :class:`~liemb_ros.simulation.Simulator` in the browser; return the driver.
-
-    The API behind ``liemb view --simulate``: ``driver = view_simulation(sim)``, open
-    ``driver.view.url``; ``driver.stop()`` and ``driver.view.close()`` end it.  ``xml``:
-    the URDF text (default: read from ``sim.model.source``); ``torque(t, q, base_pose)`` as in
-    :class:`SimulationDriver` (e.g. :func:`gravity_hold`); ``package_dirs``: where
-    ``package://`` meshes are (:func:`resolve_mesh`).
-    """
-    model = sim.model
-    base_dir = None
-    if xml is None:
-        from .model.urdf import read_urdf_file
-        xml = read_urdf_file(model.source)
-        base_dir = os.path.dirname(os.path.abspath(model.source))
-    view = RobotView(model, xml, host=host, port=port, base_dir=base_dir,
-                     package_dirs=package_dirs, log=log)
-    return SimulationDriver(sim, view, torque=torque, rate=rate, speed=speed).start()
-
-
-def add_arguments(parser):
-    """Arguments of ``liemb view``."""
-    parser.add_argument('robot', nargs='?',
-                        help='URDF or xacro file or shipped robot name (with --simulate: '
-                             'default liemb_arm7; from ROS: default the robot_description '
-                             'topic)')
-    parser.add_argument('--simulate', action='store_true',
-                        help='run a Simulator in this process and show it (no ROS needed)')
-    parser.add_argument('--floating-base', action='store_true',
-                        help='make the root link a floating SE(3) base (--simulate, --sliders)')
-    parser.add_argument('--contact', action='store_true',
-                        help="--simulate: ground contact of the URDF's collision geometry with "
-                             'the plane z = 0 (liemb_ros.contact)')
-    parser.add_argument('--sliders', action='store_true',
-                        help='no simulation and no ROS: move the joints with sliders')
-    parser.add_argument('--host', default=DEFAULT_HOST,
-                        help=f'address to serve the page on (default {DEFAULT_HOST}; '
-                             '0.0.0.0 for other machines)')
-    parser.add_argument('--port', type=int, default=DEFAULT_PORT,
-                        help=f'port of the page (default {DEFAULT_PORT}; 0: a free one)')
-    parser.add_argument('--package-dir', action='append', default=[], metavar='DIR',
-                        help='where package:// meshes are looked for (DIR/PKG/... or a '
-                             'folder named PKG); repeatable')
-    parser.add_argument('--xacro-args', metavar="'NAME:=VALUE ...'",
-                        help='arguments of a xacro robot')
-    parser.add_argument('--markers', action='append', metavar='TOPIC',
-                        help='from ROS: a MarkerArray topic whose arrows and spheres are drawn; '
-                             'repeatable (default: /liemb_dynamics/markers and '
-                             '/liemb_simulation/contact_markers)')
-    parser.add_argument('--torque', choices=('gravity', 'zero'), default='gravity',
-                        help='--simulate: gravity compensation plus a test torque (default), '
-                             'or no torque (the robot falls)')
-    parser.add_argument('--amplitude', type=float, default=0.05,
-                        help='--simulate: test torque amplitude as a fraction of each '
-                             "joint's effort limit (default 0.05), at 0.5 Hz")
-    parser.add_argument('--speed', type=float, default=1.0,
-                        help='--simulate: simulated seconds per wall-clock second')
-    parser.add_argument('--duration', type=float,
-                        help='stop after this many seconds (default: until Ctrl-C)')
-
-
-def _wait(duration):
-    end = math.inf if duration is None else time.monotonic() + duration
-    try:
-        while time.monotonic() < end:
-            time.sleep(min(0.2, max(0.0, end - time.monotonic())))
-    except KeyboardInterrupt:
-        pass
-
-
-def run(args):
-    """Run ``liemb view``; return the exit code."""
-    import sys
-
-    from . import resources
-    from .model import URDFError, load_urdf_string
-    if not (args.simulate or args.sliders):
-        from .ros.view_node import run_view
-        return run_view(args)
-    try:
-        xml, path = resources.read_robot_description(args.robot or 'liemb_arm7',
-                                                     args.xacro_args)
-        model = load_urdf_string(xml, source=path, floating_base=args.floating_base or None)
-    except (FileNotFoundError, URDFError) as exc:
-        print(f'liemb view: {exc}', file=sys.stderr)
-        return 2
-    dirs = [os.path.abspath(d) for d in args.package_dir]
-    try:
-        view = RobotView(model, xml, host=args.host, port=args.port,
-                         base_dir=os.path.dirname(os.path.abspath(path)), package_dirs=dirs,
-                         log=lambda line: print(line, file=sys.stderr))
-    except ViewError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    driver = None
-    if args.simulate:
-        from .demo import sample_configuration
-        from .simulation import Simulator
-        contact = None
-        if args.contact:
-            from .contact import ContactModel
-            try:
-                contact = ContactModel(model, xml, urdf_path=path)
-            except ValueError as exc:
-                print(f'liemb view: no ground contact for {model.name}: {exc}', file=sys.stderr)
-                view.close()
-                return 2
-        base = None
-        if model.floating:   # stand it above the ground
-            base = np.eye(4)
-            base[2, 3] = 0.5
-        sim = Simulator(model, q0=sample_configuration(model), base_pose=base, contact=contact)
-        torque = (gravity_hold(model, args.amplitude * np.where(
-            np.isfinite(model.effort_limit) & (model.effort_limit > 0),
-            model.effort_limit, 10.0)) if args.torque == 'gravity' else None)
-        driver = SimulationDriver(sim, view, torque=torque, speed=args.speed).start()
-    else:
-        view.add_sliders()
-    print(f'liemb view: {model.name} at {view.url} (open it in a browser; Ctrl-C stops)',
-          flush=True)
-    _wait(args.duration)
-    if driver is not None:
-        driver.stop()
-    view.close()
-    return 0
