@@ -77,7 +77,14 @@ an effort command hands the robot back to the efforts, ``~/reset`` clears the dr
 drive torque is what ``joint_states`` reports as effort.  A test torque
 ``amplitude * sin(2 pi f t)`` per joint (``test_torque_*``) is added on top.  Services
 (``std_srvs``): ``~/reset`` (Trigger), ``~/pause`` (SetBool), ``~/step`` (Trigger: one
-publish period while paused).  A diverging simulation stops stepping and says why in the
+publish period while paused).  Lock-step (``lockstep: true``): the simulation publishes a
+state and advances one publish period only when a command (``~/effort_command``,
+``~/effort``, a drive command) has answered it, so a controller that answers every state
+(the dynamics node with ``publish_rate: 0``) closes the same loop whatever DDS and the CPU
+do: the run is reproducible message for message, and a slow controller slows the
+simulation instead of seeing late states; ``real_time_factor`` still caps the pace, and
+``lockstep_timeout`` bounds the wait (missed answers are counted in ``/diagnostics``).
+Commands are held without ``effort_timeout`` then.  A diverging simulation stops stepping and says why in the
 log and in ``/diagnostics``; ``~/reset`` starts it again.  A parameter or file that cannot
 work (missing file, wrong number of initial positions, NaN) ends the process with exit
 code 1 and the reason; run-time parameter changes are checked as a whole before any is
@@ -143,6 +150,7 @@ class SimulationNode(SimulationParameters, SimulationStepping, SimulationOutput,
         self._wrench_subs = []
         self._wrenches = {}
         self._wrench_on = False
+        self._lock = None           # lock-step state (parameter lockstep)
         self._check_numbers(FINITE)
         self.sim_time = self.p('publish_clock') or self.p('use_sim_time')
         if self.p('use_sim_time') and not self.p('publish_clock'):
@@ -255,6 +263,7 @@ class SimulationNode(SimulationParameters, SimulationStepping, SimulationOutput,
             self.pub_odom = self.create_publisher(Odometry, '~/odom', RELIABLE)
         self._publish_static()
         self._wall = time.monotonic()
+        self._start_lockstep()
         self._timer = self.create_timer(1.0 / self.p('publish_rate'), self._tick,
                                         clock=STEADY)
         base = ', floating base' if model.floating else ''
@@ -278,6 +287,7 @@ class SimulationNode(SimulationParameters, SimulationStepping, SimulationOutput,
         self._wrenches = {}
         self.sim.clear_wrenches()
         self._wall = time.monotonic()
+        self._start_lockstep()      # publish the initial state again and wait for its answer
         resp.success, resp.message = True, ('simulation reset to the initial state; held '
                                             'commands cleared')
         return resp
@@ -285,6 +295,8 @@ class SimulationNode(SimulationParameters, SimulationStepping, SimulationOutput,
     def _on_pause(self, req, resp):
         self.paused = bool(req.data)
         self._wall = time.monotonic()
+        if self._lock is not None and self.sim is not None:   # pace from now on
+            self._lock['wall0'], self._lock['t0'] = self._wall, self.sim.t
         resp.success, resp.message = True, 'paused' if self.paused else 'running'
         return resp
 
@@ -298,6 +310,8 @@ class SimulationNode(SimulationParameters, SimulationStepping, SimulationOutput,
             return resp
         self._advance(1.0 / self.p('publish_rate'))
         self._publish()
+        if self._lock is not None:
+            self._lock['published'], self._lock['answered'] = time.monotonic(), False
         resp.success = self.error is None
         resp.message = f't = {self.sim.t:.6f} s' if resp.success else self.error
         return resp

@@ -168,8 +168,9 @@ class SimulationOutput:
                 st.level, st.message = DiagnosticStatus.ERROR, f'stopped: {self.error}'
             elif self.paused:
                 st.level, st.message = DiagnosticStatus.OK, 'paused'
-            elif (self.p('wait_for_command') and self._command is None
-                  and self._drive is None):
+            elif ((self.p('wait_for_command') and self._command is None
+                   and self._drive is None)
+                  or (self._lock is not None and not self._lock['ever'])):
                 st.level, st.message = DiagnosticStatus.OK, 'waiting for the first command'
             else:
                 st.level, st.message = DiagnosticStatus.OK, 'running'
@@ -186,6 +187,9 @@ class SimulationOutput:
                           n for n, x in zip(self.model.joint_names, d['in_limit']) if x)
                        or 'none'),
                       ('external_wrenches', ', '.join(self._wrenches) or 'none'),
+                      ('lockstep', 'off' if self._lock is None else 'on'),
+                      ('lockstep_missed', '0' if self._lock is None
+                       else str(self._lock['missed'])),
                       ('dropped', str(self._rejected)),
                       ('ignored_joints', ', '.join(self._ignored) or 'none')]
             if self.sim.contact is not None:

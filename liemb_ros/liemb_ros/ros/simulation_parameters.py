@@ -23,6 +23,7 @@ from .common import ConfigError
 #: the numeric parameters that must be finite (checked when the node starts)
 FINITE = (
     'dt', 'real_time_factor', 'publish_rate', 'effort_timeout', 'drive_frequency',
+    'lockstep_timeout',
     'limit_time_constant', 'friction', 'friction_velocity', 'wrench_timeout',
     'contact_planes', 'contact_time_constant', 'contact_damping_ratio', 'contact_stiffness',
     'contact_damping', 'contact_friction', 'contact_friction_velocity',
@@ -115,6 +116,14 @@ def parameter_table():
          SA, ro),
         ('wait_for_command', False, 'hold the robot still until the first effort '
          'command arrives (a controller that starts later)', B, ro),
+        ('lockstep', False, 'lock-step with the controller: step one publish period only '
+         'after a command answered the last published state (the closed loop then does '
+         'not depend on DDS or CPU timing; the simulation waits for a slow controller)',
+         B, ro),
+        ('lockstep_timeout', 1.0, 'lock-step: seconds to wait for the answer to a state; '
+         'then step with the held command and count a missed answer (before the first '
+         'answer: re-publish the state this often and wait)', D, dict(ro, lo=0.001,
+                                                                     hi=3600.0)),
         ('effort_timeout', 0.5, 'seconds a command is held; then zero torque (velocity '
          'or position drive: the robot holds still)', D, dict(lo=0.0, hi=3600.0)),
         ('drive_frequency', 20.0, 'natural frequency [Hz] of the computed-torque joint '

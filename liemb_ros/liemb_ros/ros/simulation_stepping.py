@@ -6,7 +6,8 @@ The simulation node's input and stepping: commands, drives, wrenches, the real-t
 position commands and the external wrenches (rejecting and counting those that do not
 fit), computes the torque of each step (command, test torque, the computed-torque joint
 drive, the posture hold) and advances the simulator at ``real_time_factor`` times
-wall-clock speed on every tick of the publish timer.
+wall-clock speed on every tick of the publish timer, or, in lock-step, one publish period
+each time the controller has answered the last published state.
 """
 import math
 import time
@@ -44,6 +45,7 @@ class SimulationStepping:
         if tau is not None:
             self._command, self._command_time = tau, time.monotonic()
             self._drive = None
+            self._answered()
 
     def _on_drive(self, kind, msg):
         """Engage (or feed) the computed-torque drive with a velocity or position command."""
@@ -63,6 +65,7 @@ class SimulationStepping:
         queue.append((time.monotonic(), kind, target))
         del queue[:-64]
         self._command = self._command_time = None
+        self._answered()
 
     def _on_wrench(self, link, msg):
         """
@@ -123,6 +126,7 @@ class SimulationStepping:
         tau = np.zeros(self.model.nq) if self._command is None else self._command.copy()
         tau[[i for i, _ in pairs]] = effort
         self._command, self._command_time = tau, time.monotonic()
+        self._answered()
 
     # -- stepping ---------------------------------------------------------------------------
     def applied_torque(self, t):
@@ -130,8 +134,9 @@ class SimulationStepping:
         tau = np.zeros(self.model.nq)
         if self._command is not None:
             timeout = self.p('effort_timeout')
-            if timeout == 0 or time.monotonic() - self._command_time <= timeout:
-                tau += self._command
+            if (timeout == 0 or self._lock is not None
+                    or time.monotonic() - self._command_time <= timeout):
+                tau += self._command     # in lock-step the last answer holds
         amp = np.asarray(self.p('test_torque_amplitude'), dtype=float)
         if np.any(amp):
             tau += amp * math.sin(2.0 * math.pi * self.p('test_torque_frequency') * t)
@@ -155,7 +160,7 @@ class SimulationStepping:
         del queue[:k]                      # the steps go forward in time
         arrived, kind, target = queue[0]
         timeout = self.p('effort_timeout')
-        fresh = timeout == 0 or wall - arrived <= timeout
+        fresh = timeout == 0 or self._lock is not None or wall - arrived <= timeout
         if kind == 'position':
             if fresh:
                 d['q_ref'] = target
@@ -199,10 +204,72 @@ class SimulationStepping:
             self.error = str(exc)
             self.get_logger().error(f'simulation stopped: {exc} (call ~/reset to restart)')
 
+    # -- lock-step --------------------------------------------------------------------------
+    def _start_lockstep(self):
+        """(Re)start lock-step: nothing published yet, nothing answered, pace from now."""
+        self._lock = ({'published': None, 'answered': False, 'ever': False, 'missed': 0,
+                       'wall0': time.monotonic(), 't0': self.sim.t, 'last': None}
+                      if self.p('lockstep') else None)
+
+    def _answered(self):
+        """A command arrived: in lock-step it answers the last published state."""
+        lock = self._lock
+        if lock is not None and lock['published'] is not None:
+            lock['answered'] = lock['ever'] = True
+            self._lockstep()
+
+    def _lockstep(self):
+        """
+        Step one publish period if the controller answered the last state, then publish.
+
+        Called when an answer arrives (so the loop runs at the controller's pace) and on
+        every tick (pacing and timeouts).  With ``real_time_factor`` > 0 the simulation
+        never runs more than one period ahead of ``real_time_factor`` x wall-clock time;
+        when the loop is slower than that it runs at the loop's pace.  Before the first
+        answer the state is re-published every ``lockstep_timeout`` (the controller may
+        not have been subscribed); later a missing answer for ``lockstep_timeout`` steps
+        with the held command and is counted (``lockstep_missed`` in /diagnostics).
+        """
+        lock, sim = self._lock, self.sim
+        if sim is None or self.error is not None or self.paused:
+            return
+        now = time.monotonic()
+        timeout = self.p('lockstep_timeout')
+        if lock['published'] is None or (not lock['ever']
+                                         and now - lock['published'] >= timeout):
+            self._publish()
+            lock['published'], lock['wall0'], lock['t0'] = now, now, sim.t
+            return
+        if not lock['answered']:
+            if not lock['ever'] or now - lock['published'] < timeout:
+                return
+            lock['missed'] += 1
+            self.get_logger().warning(
+                f'lock-step: no command answered the state at t = {sim.t:.4f} s within '
+                f'{timeout:g} s; stepping with the held command', throttle_duration_sec=5.0)
+        period = 1.0 / self.p('publish_rate')
+        rtf = self.p('real_time_factor')
+        if rtf > 0:
+            lag = rtf * (now - lock['wall0']) - (sim.t - lock['t0'])   # >0: behind
+            if lag < 0.0:
+                return                       # a period ahead already: wait for a tick
+            if lag > 5.0 * period:           # a slow loop: run at its pace, no catch-up
+                lock['wall0'], lock['t0'] = now - (sim.t - lock['t0']) / rtf, lock['t0']
+        self._advance(period)
+        if lock['last'] is not None:
+            self._rtf_window.append((now, period, now - lock['last']))
+            del self._rtf_window[:-100]
+        lock['last'] = now
+        self._publish()
+        lock['published'], lock['answered'] = time.monotonic(), False
+
     def _tick(self):
         now = time.monotonic()
         elapsed, self._wall = now - self._wall, now
         if self.sim is None or self.error is not None:
+            return
+        if self._lock is not None:
+            self._lockstep()
             return
         waiting = (self.p('wait_for_command') and self._command is None
                    and self._drive is None)
