@@ -84,11 +84,11 @@ state and advances one publish period only when a command (``~/effort_command``,
 do: the run is reproducible message for message, and a slow controller slows the
 simulation instead of seeing late states; ``real_time_factor`` still caps the pace, and
 ``lockstep_timeout`` bounds the wait (missed answers are counted in ``/diagnostics``).
-Commands are held without ``effort_timeout`` then.  A diverging simulation stops stepping and says why in the
-log and in ``/diagnostics``; ``~/reset`` starts it again.  A parameter or file that cannot
-work (missing file, wrong number of initial positions, NaN) ends the process with exit
-code 1 and the reason; run-time parameter changes are checked as a whole before any is
-applied.
+Commands are held without ``effort_timeout`` then.  A diverging simulation stops stepping
+and says why in the log and in ``/diagnostics``; ``~/reset`` starts it again.  A parameter
+or file that cannot work (missing file, wrong number of initial positions, NaN) ends the
+process with exit code 1 and the reason; run-time parameter changes are checked as a
+whole before any is applied.
 """
 import sys
 import time

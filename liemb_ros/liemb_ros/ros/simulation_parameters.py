@@ -122,8 +122,8 @@ def parameter_table():
          B, ro),
         ('lockstep_timeout', 1.0, 'lock-step: seconds to wait for the answer to a state; '
          'then step with the held command and count a missed answer (before the first '
-         'answer: re-publish the state this often and wait)', D, dict(ro, lo=0.001,
-                                                                     hi=3600.0)),
+         'answer: re-publish the state this often and wait)', D,
+         dict(ro, lo=0.001, hi=3600.0)),
         ('effort_timeout', 0.5, 'seconds a command is held; then zero torque (velocity '
          'or position drive: the robot holds still)', D, dict(lo=0.0, hi=3600.0)),
         ('drive_frequency', 20.0, 'natural frequency [Hz] of the computed-torque joint '
