@@ -29,7 +29,13 @@ def _fmt_vec(v, width=7, prec=3):
     return '[' + ' '.join(f'{x:{width}.{prec}f}' for x in v) + ']'
 
 
-def _load(robot, **kwargs):
+def load_robot(robot, **kwargs):
+    """
+    Return the model of ``robot`` (a URDF or xacro file or a shipped robot name) for a command.
+
+    ``kwargs`` go to :func:`liemb_ros.model.load_urdf`; its warnings are printed to stderr
+    and a missing file or a bad URDF exits with ``liemb: <reason>``.
+    """
     from .model import URDFError, load_urdf
     try:
         path = resources.robot_path(robot)
@@ -98,8 +104,8 @@ def _cmd_inspect(args):
         return 0
     if not args.robot:
         raise SystemExit('liemb inspect: give a URDF file or shipped robot name (or --list)')
-    model = _load(args.robot, floating_base=args.floating_base or None, mimic=args.mimic,
-                  xacro_args=args.xacro_args)
+    model = load_robot(args.robot, floating_base=args.floating_base or None, mimic=args.mimic,
+                       xacro_args=args.xacro_args)
     print(inspect_text(model))
     return 0
 

@@ -15,7 +15,7 @@ import os
 import numpy as np
 
 from . import resources
-from .cli import _load, inspect_text
+from .cli import load_robot, inspect_text
 from .kinematics import jacobian, link_pose, link_twist
 from .model import REPRESENTATIONS
 from .viz import draw_robot
@@ -79,7 +79,7 @@ def test_torque(model, fraction=0.02):
 
 def run(robot=None, out_dir='out/demo', duration=10.0):
     """Run the demo; return a dict of the files it wrote."""
-    model = _load(robot or default_robot())
+    model = load_robot(robot or default_robot())
     explain(model)
     os.makedirs(out_dir, exist_ok=True)
     from .ros import monitor

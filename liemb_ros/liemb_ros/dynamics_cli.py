@@ -11,7 +11,7 @@ Floating base (``--floating-base``): ``qd``/``qdd`` start with the base body twi
 import numpy as np
 
 from . import dynamics
-from .cli import _load
+from .cli import load_robot
 
 
 def add_arguments(parser):
@@ -84,8 +84,8 @@ def dynamics_text(model, q, qd, qdd, form='body', precision=4):
 
 def run(args):
     """Run ``liemb dynamics``: load the robot and print the table."""
-    model = _load(args.robot, floating_base=args.floating_base or None, mimic=args.mimic,
-                  xacro_args=args.xacro_args)
+    model = load_robot(args.robot, floating_base=args.floating_base or None, mimic=args.mimic,
+                       xacro_args=args.xacro_args)
     q = _vector(args.q, model.nq, 'q', model)
     qd = _vector(args.qd, model.nv, 'qd', model)
     qdd = _vector(args.qdd, model.nv, 'qdd', model)

@@ -243,7 +243,7 @@ def test_inspect_walks_a_deep_link_tree(tmp_path):
                      f'<child link="l{i + 1}"/></joint>' for i in range(n - 1))
     path = tmp_path / 'chain.urdf'
     path.write_text(f'<robot name="chain">{links}{joints}</robot>')
-    text = cli.inspect_text(cli._load(str(path)))
+    text = cli.inspect_text(cli.load_robot(str(path)))
     assert f"{'  ' * (n - 1)}l{n - 1}  (base)" in text
 
 

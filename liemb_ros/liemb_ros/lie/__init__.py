@@ -13,7 +13,8 @@ quaternions are scalar first ``(w, x, y, z)``.
 
 Modules: :mod:`.so3`, :mod:`.se3`, :mod:`.so3r3` (direct product, stored as 4x4),
 :mod:`.quaternion`, :mod:`.dual_quaternion`; :mod:`._core` holds the compiled SE(3)
-kernels shared with the recursive algorithms.
+kernels shared with the recursive algorithms, :mod:`._batch` the shape checks and
+flattening of leading axes that every group's batched functions share.
 """
 from . import dual_quaternion, quaternion, se3, so3, so3r3
 

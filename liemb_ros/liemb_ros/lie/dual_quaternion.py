@@ -20,7 +20,8 @@ from numba import njit
 
 from . import quaternion
 from ._core import rodrigues_coefficients
-from .so3 import SERIES_ANGLE, _as_batch, _as_batch2, even_series
+from ._batch import as_batch, as_batch2
+from .so3 import SERIES_ANGLE, even_series
 
 # (cos t - sin t / t) / t^2
 _DQ_T = (-1.0 / 3.0, 1.0 / 30.0, -1.0 / 840.0, 1.0 / 45360.0, -1.0 / 3991680.0,
@@ -153,7 +154,7 @@ def _log_loop(D, out):
 
 def _run(loop, x, trailing, out_shape, func, name):
     """Check/flatten ``x``, run a compiled loop into a new array, restore the leading axes."""
-    a, lead = _as_batch(x, trailing, func, name)
+    a, lead = as_batch(x, trailing, func, name)
     out = np.empty((a.shape[0],) + out_shape)
     loop(a, out)
     return out.reshape(lead + out_shape)
@@ -176,7 +177,7 @@ def multiply(A, B):
 
     Composes like poses: ``to_matrix(multiply(A, B)) == to_matrix(A) @ to_matrix(B)``.
     """
-    a, b, lead = _as_batch2(A, (8,), B, (8,), 'dual_quaternion.multiply', ('A', 'B'))
+    a, b, lead = as_batch2(A, (8,), B, (8,), 'dual_quaternion.multiply', ('A', 'B'))
     out = np.empty((a.shape[0], 8))
     _multiply_loop(a, b, out)
     return out.reshape(lead + (8,))
@@ -184,7 +185,7 @@ def multiply(A, B):
 
 def conjugate(D):
     """``(Q*, Qe*)``, the inverse of a unit dual quaternion: ``[..., 8] -> [..., 8]``."""
-    a, lead = _as_batch(D, (8,), 'dual_quaternion.conjugate', 'D')
+    a, lead = as_batch(D, (8,), 'dual_quaternion.conjugate', 'D')
     return (a * np.array([1.0, -1.0, -1.0, -1.0, 1.0, -1.0, -1.0, -1.0])).reshape(lead + (8,))
 
 

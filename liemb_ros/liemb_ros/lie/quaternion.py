@@ -16,7 +16,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .so3 import _as_batch, _as_batch2
+from ._batch import as_batch, as_batch2
 
 # below this half-angle ratio sin(t/2)/t and atan(x)/x use their Taylor series
 QUAT_SERIES = 1e-2
@@ -211,7 +211,7 @@ def to_matrix(q):
     ``q`` need not be normalised (``q / |q|`` is used).  Example: ``to_matrix([0, 0, 0, 1])
     = diag(-1, -1, 1)`` (half turn about z).
     """
-    a, lead = _as_batch(q, (4,), 'quaternion.to_matrix', 'q')
+    a, lead = as_batch(q, (4,), 'quaternion.to_matrix', 'q')
     out = np.empty((a.shape[0], 3, 3))
     _to_matrix_loop(a, out)
     return out.reshape(lead + (3, 3))
@@ -219,7 +219,7 @@ def to_matrix(q):
 
 def from_matrix(R):
     """Return the unit quaternion (``w >= 0``) of a rotation: ``[..., 3, 3] -> [..., 4]``."""
-    a, lead = _as_batch(R, (3, 3), 'quaternion.from_matrix', 'R')
+    a, lead = as_batch(R, (3, 3), 'quaternion.from_matrix', 'R')
     out = np.empty((a.shape[0], 4))
     _from_matrix_loop(a, out)
     return out.reshape(lead + (4,))
@@ -227,7 +227,7 @@ def from_matrix(R):
 
 def multiply(p, q):
     """Hamilton product ``p o q`` (rotation ``q`` first, then ``p``): ``[..., 4]`` (broadcast)."""
-    a, b, lead = _as_batch2(p, (4,), q, (4,), 'quaternion.multiply', ('p', 'q'))
+    a, b, lead = as_batch2(p, (4,), q, (4,), 'quaternion.multiply', ('p', 'q'))
     out = np.empty((a.shape[0], 4))
     _multiply_loop(a, b, out)
     return out.reshape(lead + (4,))
@@ -235,13 +235,13 @@ def multiply(p, q):
 
 def conjugate(q):
     """Conjugate ``(w, -x, -y, -z)`` (the inverse of a unit quaternion): ``[..., 4]``."""
-    a, lead = _as_batch(q, (4,), 'quaternion.conjugate', 'q')
+    a, lead = as_batch(q, (4,), 'quaternion.conjugate', 'q')
     return (a * np.array([1.0, -1.0, -1.0, -1.0])).reshape(lead + (4,))
 
 
 def normalize(q):
     """``q / |q|``: ``[..., 4] -> [..., 4]``; raises ``ValueError`` for a zero quaternion."""
-    a, lead = _as_batch(q, (4,), 'quaternion.normalize', 'q')
+    a, lead = as_batch(q, (4,), 'quaternion.normalize', 'q')
     n = np.sqrt(np.einsum('ij,ij->i', a, a))
     if np.any(n == 0.0):
         raise ValueError('quaternion.normalize: zero quaternion')
@@ -255,7 +255,7 @@ def exp(x):
     ``exp(xi) = (cos(t/2), sin(t/2) xi/t)``, consistent with ``so3.exp``:
     ``to_matrix(exp(xi)) == so3.exp(xi)``.
     """
-    a, lead = _as_batch(x, (3,), 'quaternion.exp')
+    a, lead = as_batch(x, (3,), 'quaternion.exp')
     out = np.empty((a.shape[0], 4))
     _exp_loop(a, out)
     return out.reshape(lead + (4,))
@@ -268,7 +268,7 @@ def log(q):
     Equal to ``so3.log(to_matrix(q))``; ``exp(log(q)) = q`` for unit ``q`` with ``w >= 0``
     (``-q`` otherwise).
     """
-    a, lead = _as_batch(q, (4,), 'quaternion.log', 'q')
+    a, lead = as_batch(q, (4,), 'quaternion.log', 'q')
     out = np.empty((a.shape[0], 3))
     _log_loop(a, out)
     return out.reshape(lead + (3,))
@@ -276,7 +276,7 @@ def log(q):
 
 def act(q, p):
     """Rotate vectors by unit quaternions, ``R(q) p``: ``[..., 4] x [..., 3] -> [..., 3]``."""
-    a, b, lead = _as_batch2(q, (4,), p, (3,), 'quaternion.act', ('q', 'p'))
+    a, b, lead = as_batch2(q, (4,), p, (3,), 'quaternion.act', ('q', 'p'))
     out = np.empty((a.shape[0], 3))
     _act_loop(a, b, out)
     return out.reshape(lead + (3,))
@@ -284,11 +284,11 @@ def act(q, p):
 
 def from_xyzw(q):
     """Reorder a ROS ``(x, y, z, w)`` quaternion to ``(w, x, y, z)``: ``[..., 4]``."""
-    a, lead = _as_batch(q, (4,), 'quaternion.from_xyzw', 'q')
+    a, lead = as_batch(q, (4,), 'quaternion.from_xyzw', 'q')
     return np.ascontiguousarray(a[:, [3, 0, 1, 2]]).reshape(lead + (4,))
 
 
 def to_xyzw(q):
     """Reorder a ``(w, x, y, z)`` quaternion to ROS ``(x, y, z, w)``: ``[..., 4]``."""
-    a, lead = _as_batch(q, (4,), 'quaternion.to_xyzw', 'q')
+    a, lead = as_batch(q, (4,), 'quaternion.to_xyzw', 'q')
     return np.ascontiguousarray(a[:, [1, 2, 3, 0]]).reshape(lead + (4,))

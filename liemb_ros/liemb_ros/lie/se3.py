@@ -31,7 +31,8 @@ from numba import njit
 from . import so3
 from ._core import (Ad_matrix_into, ad_matrix_into, compose_into, exp_se3_into,
                     inverse_into, rodrigues_coefficients)
-from .so3 import SERIES_ANGLE, _as_batch, _as_batch2, _shape_tuple, even_series
+from ._batch import as_batch, as_batch2, shape_tuple
+from .so3 import SERIES_ANGLE, even_series
 
 # (alpha - beta) / t^2,  alpha = sin t / t,  beta = 2 (1 - cos t) / t^2
 _P3 = (-1.0 / 12.0, 1.0 / 180.0, -1.0 / 6720.0, 1.0 / 453600.0, -1.0 / 47900160.0,
@@ -294,7 +295,7 @@ def _Ad_r_loop(r, out):
 
 def _run(loop, x, trailing, out_shape, func, name='X'):
     """Check/flatten ``x``, run a compiled loop into a new array, restore the leading axes."""
-    a, lead = _as_batch(x, trailing, func, name)
+    a, lead = as_batch(x, trailing, func, name)
     out = np.empty((a.shape[0],) + out_shape)
     loop(a, out)
     return out.reshape(lead + out_shape)
@@ -395,7 +396,7 @@ def dexpinv(X):
 
 def compose(C1, C2):
     """Return the group product ``C1 @ C2`` ([MT14] eq. (47)); leading axes broadcast."""
-    a, b, lead = _as_batch2(C1, (4, 4), C2, (4, 4), 'se3.compose', ('C1', 'C2'))
+    a, b, lead = as_batch2(C1, (4, 4), C2, (4, 4), 'se3.compose', ('C1', 'C2'))
     out = np.empty((a.shape[0], 4, 4))
     _compose_loop(a, b, out)
     return out.reshape(lead + (4, 4))
@@ -408,7 +409,7 @@ def inverse(C):
 
 def act(C, p):
     """Map body points to world points, ``R p + r``: ``[..., 4, 4] x [..., 3] -> [..., 3]``."""
-    a, b, lead = _as_batch2(C, (4, 4), p, (3,), 'se3.act', ('C', 'p'))
+    a, b, lead = as_batch2(C, (4, 4), p, (3,), 'se3.act', ('C', 'p'))
     out = np.empty((a.shape[0], 3))
     _act_loop(a, b, out)
     return out.reshape(lead + (3,))
@@ -430,7 +431,7 @@ def Ad_r(r):
 
 def from_Rr(R, r):
     """Return the poses ``[[R, r], [0, 1]]`` of ``R [..., 3, 3]``, ``r [..., 3]`` (broadcast)."""
-    a, b, lead = _as_batch2(R, (3, 3), r, (3,), 'se3.from_Rr', ('R', 'r'))
+    a, b, lead = as_batch2(R, (3, 3), r, (3,), 'se3.from_Rr', ('R', 'r'))
     out = np.zeros((a.shape[0], 4, 4))
     out[:, :3, :3] = a
     out[:, :3, 3] = b
@@ -440,7 +441,7 @@ def from_Rr(R, r):
 
 def to_Rr(C):
     """Split poses into ``(R [..., 3, 3], r [..., 3])`` (copies)."""
-    a, lead = _as_batch(C, (4, 4), 'se3.to_Rr', 'C')
+    a, lead = as_batch(C, (4, 4), 'se3.to_Rr', 'C')
     return a[:, :3, :3].reshape(lead + (3, 3)).copy(), a[:, :3, 3].reshape(lead + (3,)).copy()
 
 
@@ -450,6 +451,6 @@ def random(rng, shape=()):
 
     ``rng`` is a :class:`numpy.random.Generator`.
     """
-    shape = _shape_tuple(shape)
+    shape = shape_tuple(shape)
     R = so3.random(rng, shape)
     return from_Rr(R, rng.standard_normal(shape + (3,)))

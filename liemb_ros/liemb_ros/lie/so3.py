@@ -20,6 +20,7 @@ import math
 import numpy as np
 from numba import njit
 
+from ._batch import as_batch, as_batch2, shape_tuple
 from ._core import exp_se3_scalars, rodrigues_coefficients
 
 # Below this angle the cancelling closed forms (1 - (t/2) cot(t/2)) / t^2 and the SE(3)
@@ -32,37 +33,6 @@ LOG_SERIES_ANGLE = 1e-4
 # (1 - (t/2) cot(t/2)) / t^2 = sum_k K1[k] t^(2k)  ([MT14] eq. (44))
 _K1 = (1.0 / 12.0, 1.0 / 720.0, 1.0 / 30240.0, 1.0 / 1209600.0, 1.0 / 47900160.0,
        691.0 / 1307674368000.0, 1.0 / 74724249600.0, 3617.0 / 10670622842880000.0)
-
-
-# --------------------------------------------------------------------------- batching
-def _as_batch(x, trailing, func, name='x'):
-    """Return ``(x as contiguous float64 (N,) + trailing, leading shape)``; check the shape."""
-    a = np.asarray(x, dtype=np.float64)
-    k = len(trailing)
-    if a.ndim < k or a.shape[a.ndim - k:] != tuple(trailing):
-        raise ValueError(f'{func}: {name} must have shape (..., '
-                         f"{', '.join(str(n) for n in trailing)}), got {a.shape}")
-    lead = a.shape[:a.ndim - k]
-    return np.ascontiguousarray(a.reshape((-1,) + tuple(trailing))), lead
-
-
-def _as_batch2(x, tx, y, ty, func, names=('x', 'y')):
-    """Like :func:`_as_batch` for two arguments whose leading axes broadcast together."""
-    a, la = _as_batch(x, tx, func, names[0])
-    b, lb = _as_batch(y, ty, func, names[1])
-    try:
-        lead = np.broadcast_shapes(la, lb)
-    except ValueError:
-        raise ValueError(f'{func}: leading shapes {la} of {names[0]} and {lb} of '
-                         f'{names[1]} do not broadcast') from None
-    a = np.broadcast_to(a.reshape(la + tuple(tx)), lead + tuple(tx)).reshape((-1,) + tuple(tx))
-    b = np.broadcast_to(b.reshape(lb + tuple(ty)), lead + tuple(ty)).reshape((-1,) + tuple(ty))
-    return np.ascontiguousarray(a), np.ascontiguousarray(b), lead
-
-
-def _shape_tuple(shape):
-    """Return ``shape`` (an int or a sequence of ints) as a tuple."""
-    return (int(shape),) if np.ndim(shape) == 0 else tuple(int(n) for n in shape)
 
 
 @njit(cache=True, inline='always')
@@ -285,7 +255,7 @@ def hat(x):
 
     Example: ``hat([1, 2, 3]) = [[0, -3, 2], [3, 0, -1], [-2, 1, 0]]``.
     """
-    a, lead = _as_batch(x, (3,), 'so3.hat')
+    a, lead = as_batch(x, (3,), 'so3.hat')
     out = np.empty((a.shape[0], 3, 3))
     _hat_loop(a, out)
     return out.reshape(lead + (3, 3))
@@ -293,7 +263,7 @@ def hat(x):
 
 def vee(M):
     """Inverse of :func:`hat` (of the skew part of ``M``): ``[..., 3, 3] -> [..., 3]``."""
-    a, lead = _as_batch(M, (3, 3), 'so3.vee', 'M')
+    a, lead = as_batch(M, (3, 3), 'so3.vee', 'M')
     out = np.empty((a.shape[0], 3))
     _vee_loop(a, out)
     return out.reshape(lead + (3,))
@@ -306,7 +276,7 @@ def exp(x):
     ``x = theta e`` rotates by ``theta`` (rad) about the unit axis ``e`` (right-hand rule).
     Example: ``exp([0, 0, pi/2]) = [[0, -1, 0], [1, 0, 0], [0, 0, 1]]``.
     """
-    a, lead = _as_batch(x, (3,), 'so3.exp')
+    a, lead = as_batch(x, (3,), 'so3.exp')
     out = np.empty((a.shape[0], 3, 3))
     _exp_loop(a, out)
     return out.reshape(lead + (3, 3))
@@ -319,7 +289,7 @@ def log(R):
     Inverse of :func:`exp` for ``|x| < pi`` (``log(exp(x)) = x``); at ``|x| = pi`` either
     of ``+-x`` is returned.  No NaN anywhere (see :func:`log_into`).
     """
-    a, lead = _as_batch(R, (3, 3), 'so3.log', 'R')
+    a, lead = as_batch(R, (3, 3), 'so3.log', 'R')
     out = np.empty((a.shape[0], 3))
     _log_loop(a, out)
     return out.reshape(lead + (3,))
@@ -333,7 +303,7 @@ def dexp(x):
     ``omega = dexp(-x) @ x'`` (eq. (42)), the spatial one ``dexp(x) @ x'``.
     Singular at ``|x| = 2 k pi``, ``k >= 1``.
     """
-    a, lead = _as_batch(x, (3,), 'so3.dexp')
+    a, lead = as_batch(x, (3,), 'so3.dexp')
     out = np.empty((a.shape[0], 3, 3))
     _dexp_loop(a, out)
     return out.reshape(lead + (3, 3))
@@ -347,7 +317,7 @@ def dexpinv(x):
     ``x' = dexpinv(-x) @ omega`` integrates a body angular velocity.  Valid for
     ``|x| < 2 pi``.
     """
-    a, lead = _as_batch(x, (3,), 'so3.dexpinv')
+    a, lead = as_batch(x, (3,), 'so3.dexpinv')
     out = np.empty((a.shape[0], 3, 3))
     _dexpinv_loop(a, out)
     return out.reshape(lead + (3, 3))
@@ -355,13 +325,13 @@ def dexpinv(x):
 
 def Ad(R):
     """Adjoint of SO(3) on so(3) = R^3: the rotation matrix itself, ``[..., 3, 3]`` (a copy)."""
-    a, lead = _as_batch(R, (3, 3), 'so3.Ad', 'R')
+    a, lead = as_batch(R, (3, 3), 'so3.Ad', 'R')
     return a.reshape(lead + (3, 3)).copy()
 
 
 def ad(x):
     """Adjoint of so(3), ``ad_x y = x x y``: equal to :func:`hat`, ``[..., 3] -> [..., 3, 3]``."""
-    a, lead = _as_batch(x, (3,), 'so3.ad')
+    a, lead = as_batch(x, (3,), 'so3.ad')
     out = np.empty((a.shape[0], 3, 3))
     _hat_loop(a, out)
     return out.reshape(lead + (3, 3))
@@ -369,7 +339,7 @@ def ad(x):
 
 def compose(R1, R2):
     """Group product ``R1 @ R2``; leading axes broadcast: ``[..., 3, 3] x [..., 3, 3]``."""
-    a, b, lead = _as_batch2(R1, (3, 3), R2, (3, 3), 'so3.compose', ('R1', 'R2'))
+    a, b, lead = as_batch2(R1, (3, 3), R2, (3, 3), 'so3.compose', ('R1', 'R2'))
     out = np.empty((a.shape[0], 3, 3))
     _compose_loop(a, b, out)
     return out.reshape(lead + (3, 3))
@@ -377,13 +347,13 @@ def compose(R1, R2):
 
 def inverse(R):
     """Group inverse ``R^T``: ``[..., 3, 3] -> [..., 3, 3]``."""
-    a, lead = _as_batch(R, (3, 3), 'so3.inverse', 'R')
+    a, lead = as_batch(R, (3, 3), 'so3.inverse', 'R')
     return np.ascontiguousarray(np.swapaxes(a, -1, -2)).reshape(lead + (3, 3))
 
 
 def act(R, p):
     """Rotate points/vectors, ``R @ p``: ``[..., 3, 3] x [..., 3] -> [..., 3]`` (broadcast)."""
-    a, b, lead = _as_batch2(R, (3, 3), p, (3,), 'so3.act', ('R', 'p'))
+    a, b, lead = as_batch2(R, (3, 3), p, (3,), 'so3.act', ('R', 'p'))
     out = np.empty((a.shape[0], 3))
     _act_loop(a, b, out)
     return out.reshape(lead + (3,))
@@ -397,5 +367,5 @@ def random(rng, shape=()):
     quaternion is uniform on SO(3).
     """
     from . import quaternion
-    q = rng.standard_normal(_shape_tuple(shape) + (4,))
+    q = rng.standard_normal(shape_tuple(shape) + (4,))
     return quaternion.to_matrix(q)

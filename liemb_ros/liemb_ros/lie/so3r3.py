@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from . import se3, so3
-from .so3 import _as_batch, _as_batch2
+from ._batch import as_batch, as_batch2
 
 
 # --------------------------------------------------------------------------- kernels
@@ -157,7 +157,7 @@ def _dexpinv_loop(X, out):
 
 def _run(loop, x, trailing, out_shape, func, name='X'):
     """Check/flatten ``x``, run a compiled loop into a new array, restore the leading axes."""
-    a, lead = _as_batch(x, trailing, func, name)
+    a, lead = as_batch(x, trailing, func, name)
     out = np.empty((a.shape[0],) + out_shape)
     loop(a, out)
     return out.reshape(lead + out_shape)
@@ -166,7 +166,7 @@ def _run(loop, x, trailing, out_shape, func, name='X'):
 # --------------------------------------------------------------------------- public API
 def compose(C1, C2):
     """Return the direct product ``(R1 R2, r1 + r2)``: ``[..., 4, 4]`` (leading axes broadcast)."""
-    a, b, lead = _as_batch2(C1, (4, 4), C2, (4, 4), 'so3r3.compose', ('C1', 'C2'))
+    a, b, lead = as_batch2(C1, (4, 4), C2, (4, 4), 'so3r3.compose', ('C1', 'C2'))
     out = np.empty((a.shape[0], 4, 4))
     _compose_loop(a, b, out)
     return out.reshape(lead + (4, 4))

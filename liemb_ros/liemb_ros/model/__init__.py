@@ -1,4 +1,9 @@
-"""URDF -> screw model: parsing and validation (urdf), joint types (joints), Model (model)."""
+"""
+URDF -> screw model: parsing and validation (urdf), joint types (joints), Model (model).
+
+:mod:`.urdf` is made of :mod:`.urdf_types` (errors, link and joint descriptions) and
+:mod:`.urdf_sources` (files, xacro, XML text) plus its own checks and parse.
+"""
 from .model import REPRESENTATIONS, Model, build_model, load_urdf, load_urdf_string
 from .synthetic import random_model
 from .urdf import URDFError, URDFWarning, expand_xacro, parse_urdf, parse_urdf_string

@@ -23,8 +23,12 @@ A payload (mass, centre of mass, inertia at a link) and the gravity vector rebui
 model with :meth:`Model.replace` when they change (milliseconds, off the loop): the payload
 then enters ``M``, ``C`` and ``g`` exactly, which an external wrench (its weight only) would
 not, and every cycle costs what it did without it.
+
+The engine is made of three parts: :mod:`.engine_settings` (the torque law, gains,
+payload, gravity and selected outputs: every ``set_*``), :mod:`.engine_state` (joint
+states, base odometry, references) and this module (the computations, the cycle and its
+statistics); everything is importable from here.
 """
-import copy
 import time
 from collections import deque
 
@@ -34,14 +38,13 @@ from .. import control
 from ..kinematics import (body_twists, forward_kinematics, jacobian, jacobian_derivative,
                           link_pose, link_twist)
 from ..model import REPRESENTATIONS
-from ..model.model import spatial_inertia, transform_inertia
+from .engine_settings import (FIXED_BASE_MODES, GAIN_LIMITS, MODES, EngineSettings,
+                              leaf_links)
+from .engine_state import EngineState, StateError
 
-MODES = ('gravity_compensation', 'inverse_dynamics', 'computed_torque', 'cartesian_impedance')
-#: the modes that need a fixed base (all joints actuated)
-FIXED_BASE_MODES = ('computed_torque', 'cartesian_impedance')
-#: the gains' upper bounds: beyond these a 1 kHz loop with a few ms of delay is unstable
-GAIN_LIMITS = {'kp': 1e6, 'kd': 1e4, 'stiffness': 1e7, 'impedance_damping': 1e5,
-               'null_stiffness': 1e4, 'null_damping': 1e3}
+__all__ = ['FRAMES', 'MODES', 'FIXED_BASE_MODES', 'GAIN_LIMITS', 'CycleStats',
+           'DynamicsEngine', 'EngineSettings', 'EngineState', 'OutputError', 'StateError',
+           'leaf_links']
 
 #: what the linear and angular rows of each representation refer to
 FRAMES = {
@@ -62,18 +65,8 @@ def _cross(a, b):
     return out
 
 
-class StateError(ValueError):
-    """A joint-state message that cannot be used (the message says why)."""
-
-
 class OutputError(ArithmeticError):
     """A computed output (torque, twist, wrench) that is not finite: refused, never sent."""
-
-
-def leaf_links(model):
-    """Return the links no other link hangs from (tool flanges, feet), in model order."""
-    parents = set(model.link_parent)
-    return [n for n in model.link_names if n not in parents]
 
 
 class CycleStats:
@@ -98,7 +91,7 @@ class CycleStats:
                 'max': float(a.max())}
 
 
-class DynamicsEngine:
+class DynamicsEngine(EngineSettings, EngineState):
     """Model + last good state + the computations the dynamics node publishes."""
 
     def __init__(self, model, *, mode='gravity_compensation', representation='hybrid',
@@ -150,319 +143,6 @@ class DynamicsEngine:
         self.set_wrench_joints(wrench_joints)
         self.set_command_joints(command_joints)
 
-    # -- configuration (each validates and raises ValueError naming the culprit) --------
-    def configure(self, **settings):
-        """
-        Apply several settings at once, all or none (``mode=``, ``twist_links=``, ...).
-
-        Every setting is checked on a copy first; when one is invalid, ValueError names it
-        and nothing changes (as ``set_parameters_atomically`` promises).
-        """
-        trial = copy.copy(self)
-        for name, value in settings.items():
-            setter = getattr(trial, f'set_{name}', None)
-            if setter is None:
-                raise ValueError(f'unknown setting {name!r}')
-            setter(value)
-        self.__dict__.update(trial.__dict__)
-
-    def set_mode(self, mode):
-        """
-        Select the torque law (:data:`MODES`).
-
-        Entering computed_torque holds the position of the next cycle (until a trajectory
-        arrives); entering cartesian_impedance holds the link's pose and the posture of the
-        next cycle (until a target pose arrives).
-        """
-        if mode not in MODES:
-            raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
-        if mode in FIXED_BASE_MODES and self.model.floating:
-            raise ValueError(f'mode {mode} needs a fixed-base robot (every joint actuated); '
-                             f"'{self.model.name}' has a floating base")
-        if mode != getattr(self, 'mode', None):
-            self.trajectory = self.target_pose = self.posture = None
-        self.mode = mode
-
-    def _gains(self, name, values, n):
-        """Validate ``n`` (or 1) finite gains in ``[0, GAIN_LIMITS[name]]``; return an array."""
-        g = np.asarray(values, dtype=float).ravel()
-        if g.size not in (1, n) or not np.all(np.isfinite(g)) or np.any(g < 0) \
-                or np.any(g > GAIN_LIMITS[name]):
-            raise ValueError(f'{name} must be 1 or {n} finite values in [0, '
-                             f'{GAIN_LIMITS[name]:g}]; got {g.tolist()}')
-        return g if g.size == n else np.full(n, g[0])
-
-    def set_kp(self, kp):
-        """Set the computed torque position gains K_p (1/s^2): one value or one per joint."""
-        self.kp = self._gains('kp', kp, self.model.nq)
-
-    def set_kd(self, kd):
-        """Set the computed torque velocity gains K_d (1/s): one value or one per joint."""
-        self.kd = self._gains('kd', kd, self.model.nq)
-
-    def set_friction_compensation(self, on):
-        """Add the URDF Coulomb friction as a computed torque feed-forward (or not)."""
-        self.friction_compensation = bool(on)
-
-    def set_impedance_friction_compensation(self, on):
-        """Add the URDF Coulomb friction to the impedance law along where the springs pull."""
-        self.impedance_friction_compensation = bool(on)
-
-    def set_stiffness(self, k):
-        """Impedance stiffness: 6 diagonal values (or one), angular (N m/rad) then linear (N/m)."""
-        self.stiffness = self._gains('stiffness', k, 6)
-
-    def set_impedance_damping(self, d):
-        """Impedance damping: 6 diagonal values, angular (N m s/rad) then linear (N s/m)."""
-        self.impedance_damping = self._gains('impedance_damping', d, 6)
-
-    def set_null_stiffness(self, k):
-        """Null-space posture stiffness (N m/rad; 0: no posture term)."""
-        self.null_stiffness = float(self._gains('null_stiffness', k, 1)[0])
-
-    def set_null_damping(self, d):
-        """Null-space joint damping (N m s/rad)."""
-        self.null_damping = float(self._gains('null_damping', d, 1)[0])
-
-    def set_impedance_representation(self, representation):
-        """Rows of the impedance gains and wrench: 'body' or 'hybrid' (control module doc)."""
-        if representation not in control.IMPEDANCE_REPRESENTATIONS:
-            raise ValueError(f'impedance_representation {representation!r}: expected one of '
-                             f"{', '.join(control.IMPEDANCE_REPRESENTATIONS)}")
-        if representation != getattr(self, 'impedance_representation', representation):
-            self.target_pose = None
-        self.impedance_representation = representation
-
-    def set_impedance_link(self, link):
-        """Set the link the impedance law controls ('': the last leaf link)."""
-        m = self.model
-        if not link:
-            moving = [n for n in leaf_links(m) if m.floating or m.link_body[m.link_index(n)] >= 0]
-            link = (moving or leaf_links(m))[-1]
-        elif m.link_body[m.link_index(link)] < 0 and not m.floating:
-            raise ValueError(f'impedance_link {link!r} is fixed to the base: it cannot move')
-        if link != getattr(self, 'impedance_link', link):
-            self.target_pose = None
-        self.impedance_link = link
-
-    def set_payload(self, payload):
-        """
-        Set a payload ``(link, mass, com, inertia)`` rigidly attached to ``link`` ('': none).
-
-        ``com`` (3,): centre of mass in the link frame (m); ``inertia``: (ixx, ixy, ixz,
-        iyy, iyz, izz) about the centre of mass in link axes (kg m^2; empty: a point mass).
-        The model is rebuilt with the payload's spatial inertia added to the link's body.
-        """
-        link, mass, com, inertia = payload
-        if not link:
-            self._payload = None
-            self._rebuild()
-            return
-        li = self.base_model.link_index(link)
-        if self.base_model.link_body[li] < 0:
-            raise ValueError(f'payload_link {link!r} is fixed to the base: a payload there '
-                             'changes nothing')
-        com = np.asarray(com, dtype=float).ravel()
-        com = np.zeros(3) if com.size == 0 else com
-        i6 = np.asarray(inertia, dtype=float).ravel()
-        i6 = np.zeros(6) if i6.size == 0 else i6
-        if com.shape != (3,) or i6.shape != (6,):
-            raise ValueError('payload_com takes 3 values and payload_inertia 6 (ixx, ixy, ixz, '
-                             f'iyy, iyz, izz); got {com.size} and {i6.size}')
-        if not (np.isfinite(mass) and np.all(np.isfinite(com)) and np.all(np.isfinite(i6))):
-            raise ValueError('non-finite payload mass, centre of mass or inertia')
-        ixx, ixy, ixz, iyy, iyz, izz = i6
-        Ic = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-        ev = np.linalg.eigvalsh(Ic)
-        if mass < 0 or ev[0] < -1e-12 or ev[2] > ev[0] + ev[1] + 1e-12:
-            raise ValueError(f'payload: mass {mass} must be >= 0 and the inertia positive '
-                             'semi-definite with the triangle inequality (principal moments '
-                             f'{ev.tolist()})')
-        pose = np.eye(4)
-        pose[:3, 3] = com
-        self._payload = (li, spatial_inertia(float(mass), pose, Ic))
-        self._rebuild()
-
-    def set_gravity(self, gravity):
-        """Gravity vector in the world frame (m/s^2; empty: the robot model's)."""
-        g = np.asarray(gravity, dtype=float).ravel()
-        if g.size == 0:
-            self._gravity = None
-        elif g.shape != (3,) or not np.all(np.isfinite(g)):
-            raise ValueError(f'gravity takes 3 finite values (or none); got {g.tolist()}')
-        else:
-            self._gravity = g
-        self._rebuild()
-
-    def _rebuild(self):
-        """Build the model with payload and gravity (the loaded one when neither is set)."""
-        if not hasattr(self, '_gravity') or not hasattr(self, '_payload'):
-            return
-        m = self.base_model
-        changes = {}
-        if self._gravity is not None:
-            changes['gravity'] = self._gravity
-        if self._payload is not None:
-            li, M_link = self._payload
-            inertia = np.array(m.inertia)
-            body = m.link_body[li]
-            inertia[body] += transform_inertia(M_link, m.link_offset[li])
-            changes['inertia'] = inertia
-        self.model = m.replace(**changes) if changes else m
-
-    def set_representation(self, representation):
-        """Select the twist representation: body | spatial | hybrid | mixed."""
-        if representation not in REPRESENTATIONS:
-            raise ValueError(f'unknown representation {representation!r}; expected one of '
-                             f"{', '.join(REPRESENTATIONS)}")
-        self.representation = representation
-
-    def set_twist_links(self, links):
-        """Select the links whose twists are published (the leaf links when empty)."""
-        links = list(links) or leaf_links(self.model)
-        idx = [self.model.link_index(link) for link in links]
-        self.twist_links = list(links)
-        self._twist_idx = np.array(idx, dtype=np.int64)
-
-    def set_wrench_joints(self, joints):
-        """Select the joints whose transmitted wrenches are published."""
-        for j in joints:
-            if j not in self._index:
-                raise ValueError(f"unknown joint {j!r}; joints: {', '.join(self._index)}")
-        self.wrench_joints = list(joints)
-
-    def set_command_joints(self, joints):
-        """Joint order of the effort command array (as the ros2_control controller lists)."""
-        joints = list(self.model.joint_names if not joints else joints)
-        for j in joints:
-            if j not in self._index:
-                raise ValueError(f"unknown command joint {j!r}; joints: "
-                                 f"{', '.join(self._index)}")
-        self.command_joints = joints
-        self._command_index = np.array([self._index[j] for j in joints], dtype=np.int64)
-
-    # -- input ----------------------------------------------------------------------------
-    @property
-    def ready(self):
-        """Tell whether every joint's position (and a floating base's state) has arrived."""
-        return bool(self._seen.all()) and self._base_seen
-
-    def missing_joints(self):
-        """Return the joints never received so far (``'base odometry'`` for the base)."""
-        missing = [n for n, s in zip(self.model.joint_names, self._seen) if not s]
-        return missing + ([] if self._base_seen else ['base odometry'])
-
-    def _mapping(self, names):
-        """Return ``(model index of each known name, their positions in the message)``."""
-        key = tuple(names)
-        hit = self._cache.get(key)
-        if hit is None:
-            if len(set(names)) != len(names):
-                raise StateError(f'duplicate joint names in {list(names)}')
-            known = [k for k, n in enumerate(names) if n in self._index]
-            idx = np.array([self._index[names[k]] for k in known], dtype=np.int64)
-            sel = None if len(known) == len(names) else np.array(known, dtype=np.int64)
-            hit = idx, sel, tuple(n for n in names if n not in self._index)
-            if len(self._cache) < 64:
-                self._cache[key] = hit
-        return hit
-
-    def update_state(self, names, positions, velocities=(), stamp=None):
-        """
-        Merge a joint state into the current state; return the names it ignored.
-
-        Joints the model does not know are ignored (counted in :attr:`ignored`).
-        ``velocities`` may be empty (then they are taken as zero).  Raises
-        :class:`StateError` (state unchanged) for mismatched lengths, duplicate names or a
-        non-finite value of a known joint.
-        """
-        idx, sel, unknown = self._mapping(names)
-        n = len(names)
-        pos = np.asarray(positions, dtype=float)
-        vel = np.asarray(velocities, dtype=float)
-        if pos.shape != (n,):
-            raise StateError(f'{n} joint names but {pos.size} positions')
-        if vel.size not in (0, n):
-            raise StateError(f'{n} joint names but {vel.size} velocities')
-        if sel is not None:
-            pos = pos[sel]
-            vel = vel[sel] if vel.size else vel
-        if not np.all(np.isfinite(pos)) or not np.all(np.isfinite(vel)):
-            known = [names[k] for k in (range(n) if sel is None else sel)]
-            bad = [known[i] for i in range(len(idx)) if not np.isfinite(pos[i])
-                   or (vel.size and not np.isfinite(vel[i]))]
-            raise StateError(f"non-finite position or velocity for {', '.join(bad)}")
-        off = self.model.nv - self.model.nq
-        self.q[idx] = pos
-        self.qd[off + idx] = vel if vel.size else 0.0
-        self._seen[idx] = True
-        self.stamp = stamp
-        for name in unknown:
-            self.ignored[name] = self.ignored.get(name, 0) + 1
-        return unknown
-
-    def update_base(self, pose, twist):
-        """
-        Set a floating base's pose ``C`` (4, 4, base -> world) and body-fixed twist (6,).
-
-        The twist is ``(ω, v)`` of the base frame resolved in the base frame (what
-        ``nav_msgs/Odometry`` carries in ``child_frame_id``, REP 105).  Raises
-        :class:`StateError` (state unchanged) for a fixed-base model or non-finite values.
-        """
-        if not self.model.floating:
-            raise StateError(f"'{self.model.name}' has a fixed base: base odometry does not "
-                             'apply (set floating_base to use it)')
-        C = np.asarray(pose, dtype=float)
-        V = np.asarray(twist, dtype=float)
-        if C.shape != (4, 4) or V.shape != (6,):
-            raise StateError('base pose must be 4x4 and the twist 6 values')
-        if not (np.all(np.isfinite(C)) and np.all(np.isfinite(V))):
-            raise StateError('non-finite base pose or twist')
-        self.base_pose = C
-        self.qd[:6] = V
-        self._base_seen = True
-
-    def set_desired_acceleration(self, accelerations):
-        """Desired joint accelerations, in ``command_joints`` order (inverse dynamics mode)."""
-        a = np.asarray(accelerations, dtype=float)
-        if a.shape != (len(self.command_joints),):
-            raise StateError(f'{len(self.command_joints)} command joints but {a.size} '
-                             'accelerations')
-        if not np.all(np.isfinite(a)):
-            raise StateError('non-finite desired acceleration')
-        off = self.model.nv - self.model.nq
-        self.qdd_desired[off + self._command_index] = a
-
-    def set_trajectory(self, names, times, positions, velocities=(), accelerations=(),
-                       start=None):
-        """
-        Track a new joint trajectory (computed_torque) from ``start`` (the clock of ``now``).
-
-        It replaces the one before, starting from the current state (see
-        :class:`liemb_ros.control.JointTrajectory`).  ``start`` None: :attr:`now`.  Raises
-        :class:`StateError` (nothing changes) for unknown joints, non-increasing times,
-        wrong lengths, non-finite values, or before the state is known.
-        """
-        if not self.ready:
-            raise StateError('no complete joint state yet: a trajectory starts from it')
-        start = self.now if start is None else start
-        try:
-            self.trajectory = control.JointTrajectory(
-                self.model.joint_names, names, times, positions, velocities, accelerations,
-                start=start, q=self.q, qd=self.qd)
-        except ValueError as exc:
-            raise StateError(str(exc)) from None
-
-    def set_target_pose(self, pose):
-        """Target pose (4x4, world) of :attr:`impedance_link`; StateError when not a pose."""
-        C = np.asarray(pose, dtype=float)
-        if C.shape != (4, 4) or not np.all(np.isfinite(C)):
-            raise StateError('non-finite target pose (a finite 4x4 matrix expected)')
-        R = C[:3, :3]
-        if np.abs(R.T @ R - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0:
-            raise StateError('the target orientation is not a rotation')
-        self.target_pose = C
-
     # -- computations ---------------------------------------------------------------------
     def torques(self):
         """Joint torques for the current state, in ``model.joint_names`` order (nq,)."""
@@ -494,10 +174,6 @@ class DynamicsEngine:
                 self.null_stiffness, self.null_damping, base_pose=self.base_pose,
                 friction=self.impedance_friction_compensation)
         return tau[m.nv - m.nq:]
-
-    def set_clamp_effort(self, clamp):
-        """Limit the effort command to the URDF ``<limit effort>`` of each joint (or not)."""
-        self.clamp_effort = bool(clamp)
 
     def command(self, tau):
         """

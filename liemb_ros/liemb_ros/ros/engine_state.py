@@ -1,0 +1,141 @@
+"""
+The state of the dynamics engine: joint states merged by name, the base, the references.
+
+:class:`EngineState`, a part of :class:`liemb_ros.ros.engine.DynamicsEngine`, validates
+incoming joint states (names, lengths, NaN; :class:`StateError` keeps the last good state),
+a floating base's odometry, and the references of the torque laws (desired accelerations,
+a joint trajectory, a target pose).
+"""
+import numpy as np
+
+from .. import control
+
+
+class StateError(ValueError):
+    """A joint-state message that cannot be used (the message says why)."""
+
+
+class EngineState:
+    """The input side of :class:`~liemb_ros.ros.engine.DynamicsEngine`."""
+
+    # -- input ----------------------------------------------------------------------------
+    @property
+    def ready(self):
+        """Tell whether every joint's position (and a floating base's state) has arrived."""
+        return bool(self._seen.all()) and self._base_seen
+
+    def missing_joints(self):
+        """Return the joints never received so far (``'base odometry'`` for the base)."""
+        missing = [n for n, s in zip(self.model.joint_names, self._seen) if not s]
+        return missing + ([] if self._base_seen else ['base odometry'])
+
+    def _mapping(self, names):
+        """Return ``(model index of each known name, their positions in the message)``."""
+        key = tuple(names)
+        hit = self._cache.get(key)
+        if hit is None:
+            if len(set(names)) != len(names):
+                raise StateError(f'duplicate joint names in {list(names)}')
+            known = [k for k, n in enumerate(names) if n in self._index]
+            idx = np.array([self._index[names[k]] for k in known], dtype=np.int64)
+            sel = None if len(known) == len(names) else np.array(known, dtype=np.int64)
+            hit = idx, sel, tuple(n for n in names if n not in self._index)
+            if len(self._cache) < 64:
+                self._cache[key] = hit
+        return hit
+
+    def update_state(self, names, positions, velocities=(), stamp=None):
+        """
+        Merge a joint state into the current state; return the names it ignored.
+
+        Joints the model does not know are ignored (counted in :attr:`ignored`).
+        ``velocities`` may be empty (then they are taken as zero).  Raises
+        :class:`StateError` (state unchanged) for mismatched lengths, duplicate names or a
+        non-finite value of a known joint.
+        """
+        idx, sel, unknown = self._mapping(names)
+        n = len(names)
+        pos = np.asarray(positions, dtype=float)
+        vel = np.asarray(velocities, dtype=float)
+        if pos.shape != (n,):
+            raise StateError(f'{n} joint names but {pos.size} positions')
+        if vel.size not in (0, n):
+            raise StateError(f'{n} joint names but {vel.size} velocities')
+        if sel is not None:
+            pos = pos[sel]
+            vel = vel[sel] if vel.size else vel
+        if not np.all(np.isfinite(pos)) or not np.all(np.isfinite(vel)):
+            known = [names[k] for k in (range(n) if sel is None else sel)]
+            bad = [known[i] for i in range(len(idx)) if not np.isfinite(pos[i])
+                   or (vel.size and not np.isfinite(vel[i]))]
+            raise StateError(f"non-finite position or velocity for {', '.join(bad)}")
+        off = self.model.nv - self.model.nq
+        self.q[idx] = pos
+        self.qd[off + idx] = vel if vel.size else 0.0
+        self._seen[idx] = True
+        self.stamp = stamp
+        for name in unknown:
+            self.ignored[name] = self.ignored.get(name, 0) + 1
+        return unknown
+
+    def update_base(self, pose, twist):
+        """
+        Set a floating base's pose ``C`` (4, 4, base -> world) and body-fixed twist (6,).
+
+        The twist is ``(ω, v)`` of the base frame resolved in the base frame (what
+        ``nav_msgs/Odometry`` carries in ``child_frame_id``, REP 105).  Raises
+        :class:`StateError` (state unchanged) for a fixed-base model or non-finite values.
+        """
+        if not self.model.floating:
+            raise StateError(f"'{self.model.name}' has a fixed base: base odometry does not "
+                             'apply (set floating_base to use it)')
+        C = np.asarray(pose, dtype=float)
+        V = np.asarray(twist, dtype=float)
+        if C.shape != (4, 4) or V.shape != (6,):
+            raise StateError('base pose must be 4x4 and the twist 6 values')
+        if not (np.all(np.isfinite(C)) and np.all(np.isfinite(V))):
+            raise StateError('non-finite base pose or twist')
+        self.base_pose = C
+        self.qd[:6] = V
+        self._base_seen = True
+
+    def set_desired_acceleration(self, accelerations):
+        """Desired joint accelerations, in ``command_joints`` order (inverse dynamics mode)."""
+        a = np.asarray(accelerations, dtype=float)
+        if a.shape != (len(self.command_joints),):
+            raise StateError(f'{len(self.command_joints)} command joints but {a.size} '
+                             'accelerations')
+        if not np.all(np.isfinite(a)):
+            raise StateError('non-finite desired acceleration')
+        off = self.model.nv - self.model.nq
+        self.qdd_desired[off + self._command_index] = a
+
+    def set_trajectory(self, names, times, positions, velocities=(), accelerations=(),
+                       start=None):
+        """
+        Track a new joint trajectory (computed_torque) from ``start`` (the clock of ``now``).
+
+        It replaces the one before, starting from the current state (see
+        :class:`liemb_ros.control.JointTrajectory`).  ``start`` None: :attr:`now`.  Raises
+        :class:`StateError` (nothing changes) for unknown joints, non-increasing times,
+        wrong lengths, non-finite values, or before the state is known.
+        """
+        if not self.ready:
+            raise StateError('no complete joint state yet: a trajectory starts from it')
+        start = self.now if start is None else start
+        try:
+            self.trajectory = control.JointTrajectory(
+                self.model.joint_names, names, times, positions, velocities, accelerations,
+                start=start, q=self.q, qd=self.qd)
+        except ValueError as exc:
+            raise StateError(str(exc)) from None
+
+    def set_target_pose(self, pose):
+        """Target pose (4x4, world) of :attr:`impedance_link`; StateError when not a pose."""
+        C = np.asarray(pose, dtype=float)
+        if C.shape != (4, 4) or not np.all(np.isfinite(C)):
+            raise StateError('non-finite target pose (a finite 4x4 matrix expected)')
+        R = C[:3, :3]
+        if np.abs(R.T @ R - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0:
+            raise StateError('the target orientation is not a rotation')
+        self.target_pose = C

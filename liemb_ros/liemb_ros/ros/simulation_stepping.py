@@ -1,0 +1,289 @@
+"""
+The simulation node's input and stepping: commands, drives, wrenches, the real-time loop.
+
+:class:`SimulationStepping`, a part of
+:class:`liemb_ros.ros.simulation_node.SimulationNode`, takes the effort, velocity and
+position commands and the external wrenches (rejecting and counting those that do not
+fit), computes the torque of each step (command, test torque, the computed-torque joint
+drive, the posture hold) and advances the simulator at ``real_time_factor`` times
+wall-clock speed on every tick of the publish timer, or, in lock-step, one publish period
+each time the controller has answered the last published state.
+"""
+import math
+import time
+
+import numpy as np
+
+from ..dynamics import inverse_dynamics
+from ..simulation import SimulationError
+from .common import topic_token
+
+
+class SimulationStepping:
+    """The input and stepping side of :class:`~liemb_ros.ros.simulation_node.SimulationNode`."""
+
+    # -- input ------------------------------------------------------------------------------
+    def _reject(self, what):
+        self._rejected += 1
+        self.get_logger().error(f'dropped {what}', throttle_duration_sec=1.0)
+
+    def _joint_array(self, msg, topic):
+        """Return a command array in model order, or None (rejected) when it does not fit."""
+        data = np.asarray(msg.data, dtype=float)
+        if data.size != self._command_order.size or not np.all(np.isfinite(data)):
+            self._reject(f'{topic}: expected {self._command_order.size} finite values, got '
+                         f'{data.size}')
+            return None
+        out = np.zeros(self.model.nq)
+        out[self._command_order] = data
+        return out
+
+    def _on_command(self, msg):
+        if self.sim is None:
+            return
+        tau = self._joint_array(msg, '~/effort_command')
+        if tau is not None:
+            self._command, self._command_time = tau, time.monotonic()
+            self._drive = None
+            self._answered()
+
+    def _on_drive(self, kind, msg):
+        """Engage (or feed) the computed-torque drive with a velocity or position command."""
+        if self.sim is None:
+            return
+        if self.model.floating:
+            self._reject(f'~/{kind}_command: the joint drive needs a fixed-base robot')
+            return
+        target = self._joint_array(msg, f'~/{kind}_command')
+        if target is None:
+            return
+        if self._drive is None:
+            self._drive = {'q_ref': self.sim.q.copy(), 'tau': np.zeros(self.model.nq),
+                           'queue': []}
+        # by arrival time: each step of the next tick obeys the command of its own moment
+        queue = self._drive['queue']
+        queue.append((time.monotonic(), kind, target))
+        del queue[:-64]
+        self._command = self._command_time = None
+        self._answered()
+
+    def _on_wrench(self, link, msg):
+        """
+        Take an external wrench on ``link`` (held for ``wrench_timeout``).
+
+        ``header.frame_id`` empty or the link: moment and force in the link frame; the
+        ``world_frame``: world axes, about the link frame's origin.  Others are rejected.
+        """
+        if self.sim is None:
+            return
+        frame = msg.header.frame_id
+        kind = ('link' if frame in ('', link) else
+                'world' if frame == self.p('world_frame') else None)
+        t, f = msg.wrench.torque, msg.wrench.force
+        w = np.array([t.x, t.y, t.z, f.x, f.y, f.z], dtype=float)
+        if kind is None or not np.all(np.isfinite(w)):
+            self._reject(f'~/external_wrench/{topic_token(link)}: '
+                         + ('non-finite wrench' if kind else
+                            f"frame_id {frame!r} is neither '{link}' nor "
+                            f"'{self.p('world_frame')}'"))
+            return
+        self._wrenches[link] = (w, kind, time.monotonic())
+
+    def _apply_wrenches(self):
+        """Hand the fresh external wrenches to the simulator; drop the stale ones."""
+        timeout = self.p('wrench_timeout')
+        now = time.monotonic()
+        self.sim.clear_wrenches()
+        for link, (w, kind, arrived) in list(self._wrenches.items()):
+            if timeout == 0 or now - arrived <= timeout:
+                self.sim.set_wrench(link, w, frame=kind)
+            else:
+                del self._wrenches[link]
+        self._wrench_on = bool(self._wrenches)
+
+    def _on_effort(self, msg):
+        """Efforts by name; joints the model does not know are ignored (and counted)."""
+        if self.sim is None or not msg.name:
+            return
+        if len(msg.effort) != len(msg.name) or len(set(msg.name)) != len(msg.name):
+            self._reject(f'~/effort: {len(msg.name)} names (unique: {len(set(msg.name))}) '
+                         f'but {len(msg.effort)} efforts')
+            return
+        index = self.model._joint_index
+        pairs = [(index[n], e) for n, e in zip(msg.name, msg.effort) if n in index]
+        for n in msg.name:
+            if n not in index:
+                if n not in self._ignored:
+                    self.get_logger().info(f"~/effort: ignoring joint {n!r}: not in robot "
+                                           f"'{self.model.name}'")
+                self._ignored[n] = self._ignored.get(n, 0) + 1
+        effort = np.array([e for _, e in pairs], dtype=float)
+        if not np.all(np.isfinite(effort)):
+            self._reject('~/effort: non-finite effort')
+            return
+        if not pairs:
+            return
+        tau = np.zeros(self.model.nq) if self._command is None else self._command.copy()
+        tau[[i for i, _ in pairs]] = effort
+        self._command, self._command_time = tau, time.monotonic()
+        self._answered()
+
+    # -- stepping ---------------------------------------------------------------------------
+    def applied_torque(self, t):
+        """Return the joint torques applied at sim time ``t``: command + test torque."""
+        tau = np.zeros(self.model.nq)
+        if self._command is not None:
+            timeout = self.p('effort_timeout')
+            if (timeout == 0 or self._lock is not None
+                    or time.monotonic() - self._command_time <= timeout):
+                tau += self._command     # in lock-step the last answer holds
+        amp = np.asarray(self.p('test_torque_amplitude'), dtype=float)
+        if np.any(amp):
+            tau += amp * math.sin(2.0 * math.pi * self.p('test_torque_frequency') * t)
+        return tau
+
+    def drive_torque(self, wall):
+        """
+        Return the joint drive's torque for the current state; advance its reference one dt.
+
+        Computed torque (module docstring) with the command that had arrived by the
+        wall-clock time ``wall`` of the step (a tick integrates several steps at once:
+        each obeys the command of its own moment, as a real arm would); the velocity
+        reference is zero once that command is older than ``effort_timeout``; a position
+        command has zero velocity.
+        """
+        sim, d = self.sim, self._drive
+        queue = d['queue']
+        k = 0
+        while k + 1 < len(queue) and queue[k + 1][0] <= wall:
+            k += 1
+        del queue[:k]                      # the steps go forward in time
+        arrived, kind, target = queue[0]
+        timeout = self.p('effort_timeout')
+        fresh = timeout == 0 or self._lock is not None or wall - arrived <= timeout
+        if kind == 'position':
+            if fresh:
+                d['q_ref'] = target
+            qd_ref = np.zeros(self.model.nq)
+        else:
+            qd_ref = target if fresh else np.zeros(self.model.nq)
+        w = 2.0 * math.pi * self.p('drive_frequency')
+        qdd = w * w * (d['q_ref'] - sim.q) + 2.0 * w * (qd_ref - sim.qd)
+        d['tau'] = (inverse_dynamics(self.model, sim.q, sim.qd, qdd) + sim.damping * sim.qd
+                    + sim.friction * np.tanh(sim.qd / sim.friction_velocity))
+        d['q_ref'] = d['q_ref'] + qd_ref * sim.dt
+        return d['tau']
+
+    def hold_torque(self):
+        """Return the joint PD posture hold's torque ``K (q_0 - q) - D q̇`` now."""
+        K, D, q_ref = self._hold
+        sim = self.sim
+        self._hold_tau = K * (q_ref - sim.q) - D * sim.qd[self.model.nv - self.model.nq:]
+        return self._hold_tau
+
+    def _advance(self, seconds, span=0.0):
+        """Advance ``seconds`` of simulation time over the last ``span`` wall-clock seconds."""
+        sim = self.sim
+        n = max(1, int(round(seconds / sim.dt)))
+        if self._wrenches or self._wrench_on:
+            self._apply_wrenches()
+        hold = self._hold is not None
+        try:
+            if self._drive is None and not hold:
+                sim.step(self.applied_torque(sim.t), n=n)
+            now = time.monotonic()
+            for k in range(n if self._drive is not None or hold else 0):
+                wall = now - span * (n - 1 - k) / n
+                tau = self.applied_torque(sim.t)
+                if self._drive is not None:
+                    tau = tau + self.drive_torque(wall)
+                if hold:
+                    tau = tau + self.hold_torque()
+                sim.step(tau)
+        except SimulationError as exc:
+            self.error = str(exc)
+            self.get_logger().error(f'simulation stopped: {exc} (call ~/reset to restart)')
+
+    # -- lock-step --------------------------------------------------------------------------
+    def _start_lockstep(self):
+        """(Re)start lock-step: nothing published yet, nothing answered, pace from now."""
+        self._lock = ({'published': None, 'answered': False, 'ever': False, 'missed': 0,
+                       'wall0': time.monotonic(), 't0': self.sim.t, 'last': None}
+                      if self.p('lockstep') else None)
+
+    def _answered(self):
+        """A command arrived: in lock-step it answers the last published state."""
+        lock = self._lock
+        if lock is not None and lock['published'] is not None:
+            lock['answered'] = lock['ever'] = True
+            self._lockstep()
+
+    def _lockstep(self):
+        """
+        Step one publish period if the controller answered the last state, then publish.
+
+        Called when an answer arrives (so the loop runs at the controller's pace) and on
+        every tick (pacing and timeouts).  With ``real_time_factor`` > 0 the simulation
+        never runs more than one period ahead of ``real_time_factor`` x wall-clock time;
+        when the loop is slower than that it runs at the loop's pace.  Before the first
+        answer the state is re-published every ``lockstep_timeout`` (the controller may
+        not have been subscribed); later a missing answer for ``lockstep_timeout`` steps
+        with the held command and is counted (``lockstep_missed`` in /diagnostics).
+        """
+        lock, sim = self._lock, self.sim
+        if sim is None or self.error is not None or self.paused:
+            return
+        now = time.monotonic()
+        timeout = self.p('lockstep_timeout')
+        if lock['published'] is None or (not lock['ever']
+                                         and now - lock['published'] >= timeout):
+            self._publish()
+            lock['published'], lock['wall0'], lock['t0'] = now, now, sim.t
+            return
+        if not lock['answered']:
+            if not lock['ever'] or now - lock['published'] < timeout:
+                return
+            lock['missed'] += 1
+            self.get_logger().warning(
+                f'lock-step: no command answered the state at t = {sim.t:.4f} s within '
+                f'{timeout:g} s; stepping with the held command', throttle_duration_sec=5.0)
+        period = 1.0 / self.p('publish_rate')
+        rtf = self.p('real_time_factor')
+        if rtf > 0:
+            lag = rtf * (now - lock['wall0']) - (sim.t - lock['t0'])   # >0: behind
+            if lag < 0.0:
+                return                       # a period ahead already: wait for a tick
+            if lag > 5.0 * period:           # a slow loop: run at its pace, no catch-up
+                lock['wall0'], lock['t0'] = now - (sim.t - lock['t0']) / rtf, lock['t0']
+        self._advance(period)
+        if lock['last'] is not None:
+            self._rtf_window.append((now, period, now - lock['last']))
+            del self._rtf_window[:-100]
+        lock['last'] = now
+        self._publish()
+        lock['published'], lock['answered'] = time.monotonic(), False
+
+    def _tick(self):
+        now = time.monotonic()
+        elapsed, self._wall = now - self._wall, now
+        if self.sim is None or self.error is not None:
+            return
+        if self._lock is not None:
+            self._lockstep()
+            return
+        waiting = (self.p('wait_for_command') and self._command is None
+                   and self._drive is None)
+        if not self.paused and not waiting:
+            rtf = self.p('real_time_factor')
+            t0 = self.sim.t
+            # Never fall behind by more than a few periods (e.g. after a pause or a stall).
+            budget = min(elapsed, 5.0 / self.p('publish_rate'))
+            if rtf == 0.0:
+                deadline = now + 0.8 / self.p('publish_rate')
+                while time.monotonic() < deadline and self.error is None:
+                    self._advance(10 * self.sim.dt)
+            else:
+                self._advance(rtf * budget, budget)
+            self._rtf_window.append((now, self.sim.t - t0, elapsed))
+            del self._rtf_window[:-100]
+        self._publish()
