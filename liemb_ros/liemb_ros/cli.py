@@ -150,11 +150,11 @@ SIDE_READY_TIMEOUT = 60.0
 
 def _wait_for_line(proc, log_path, line, what, timeout=SIDE_READY_TIMEOUT):
     """
-    Wait until ``proc`` has written ``line`` to ``log_path`` (it is ready), it exited, or
-    ``timeout`` seconds passed; say so when it is not ready.
+    Wait until ``proc`` wrote ``line`` to ``log_path`` (ready), exited, or timed out.
 
-    The recorder starts in 1-3 s (Python, rclpy, mcap); nodes started before it is
-    subscribed would publish the start of the run to nobody.
+    Return whether it is ready; say why on stderr when it is not.  The recorder starts
+    in 1-3 s (Python, rclpy, mcap); nodes started before it is subscribed would publish
+    the start of the run to nobody.
     """
     import time
     end = time.monotonic() + timeout

@@ -379,7 +379,7 @@ class ServoNode(Node):
 
     def _cycle_failed(self, exc):
         """
-        A cycle raised: command a stop, count and report it, keep serving.
+        Command a stop after a cycle raised; count and report it; keep serving.
 
         A servo whose process died would leave a ros2_control velocity controller on its
         last command; instead the outputs say stop (velocity 0, position and trajectory

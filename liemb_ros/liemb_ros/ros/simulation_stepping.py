@@ -212,7 +212,7 @@ class SimulationStepping:
                       if self.p('lockstep') else None)
 
     def _answered(self):
-        """A command arrived: in lock-step it answers the last published state."""
+        """Take a command's arrival as the answer to the last published state (lock-step)."""
         lock = self._lock
         if lock is not None and lock['published'] is not None:
             lock['answered'] = lock['ever'] = True
