@@ -12,7 +12,11 @@ leaves millimetres; with its feed-forward on, the tool gets there) and, with the
 simulation's friction off, holds the tool ``K⁻¹F`` off its target under a constant force
 on the simulation's ``~/external_wrench/tool0`` (2 %); bad trajectories, targets and gains
 are refused with a reason while the node keeps commanding.  ``liemb launch control``
-tracks the shipped demo trajectory.  The same on example-robot-data's Panda.
+tracks the shipped demo trajectory.  The same on example-robot-data's Panda.  In
+computed_torque the node publishes ``~/controller_state`` as a JointTrajectoryController does
+(control_msgs/JointTrajectoryControllerState at ``controller_state_rate``): its reference is the
+analytic motion at its stamp, its feedback the joint state of that stamp, its output the
+torques published for it.
 """
 import time
 
@@ -28,6 +32,7 @@ import liemb_ros as lm  # noqa: E402
 from liemb_ros import control  # noqa: E402
 from ros_graph import node_argv  # noqa: E402
 from builtin_interfaces.msg import Duration, Time  # noqa: E402
+from control_msgs.msg import JointTrajectoryControllerState  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from geometry_msgs.msg import PoseStamped, WrenchStamped  # noqa: E402
 from std_msgs.msg import Header  # noqa: E402
@@ -128,6 +133,40 @@ def _errors(states, start, since, until):
                      for m in states.msgs if since <= _stamp(m) < until])
 
 
+def _check_controller_state(states, torques, cstates, start, until):
+    """~/controller_state against the motion and the joint states and torques of its stamps."""
+    by_stamp = {_stamp(m): m for m in states.msgs}
+    tau = {_stamp(m): m for m in torques.msgs}
+    msgs = [m for m in cstates.msgs if start <= _stamp(m) < until]
+    t = np.array([_stamp(m) for m in msgs])
+    rate = (len(t) - 1) / (t[-1] - t[0])
+    print(f'controller_state: {len(t)} messages, {rate:.1f} per second of stamps')
+    assert 80.0 < rate < 101.0 and np.all(np.diff(t) > 0)
+    matched = 0
+    for m, ti in zip(msgs, t):
+        assert list(m.joint_names) == ARM.joint_names
+        q_d, qd_d, qdd_d = motion(ti - start)
+        ref, fb, err = m.reference, m.feedback, m.error
+        assert np.allclose(ref.positions, q_d, rtol=0, atol=1e-5)
+        assert np.allclose(ref.velocities, qd_d, rtol=0, atol=1e-4)
+        assert np.allclose(ref.accelerations, qdd_d, rtol=0, atol=1e-3)
+        s = ref.time_from_start.sec + 1e-9 * ref.time_from_start.nanosec
+        assert abs(s - (ti - start)) < 1e-6
+        js = by_stamp.get(ti)   # the state the node computed from (if we received it)
+        if js is not None:
+            matched += 1
+            assert list(fb.positions) == list(js.position)
+            assert list(fb.velocities) == list(js.velocity)
+        assert np.allclose(err.positions, np.subtract(ref.positions, fb.positions),
+                           rtol=0, atol=1e-15)
+        assert np.allclose(err.velocities, np.subtract(ref.velocities, fb.velocities),
+                           rtol=0, atol=1e-15)
+        if ti in tau:
+            assert list(m.output.effort) == list(tau[ti].effort)   # none clamped here
+        assert m.speed_scaling_factor == 1.0
+    assert matched >= 0.9 * len(msgs) and len({*tau} & {*t}) >= 0.9 * len(msgs)
+
+
 def test_computed_torque_tracks_a_trajectory_and_a_payload_matters(graph, tmp_path):
     """The simulated arm carries its rated payload; the dynamics node is told by parameters."""
     urdf = tmp_path / 'arm_with_payload.urdf'
@@ -143,6 +182,8 @@ def test_computed_torque_tracks_a_trajectory_and_a_payload_matters(graph, tmp_pa
         + ['-r', '~/effort_command:=/liemb_simulation/effort_command'])
     states = Latest(graph, JointState, '/joint_states')
     diags = Latest(graph, DiagnosticArray, '/diagnostics')
+    torques = Latest(graph, JointState, '/liemb_dynamics/joint_torques')
+    cstates = Latest(graph, JointTrajectoryControllerState, '/liemb_dynamics/controller_state')
     wait_ready(graph)
     graph.spin_until(lambda: len(states.msgs) > 10)
     start = time.time() + 0.3
@@ -156,6 +197,13 @@ def test_computed_torque_tracks_a_trajectory_and_a_payload_matters(graph, tmp_pa
     rms = float(np.sqrt(np.mean(e ** 2)))
     print(f'computed_torque: {len(e)} states, RMS {rms:.2e} rad, max {np.abs(e).max():.2e}')
     assert len(e) > 500 and rms < 1e-3, (rms, graph.output())
+    _check_controller_state(states, torques, cstates, start, start + DURATION + 0.5)
+    # controller_state_rate 0: none
+    assert _set(graph, controller_state_rate=0.0).successful
+    graph.spin_for(0.2)
+    n = len(cstates.msgs)
+    graph.spin_for(0.5)
+    assert len(cstates.msgs) == n
     # told no payload, the arm sags under the one it carries; told the right one, it is back
     assert _set(graph, **{'payload.mass': 0.0}).successful
     graph.spin_for(1.5)
