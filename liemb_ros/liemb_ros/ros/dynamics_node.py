@@ -211,6 +211,8 @@ class DynamicsNode(Node):
         self.callback_stats = CycleStats()   # the whole callback: receive to last publish
         self._last_markers = -1e9
         self._state_due = -1e9           # steady time the next ~/controller_state is due
+        rate = self.p('controller_state_rate')
+        self._state_period = 1.0 / rate if rate > 0 else 0.0   # 0: none
         self._state_msg = None           # the ~/controller_state message (reused)
         self._last_state = None          # steady time of the last good joint state
         self._window = (time.monotonic(), 0)   # (time, cycles) at the last diagnostics
@@ -341,6 +343,9 @@ class DynamicsNode(Node):
                 self._make_wrench_publishers()
         if 'publish_rate' in changes:
             self._set_rate(changes['publish_rate'])
+        if 'controller_state_rate' in changes:
+            rate = changes['controller_state_rate']
+            self._state_period = 1.0 / rate if rate > 0 else 0.0
         if 'secondary_rate' in changes and self.engine is not None:
             self._set_secondary_rate(changes['secondary_rate'])
         return SetParametersResult(successful=True)
@@ -559,13 +564,12 @@ class DynamicsNode(Node):
                                               stride=len(e.command_joints))]
         cmd.data = out['command'].tolist()
         self.pub_command.publish(cmd)
-        if e.mode == 'computed_torque' and e.reference is not None and now >= self._state_due:
-            rate = self.p('controller_state_rate')
-            if rate > 0:   # on a grid of 1/rate; restarted after a gap (no burst)
-                period = 1.0 / rate
-                late = now - self._state_due
-                self._state_due = (self._state_due if late < period else now) + period
-                self._publish_controller_state(out, stamp)
+        period = self._state_period
+        if period and now >= self._state_due and e.mode == 'computed_torque' \
+                and e.reference is not None:   # on a grid of 1/rate; after a gap, anew
+            self._state_due = (self._state_due if now - self._state_due < period
+                               else now) + period
+            self._publish_controller_state(out, stamp)
         if inline:
             self._publish_secondary(out, stamp, now)
         else:
