@@ -10,6 +10,11 @@ definition written below (REP-2011: SHA-256 of the type description as JSON, wit
 values), with our own code, which is first checked against hashes that upstream's tools
 generated: the older definition (before ``speed_scaling_factor``) as built from
 ros-controls/control_msgs in a public colcon workspace, and trajectory_msgs' own.
+
+The FollowJointTrajectory action (6.8.0, ``control_msgs/action/FollowJointTrajectory.action``):
+its Goal and Result and JointComponentTolerance, unchanged since that workspace's build, have
+its hashes; the Feedback (``index`` fields added in 6.3.0) is checked field by field and by
+the hash recomputed here.
 """
 import copy
 import hashlib
@@ -54,11 +59,37 @@ UPSTREAM_FIELDS = [
 OLD_UPSTREAM_HASH = 'RIHS01_6cb9ac0858fc11b54bd6c0a46f032ea243c168561822' '76d8eb0875f6ce6a8335'
 # trajectory_msgs/msg/JointTrajectoryPoint's hash in the same generated file
 JTP_UPSTREAM_HASH = 'RIHS01_de8907036d8bd45aac6f30cc9044a3d4a329c42cbf719aff7d95a584cfa532d7'
+# the same workspace: control_msgs/action/detail/follow_joint_trajectory__description.c and
+# control_msgs/msg/detail/joint_component_tolerance__description.c
+ACTION = 'control_msgs/action/FollowJointTrajectory'
+UPSTREAM_ACTION_HASHES = {
+    ACTION + '_Goal':
+        'RIHS01_8a9060704b269608f5a340934cc26e66869dd14bdac29e2e7fd9ec8b9882d205',
+    ACTION + '_Result':
+        'RIHS01_8002e99ed2c14c6faa522f2a93c26d744c5982f254f9e98ff9c6f19789bdb220',
+    'control_msgs/msg/JointComponentTolerance':
+        'RIHS01_739ea7566931944d33830fa10f1bf5e7a7fbdc3172bce7a7eaac642bd6e3ffa4',
+}
+INT32 = 6
+# ros-controls/control_msgs 6.8.0: control_msgs/action/FollowJointTrajectory.action, feedback
+UPSTREAM_FEEDBACK = [
+    ('header', NESTED, HEADER),
+    ('joint_names', STRING_SEQUENCE, ''),
+    ('desired', NESTED, JTP),
+    ('actual', NESTED, JTP),
+    ('error', NESTED, JTP),
+    ('index', INT32, ''),
+    ('multi_dof_joint_names', STRING_SEQUENCE, ''),
+    ('multi_dof_desired', NESTED, MDOF),
+    ('multi_dof_actual', NESTED, MDOF),
+    ('multi_dof_error', NESTED, MDOF),
+    ('multi_dof_index', INT32, ''),
+]
 
 
 def _share_json(name):
-    pkg, _, typ = name.partition('/msg/')
-    path = os.path.join(sys.prefix, 'share', pkg, 'msg', typ + '.json')
+    pkg, kind, typ = name.split('/')
+    path = os.path.join(sys.prefix, 'share', pkg, kind, typ + '.json')
     if not os.path.isfile(path):
         pytest.skip(f'{path} not installed')
     with open(path, encoding='utf-8') as f:
@@ -76,14 +107,14 @@ def rihs01(description):
     return 'RIHS01_' + hashlib.sha256(text.encode('utf-8')).hexdigest()
 
 
-def description(fields):
-    """The type description of a JointTrajectoryControllerState with ``fields``."""
+def description(fields, name=TYPE):
+    """The type description of message ``name`` with ``fields`` (of the types used here)."""
     refs = {}
-    for name in (HEADER, JTP, MDOF):
-        d = _share_json(name)['type_description_msg']
+    for used in (HEADER, JTP, MDOF):
+        d = _share_json(used)['type_description_msg']
         for td in [d['type_description'], *d['referenced_type_descriptions']]:
             refs[td['type_name']] = td
-    top = {'type_name': TYPE,
+    top = {'type_name': name,
            'fields': [{'name': n, 'type': {'type_id': t, 'capacity': 0, 'string_capacity': 0,
                                            'nested_type_name': nested}, 'default_value': ''}
                       for n, t, nested in fields]}
@@ -98,11 +129,14 @@ def test_hash_function_reproduces_upstream_hashes():
     assert rihs01(description(UPSTREAM_FIELDS[:-1])) == OLD_UPSTREAM_HASH
 
 
+def _types(fields):
+    names = {STRING_SEQUENCE: 'sequence<string>', DOUBLE: 'double', INT32: 'int32'}
+    return [(n, names.get(t) or nested.replace('/msg/', '/')) for n, t, nested in fields]
+
+
 def test_fields_are_upstreams():
-    expected = {n: ('sequence<string>' if t == STRING_SEQUENCE else 'double' if t == DOUBLE
-                    else nested.replace('/msg/', '/')) for n, t, nested in UPSTREAM_FIELDS}
     fields = JointTrajectoryControllerState.get_fields_and_field_types()
-    assert list(fields.items()) == list(expected.items())
+    assert list(fields.items()) == _types(UPSTREAM_FIELDS)
 
 
 def test_type_hash_is_upstreams():
@@ -121,3 +155,19 @@ def test_type_hash_is_upstreams():
         node.destroy_node()
     finally:
         ctx.try_shutdown()
+
+
+def test_follow_joint_trajectory_is_upstreams():
+    action = pytest.importorskip('control_msgs.action')
+    built = {h['type_name']: h['hash_string']
+             for h in _share_json(ACTION)['type_hashes']}
+    for name, want in UPSTREAM_ACTION_HASHES.items():
+        assert built[name] == want, name
+    fields = action.FollowJointTrajectory.Feedback.get_fields_and_field_types()
+    assert list(fields.items()) == _types(UPSTREAM_FEEDBACK)
+    feedback = ACTION + '_Feedback'
+    assert built[feedback] == rihs01(description(UPSTREAM_FEEDBACK, feedback))
+    result = action.FollowJointTrajectory.Result
+    assert (result.SUCCESSFUL, result.INVALID_GOAL, result.INVALID_JOINTS,
+            result.OLD_HEADER_TIMESTAMP, result.PATH_TOLERANCE_VIOLATED,
+            result.GOAL_TOLERANCE_VIOLATED) == (0, -1, -2, -3, -4, -5)
