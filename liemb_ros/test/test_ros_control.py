@@ -32,7 +32,8 @@ import liemb_ros as lm  # noqa: E402
 from liemb_ros import control  # noqa: E402
 from ros_graph import node_argv  # noqa: E402
 from builtin_interfaces.msg import Duration, Time  # noqa: E402
-from control_msgs.msg import JointTrajectoryControllerState  # noqa: E402
+from control_msgs.action import FollowJointTrajectory  # noqa: E402
+from control_msgs.msg import JointTolerance, JointTrajectoryControllerState  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from geometry_msgs.msg import PoseStamped, WrenchStamped  # noqa: E402
 from std_msgs.msg import Header  # noqa: E402
@@ -88,12 +89,12 @@ def _trajectory(names, start, q0=Q0, delta=DELTA):
     return traj
 
 
-def _start(graph, mode):
+def _start(graph, mode, params=()):
     graph.start('sim', ['liemb_simulation', 'liemb_dynamics'], [
         'liemb_simulation:publish_rate:=500.0', 'liemb_simulation:wait_for_command:=true',
         'liemb_simulation:diagnostics_period:=0.1',
         'liemb_simulation:test_torque_amplitude:=[0.0]',
-        f"liemb_simulation:initial_positions:=[{', '.join(map(str, Q0))}]"],
+        f"liemb_simulation:initial_positions:=[{', '.join(map(str, Q0))}]", *params],
         launch_args={'mode': mode})
     states = Latest(graph, JointState, '/joint_states')
     diags = Latest(graph, DiagnosticArray, '/diagnostics')
@@ -133,10 +134,9 @@ def _errors(states, start, since, until):
                      for m in states.msgs if since <= _stamp(m) < until])
 
 
-def _check_controller_state(states, torques, cstates, start, until):
-    """~/controller_state against the motion and the joint states and torques of its stamps."""
+def _check_controller_state(states, cstates, start, until):
+    """~/controller_state against the motion and the joint states of its stamps."""
     by_stamp = {_stamp(m): m for m in states.msgs}
-    tau = {_stamp(m): m for m in torques.msgs}
     msgs = [m for m in cstates.msgs if start <= _stamp(m) < until]
     t = np.array([_stamp(m) for m in msgs])
     rate = (len(t) - 1) / (t[-1] - t[0])
@@ -161,10 +161,8 @@ def _check_controller_state(states, torques, cstates, start, until):
                            rtol=0, atol=1e-15)
         assert np.allclose(err.velocities, np.subtract(ref.velocities, fb.velocities),
                            rtol=0, atol=1e-15)
-        if ti in tau:
-            assert list(m.output.effort) == list(tau[ti].effort)   # none clamped here
         assert m.speed_scaling_factor == 1.0
-    assert matched >= 0.9 * len(msgs) and len({*tau} & {*t}) >= 0.9 * len(msgs)
+    assert matched >= 0.9 * len(msgs)
 
 
 def test_computed_torque_tracks_a_trajectory_and_a_payload_matters(graph, tmp_path):
@@ -182,7 +180,6 @@ def test_computed_torque_tracks_a_trajectory_and_a_payload_matters(graph, tmp_pa
         + ['-r', '~/effort_command:=/liemb_simulation/effort_command'])
     states = Latest(graph, JointState, '/joint_states')
     diags = Latest(graph, DiagnosticArray, '/diagnostics')
-    torques = Latest(graph, JointState, '/liemb_dynamics/joint_torques')
     cstates = Latest(graph, JointTrajectoryControllerState, '/liemb_dynamics/controller_state')
     wait_ready(graph)
     graph.spin_until(lambda: len(states.msgs) > 10)
@@ -197,7 +194,16 @@ def test_computed_torque_tracks_a_trajectory_and_a_payload_matters(graph, tmp_pa
     rms = float(np.sqrt(np.mean(e ** 2)))
     print(f'computed_torque: {len(e)} states, RMS {rms:.2e} rad, max {np.abs(e).max():.2e}')
     assert len(e) > 500 and rms < 1e-3, (rms, graph.output())
-    _check_controller_state(states, torques, cstates, start, start + DURATION + 0.5)
+    _check_controller_state(states, cstates, start, start + DURATION + 0.5)
+    # its output: the torques the node publishes for that state (listened to briefly: one more
+    # 500 Hz subscriber in this process loads the machine)
+    torques = Latest(graph, JointState, '/liemb_dynamics/joint_torques')
+    n = len(cstates.msgs)
+    graph.spin_until(lambda: len(cstates.msgs) > n + 30, timeout=30)
+    graph.node.destroy_subscription(torques.subscription)
+    tau = {_stamp(m): list(m.effort) for m in torques.msgs}
+    both = [m for m in cstates.msgs[n:] if _stamp(m) in tau]
+    assert len(both) > 15 and all(list(m.output.effort) == tau[_stamp(m)] for m in both)
     # controller_state_rate 0: none
     assert _set(graph, controller_state_rate=0.0).successful
     graph.spin_for(0.2)
@@ -216,6 +222,75 @@ def test_computed_torque_tracks_a_trajectory_and_a_payload_matters(graph, tmp_pa
     assert wrong > 5e-3 and np.sqrt(np.mean(right ** 2)) < 1e-3
     level, _, values = diagnostics(diags.msgs, 'liemb_dynamics: cycle')
     assert values['mode'] == 'computed_torque' and float(values['tracking_error_rad']) < 1e-3
+
+
+def test_follow_joint_trajectory_action(graph):
+    """
+    ~/follow_joint_trajectory as a JointTrajectoryController serves it: a goal naming a joint
+    the robot lacks is rejected; a goal is tracked (RMS < 1e-3 rad), its feedback's desired
+    positions are the motion at the feedback's stamps, it succeeds within its goal tolerance;
+    a cancelled goal holds the arm where it was.
+    """
+    from action_msgs.msg import GoalStatus
+    from rclpy.action import ActionClient
+    states, diags = _start(graph, 'computed_torque', [   # the gains of config/control.yaml
+        'liemb_dynamics:computed_torque.kp:=[900.0]', 'liemb_dynamics:computed_torque.kd:=[60.0]'])
+    client = ActionClient(graph.node, FollowJointTrajectory,
+                          '/liemb_dynamics/follow_joint_trajectory')
+    graph.spin_until(client.server_is_ready)
+
+    def send(goal, on_feedback=None):
+        future = client.send_goal_async(goal, feedback_callback=on_feedback)
+        graph.spin_until(future.done, timeout=30)
+        return future.result()
+    point = JointTrajectoryPoint(positions=[0.0], time_from_start=Duration(sec=1))
+    bad = FollowJointTrajectory.Goal(trajectory=JointTrajectory(joint_names=['ghost'],
+                                                                points=[point]))
+    assert not send(bad).accepted
+    graph.spin_until(lambda: "'ghost'" in graph.output('liemb_dynamics'), timeout=10)
+    start = time.time() + 0.3
+    goal = FollowJointTrajectory.Goal(trajectory=_trajectory(ARM.joint_names, start))
+    goal.goal_tolerance = [JointTolerance(name=n, position=5e-3) for n in ARM.joint_names]
+    goal.goal_time_tolerance = Duration(sec=1)
+    feedback = []
+    handle = send(goal, lambda m: feedback.append(m.feedback))
+    assert handle.accepted
+    result = handle.get_result_async()
+    graph.spin_until(result.done, timeout=60)
+    res = result.result()
+    e = _errors(states, start, start, start + DURATION)
+    rms = float(np.sqrt(np.mean(e ** 2)))
+    print(f'follow_joint_trajectory: status {res.status}, error_code {res.result.error_code}, '
+          f'{len(feedback)} feedback messages, tracking RMS {rms:.2e} rad, max '
+          f'{np.abs(e).max():.2e} rad')
+    assert res.status == GoalStatus.STATUS_SUCCEEDED and res.result.error_code == 0
+    assert rms < 1e-3 and len(e) > 500
+    assert len(feedback) > 100
+    for fb in feedback:
+        assert list(fb.joint_names) == ARM.joint_names
+        assert np.allclose(fb.desired.positions, motion(_stamp(fb) - start)[0], rtol=0,
+                           atol=1e-5)
+        assert np.allclose(fb.error.positions,
+                           np.subtract(fb.desired.positions, fb.actual.positions), atol=1e-15)
+    index = [fb.index for fb in feedback]
+    assert index == sorted(index) and index[-1] == len(goal.trajectory.points) - 1
+    # cancelled half-way through a second motion: the arm stops where it is
+    start = time.time() + 0.3
+    goal = FollowJointTrajectory.Goal(trajectory=_trajectory(ARM.joint_names, start))
+    handle = send(goal)
+    assert handle.accepted
+    graph.spin_until(lambda: time.time() > start + 1.0)
+    cancel = handle.cancel_goal_async()
+    graph.spin_until(cancel.done, timeout=10)
+    result = handle.get_result_async()
+    graph.spin_until(result.done, timeout=10)
+    assert result.result().status == GoalStatus.STATUS_CANCELED
+    graph.spin_for(0.5)
+    q1 = np.array(states.msgs[-1].position)
+    graph.spin_for(1.0)
+    moved = np.abs(np.array(states.msgs[-1].position) - q1).max()
+    print(f'cancelled: moved {moved:.1e} rad in the second after')
+    assert moved < 1e-3 and np.abs(q1 - motion(0.0)[0]).max() > 0.01
 
 
 def test_impedance_reaches_a_target_and_bad_input_is_refused(graph):

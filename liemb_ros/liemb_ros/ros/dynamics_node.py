@@ -33,7 +33,9 @@ Controller modes (``mode``, switchable at run time; the laws are :mod:`liemb_ros
   new one replaces the old from its ``header.stamp``, 0 = now; after the end it holds the
   last point; with none it holds the position where the mode started;
   ``computed_torque.trajectory_file`` is a YAML trajectory tracked once the state is known,
-  ``computed_torque.repeat`` starts it again 1 s after its end).  Gains
+  ``computed_torque.repeat`` starts it again 1 s after its end); or a
+  ``control_msgs/action/FollowJointTrajectory`` goal on ``~/follow_joint_trajectory``, as a
+  JointTrajectoryController serves it (:mod:`liemb_ros.ros.trajectory_action`).  Gains
   ``computed_torque.kp`` (1/s²) and ``computed_torque.kd`` (1/s): one value or one per
   joint.  ``/diagnostics`` reports the largest joint error of the last cycle, and
   ``~/controller_state`` (``control_msgs/JointTrajectoryControllerState``, what a ros2_control
@@ -103,6 +105,7 @@ from .common import (STEADY, ConfigError, Preparation, RobotSource, declare, run
                      settle_heap, topic_token)
 from .conversions import pose_matrix
 from .engine import FRAMES, MODES, CycleStats, DynamicsEngine, OutputError, StateError
+from .trajectory_action import TrajectoryAction
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 #: the settings of the engine that can change at run time (parameter name = setting)
@@ -235,6 +238,7 @@ class DynamicsNode(Node):
                                  RELIABLE)
         self.create_subscription(PoseStamped, '~/target_pose', self._on_target_pose, RELIABLE)
         self.create_service(GetJacobian, '~/get_jacobian', self._on_get_jacobian)
+        self.action = TrajectoryAction(self)   # ~/follow_joint_trajectory
         self._timer = None
         self.create_timer(self.get_parameter('diagnostics_period').value, self._diagnostics,
                           clock=STEADY)
@@ -460,7 +464,7 @@ class DynamicsNode(Node):
     def _start_file_trajectory(self, now):
         """Start (or, with ``computed_torque.repeat``, restart) the trajectory file's motion."""
         e = self.engine
-        if e.mode != 'computed_torque':
+        if e.mode != 'computed_torque' or self.action.active is not None:
             return
         if self._file_started is not None:
             end = self._file_started + self._file_trajectory[1][-1] + 1.0
@@ -565,11 +569,14 @@ class DynamicsNode(Node):
         cmd.data = out['command'].tolist()
         self.pub_command.publish(cmd)
         period = self._state_period
-        if period and now >= self._state_due and e.mode == 'computed_torque' \
-                and e.reference is not None:   # on a grid of 1/rate; after a gap, anew
+        due = (period and now >= self._state_due and e.mode == 'computed_torque'
+               and e.reference is not None)
+        if due:   # on a grid of 1/rate; after a gap, anew
             self._state_due = (self._state_due if now - self._state_due < period
                                else now) + period
             self._publish_controller_state(out, stamp)
+        if self.action.active is not None:
+            self.action.cycle(feedback=due)
         if inline:
             self._publish_secondary(out, stamp, now)
         else:
