@@ -40,6 +40,7 @@ from std_msgs.msg import Header  # noqa: E402
 from liemb_ros import resources  # noqa: E402
 from rcl_interfaces.srv import SetParameters  # noqa: E402
 from ros_graph import RELIABLE, Latest, diagnostics, param, wait_ready  # noqa: E402
+from rclpy.qos import qos_profile_sensor_data  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
@@ -180,7 +181,8 @@ def test_computed_torque_tracks_a_trajectory_and_a_payload_matters(graph, tmp_pa
         + ['-r', '~/effort_command:=/liemb_simulation/effort_command'])
     states = Latest(graph, JointState, '/joint_states')
     diags = Latest(graph, DiagnosticArray, '/diagnostics')
-    cstates = Latest(graph, JointTrajectoryControllerState, '/liemb_dynamics/controller_state')
+    cstates = Latest(graph, JointTrajectoryControllerState, '/liemb_dynamics/controller_state',
+                     qos_profile_sensor_data)
     wait_ready(graph)
     graph.spin_until(lambda: len(states.msgs) > 10)
     start = time.time() + 0.3

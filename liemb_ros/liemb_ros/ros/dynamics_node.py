@@ -39,7 +39,8 @@ Controller modes (``mode``, switchable at run time; the laws are :mod:`liemb_ros
   ``computed_torque.kp`` (1/s²) and ``computed_torque.kd`` (1/s): one value or one per
   joint.  ``/diagnostics`` reports the largest joint error of the last cycle, and
   ``~/controller_state`` (``control_msgs/JointTrajectoryControllerState``, what a ros2_control
-  JointTrajectoryController publishes; at most ``controller_state_rate`` per second, 0: none)
+  JointTrajectoryController publishes; at most ``controller_state_rate`` per second, 0: none;
+  built only while someone subscribes)
   the state it came from: ``reference`` (q_d, q̇_d, q̈_d, ``time_from_start`` since the
   trajectory's start), ``feedback`` (q, q̇), ``error`` (reference - feedback: positions,
   velocities), ``output`` (effort: the torque commanded, clamped as ``~/effort_command``),
@@ -574,7 +575,8 @@ class DynamicsNode(Node):
         if due:   # on a grid of 1/rate; after a gap, anew
             self._state_due = (self._state_due if now - self._state_due < period
                                else now) + period
-            self._publish_controller_state(out, stamp)
+            if self.pub_state.get_subscription_count():   # built only when listened to
+                self._publish_controller_state(out, stamp)
         if self.action.active is not None:
             self.action.cycle(feedback=due)
         if inline:
