@@ -250,9 +250,19 @@ def _cmd_launch(args):
         finally:
             if recorder is not None:
                 _stop_side_processes([recorder])
+                _plot_recording(args.record)
     except (launcher.LaunchArgumentError, FileNotFoundError) as exc:
         print(f'liemb launch: {exc}', file=sys.stderr)
         return 2
+
+
+def _plot_recording(path):
+    """``liemb plot PATH`` after a recorded launch (next to it, .png); never raises."""
+    from .record import plot_main
+    try:
+        plot_main(argparse.Namespace(file=path, robot=None, out=None))
+    except Exception as exc:   # a plot must not hide how the launch ended
+        print(f'liemb launch: no plot of {path}: {exc}', file=sys.stderr)
 
 
 def _launch_sets_text():

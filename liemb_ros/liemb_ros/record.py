@@ -12,6 +12,10 @@ on a ROS install open the file.  Log times are the receive times (ns since the e
 :func:`read_run` turns a recording of the demo (``joint_states``, the dynamics node's
 ``joint_torques``, ``/diagnostics``, ``robot_description``) into the record
 :func:`liemb_ros.ros.monitor.plot` draws, so ``liemb plot FILE.mcap`` draws the demo's plots.
+A recording of a control run (``liemb launch control --record FILE.mcap``) holds the dynamics
+node's ``~/controller_state`` (``control_msgs/JointTrajectoryControllerState``): then
+:func:`plot_control` draws desired against actual positions per joint, the torques and the
+tracking error with its RMS.
 """
 import fnmatch
 import importlib
@@ -108,6 +112,8 @@ KNOWN_TOPICS = {
     '/diagnostics': ('diagnostic_msgs/msg/DiagnosticArray', False),
     '/robot_description': ('std_msgs/msg/String', True),
     '/liemb_dynamics/joint_torques': ('sensor_msgs/msg/JointState', False),
+    '/liemb_dynamics/controller_state': ('control_msgs/msg/JointTrajectoryControllerState',
+                                         False),
 }
 
 
@@ -286,19 +292,40 @@ def _stamp(header):
     return header.stamp.sec + 1e-9 * header.stamp.nanosec
 
 
-def read_run(path, joint_states='/joint_states', torques='/liemb_dynamics/joint_torques'):
+#: the arrays :func:`read_run` fills from ``~/controller_state`` (stamp, then per joint)
+CONTROL_KEYS = ('tc', 'time_from_start', 'q_ref', 'qd_ref', 'qdd_ref', 'q_fb', 'qd_fb',
+                'q_err', 'qd_err', 'tau_out')
+
+
+def read_run(path, joint_states='/joint_states', torques='/liemb_dynamics/joint_torques',
+             controller_state='/liemb_dynamics/controller_state'):
     """
     Return ``(record, robot_xml)`` of a recorded demo run, as the demo's monitor records.
 
     ``record``: arrays ``t, q, qd, effort`` (``joint_states``, header stamps), ``tg, tau_g``
     (the dynamics node's torques), ``diag`` (the last values of each diagnostic status) and
-    ``t_end``; ``robot_xml``: the last ``robot_description`` text (None if none).
+    ``t_end``; from ``controller_state`` (:data:`CONTROL_KEYS`): ``tc`` (header stamps),
+    ``time_from_start`` (of the reference), ``q_ref, qd_ref, qdd_ref`` (reference),
+    ``q_fb, qd_fb`` (feedback), ``q_err, qd_err`` (error), ``tau_out`` (output effort) and
+    ``control_joints`` (its joint_names); ``robot_xml``: the last ``robot_description`` text
+    (None if none).
     """
     import numpy as np
     rec = {'t': [], 'q': [], 'qd': [], 'effort': [], 'tg': [], 'tau_g': [], 'diag': {}}
+    rec.update({k: [] for k in CONTROL_KEYS})
+    names = []
     xml = None
     for topic, _, msg in read_messages(path):
-        if topic == joint_states:
+        if topic == controller_state:
+            names = list(msg.joint_names)
+            d = msg.reference.time_from_start
+            for key, value in zip(CONTROL_KEYS, (
+                    _stamp(msg.header), d.sec + 1e-9 * d.nanosec, msg.reference.positions,
+                    msg.reference.velocities, msg.reference.accelerations,
+                    msg.feedback.positions, msg.feedback.velocities, msg.error.positions,
+                    msg.error.velocities, msg.output.effort)):
+                rec[key].append(np.array(value, dtype=float))
+        elif topic == joint_states:
             rec['t'].append(_stamp(msg.header))
             rec['q'].append(np.array(msg.position))
             rec['qd'].append(np.array(msg.velocity))
@@ -314,8 +341,68 @@ def read_run(path, joint_states='/joint_states', torques='/liemb_dynamics/joint_
             xml = msg.data
     out = {k: np.array(v) for k, v in rec.items() if k != 'diag'}
     out['diag'] = rec['diag']
+    out['control_joints'] = names
     out['t_end'] = float(out['t'][-1] - out['t'][0]) if len(out['t']) else 0.0
     return out, xml
+
+
+def tracking_rms(rec):
+    """Return ``(rms, max)`` of the recorded ``~/controller_state`` position errors [rad]."""
+    import numpy as np
+    e = rec['q_err']
+    return float(np.sqrt(np.mean(e ** 2))), float(np.abs(e).max())
+
+
+def plot_control(rec, path, title=''):
+    """
+    Save a control run's plot to ``path``; return ``path``.
+
+    Desired (dashed) and actual position of each joint, the commanded torques, and the
+    tracking error (reference - feedback) with its RMS.  ``rec``: :func:`read_run`'s record
+    of a recording that holds ``~/controller_state``.
+    """
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    names = rec['control_joints']
+    n = len(names)
+    t = rec['tc'] - rec['tc'][0]
+    rms, peak = tracking_rms(rec)
+    fig = plt.figure(figsize=(13, max(8.0, 1.3 * n + 1)))
+    grid = fig.add_gridspec(n, 2)
+    half = max(n // 2, 1)
+    tau_ax = fig.add_subplot(grid[:half, 1])
+    err_ax = fig.add_subplot(grid[half:, 1], sharex=tau_ax)
+    first = None
+    for j, name in enumerate(names):
+        ax = fig.add_subplot(grid[j, 0], sharex=first)
+        first = first or ax
+        line, = ax.plot(t, rec['q_fb'][:, j], linewidth=1.2, label='actual')
+        ax.plot(t, rec['q_ref'][:, j], '--', color='k', linewidth=0.9, label='desired')
+        ax.set_ylabel(f'{name}\n[rad]', fontsize=8)
+        ax.tick_params(labelsize=7)
+        if j == 0:
+            ax.legend(fontsize=7, ncol=2, loc='upper right')
+            ax.set_title('joint positions: desired (dashed) and actual', fontsize=9)
+        if j < n - 1:
+            ax.tick_params(labelbottom=False)
+        tau_ax.plot(t, rec['tau_out'][:, j], color=line.get_color(), linewidth=0.9,
+                    label=name)
+        err_ax.plot(t, 1e3 * rec['q_err'][:, j], color=line.get_color(), linewidth=0.9)
+    ax.set_xlabel('time [s]')
+    tau_ax.set_ylabel('torque [N m]')
+    tau_ax.set_title('commanded torques (~/controller_state output)', fontsize=9)
+    tau_ax.legend(fontsize=7, ncol=4)
+    tau_ax.tick_params(labelbottom=False)
+    err_ax.set_ylabel('error [mrad]')
+    err_ax.set_xlabel('time [s]')
+    err_ax.set_title(f'tracking error (desired - actual): RMS {rms:.2e} rad, max {peak:.2e} '
+                     'rad', fontsize=9)
+    fig.suptitle(title or 'computed-torque tracking')
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
 
 
 def record_main(args):
@@ -362,11 +449,19 @@ def plot_main(args):
     except (FileNotFoundError, URDFError) as exc:
         print(f'liemb plot: {exc}', file=sys.stderr)
         return 2
+    out = args.out or os.path.splitext(args.file)[0] + '.png'
+    if len(rec['tc']):
+        rms, peak = tracking_rms(rec)
+        plot_control(rec, out, f'{model.name}: the dynamics node tracking a joint trajectory '
+                               '(computed_torque)')
+        print(f"liemb plot: {len(rec['tc'])} controller states, "
+              f"{rec['tc'][-1] - rec['tc'][0]:.2f} s, tracking error RMS {rms:.2e} rad "
+              f'(max {peak:.2e} rad) -> {out}')
+        return 0
     if len(rec['q']) and rec['q'].shape[1] != model.nq:
         print(f'liemb plot: the recorded joint_states have {rec["q"].shape[1]} joints, '
               f'{model.name} has {model.nq}', file=sys.stderr)
         return 2
-    out = args.out or os.path.splitext(args.file)[0] + '.png'
     plot(model, rec, out)
     print(f"liemb plot: {len(rec['t'])} joint states, {len(rec['tg'])} torque messages, "
           f"{rec['t_end']:.2f} s -> {out}")

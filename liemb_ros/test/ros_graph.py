@@ -156,7 +156,8 @@ class Latest:
 
     def __init__(self, graph, msg_type, topic, qos=RELIABLE):
         self.msgs = []
-        graph.node.create_subscription(msg_type, topic, self.msgs.append, qos)
+        self.subscription = graph.node.create_subscription(msg_type, topic, self.msgs.append,
+                                                           qos)
 
 
 def diagnostics(msgs, name):

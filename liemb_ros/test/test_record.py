@@ -8,9 +8,11 @@ and its joint states and torques equal what the demo's monitor received.
 """
 import os
 import random
+import signal
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -48,6 +50,13 @@ def test_schemas_decode_what_rclpy_serializes():
     tw = TwistRepresentedArray(twists=[TwistRepresented(representation='mixed')])
     assert _roundtrip(tw, 'liemb_interfaces/msg/TwistRepresentedArray').twists[0]. \
         representation == 'mixed'
+    from control_msgs.msg import JointTrajectoryControllerState
+    cs = JointTrajectoryControllerState(joint_names=['a'], speed_scaling_factor=1.0)
+    cs.reference.positions, cs.error.velocities, cs.output.effort = [0.5], [-0.25], [3.0]
+    out = _roundtrip(cs, 'control_msgs/msg/JointTrajectoryControllerState')
+    assert out.joint_names == ['a'] and list(out.reference.positions) == [0.5]
+    assert list(out.error.velocities) == [-0.25] and list(out.output.effort) == [3.0]
+    assert out.speed_scaling_factor == 1.0
     text = record.message_definition('sensor_msgs/msg/JointState')
     assert text.count('MSG: ') == 2   # std_msgs/Header, builtin_interfaces/Time: once each
     assert 'MSG: std_msgs/msg/Header' in text and 'MSG: builtin_interfaces/msg/Time' in text
@@ -153,3 +162,74 @@ def test_demo_command_records_and_prints_the_view_address(tmp_path, monkeypatch)
     assert f'wrote {path}' in record_log     # stopped cleanly: the summary was written
     got, xml = record.read_run(str(path))
     assert len(got['t']) > 50 and len(got['tg']) > 10 and xml
+
+
+def test_launch_control_records_and_plots_the_tracking(tmp_path, monkeypatch):
+    """
+    ``liemb launch control --record FILE``: the run ends with FILE.png, drawn from the dynamics
+    node's ~/controller_state; the desired positions plotted are config/demo_trajectory.yaml
+    interpolated as a JointTrajectoryController does (cubic Hermite through positions and
+    velocities: scipy's, here) at the recorded stamps; the tracking error RMS is printed.
+    """
+    import re
+
+    import yaml
+    from scipy.interpolate import CubicHermiteSpline
+
+    from liemb_ros import resources
+    monkeypatch.setenv('ROS_DOMAIN_ID', str(random.randint(1, 101)))
+    monkeypatch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    path = tmp_path / 'control.mcap'
+    log = tmp_path / 'launch.log'
+    with open(log, 'w') as out:
+        # friction off (simulation and feed-forward): the error is the loop's, not the
+        # friction model's (the simulation's tanh(q̇/1 mm/s) against the node's 3 mm/s)
+        proc = subprocess.Popen([sys.executable, '-m', 'liemb_ros.cli', 'launch', 'control',
+                                 '--record', str(path), '-p', 'liemb_simulation:friction:=0.0',
+                                 '-p', 'liemb_dynamics:computed_torque.friction_compensation:='
+                                 'false'], stdout=out, stderr=subprocess.STDOUT)
+        # the trajectory once (9 s): the node says it starts it again 1 s after its end
+        deadline = time.monotonic() + 90
+        while log.read_text().count('tracking demo_trajectory.yaml') < 2:
+            text = log.read_text()
+            if proc.poll() is not None or time.monotonic() > deadline or \
+                    'simulation stopped' in text:
+                proc.send_signal(signal.SIGINT)   # the launch stops its nodes and recorder
+                try:
+                    proc.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                pytest.fail(f'the control run did not get through its trajectory:\n{text}')
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)   # Ctrl-C: nodes, then the recorder, stop; the plot
+        assert proc.wait(timeout=120) == 0, log.read_text()
+    text = log.read_text()
+    png = tmp_path / 'control.png'
+    found = re.search(r'liemb plot: (\d+) controller states, [\d.]+ s, tracking error RMS '
+                      r'(\S+) rad \(max (\S+) rad\) -> (\S+)', text)
+    assert found, text[-3000:]
+    assert found.group(4) == str(png) and png.stat().st_size > 10_000
+    rec, xml = record.read_run(str(path))
+    assert xml and int(found.group(1)) == len(rec['tc']) > 500
+    with open(resources.find('config', 'demo_trajectory.yaml'), encoding='utf-8') as f:
+        demo = yaml.safe_load(f)
+    names = demo['joint_names']
+    assert rec['control_joints'] == names
+    times = [p['time_from_start'] for p in demo['points']]
+    spline = CubicHermiteSpline(times, [p['positions'] for p in demo['points']],
+                                [p['velocities'] for p in demo['points']])
+    # one start per pass of the trajectory (stamp - time_from_start); the first pass
+    starts = rec['tc'] - rec['time_from_start']
+    first = np.abs(starts - starts[0]) < 1e-6
+    s = rec['time_from_start'][first]
+    assert s.min() < times[0] and s.max() > times[-1], (s.min(), s.max())
+    given = s >= times[0]   # before its first point the motion starts from the arm's state
+    want = np.where(s[given, None] <= times[-1], spline(np.minimum(s[given], times[-1])),
+                    demo['points'][-1]['positions'])
+    off = np.abs(rec['q_ref'][first][given] - want).max()
+    rms, peak = record.tracking_rms(rec)
+    print(f'launch control --record: {len(rec["tc"])} controller states, desired = the demo '
+          f'trajectory within {off:.1e} rad; tracking error RMS {rms:.2e} rad, max {peak:.2e}')
+    assert off < 1e-8   # time_from_start is to 1 ns: |q̇| 1 ns
+    assert np.array_equal(rec['q_err'], rec['q_ref'] - rec['q_fb'])
+    assert found.group(2) == f'{rms:.2e}' and rms < 1e-3

@@ -6,12 +6,15 @@
 # 1. checks for cmake, make, a C++ compiler and Python.h (installs them with apt-get if missing);
 # 2. pip installs rclpy (+ Fast DDS), the message packages liemb_ros uses and the build
 #    dependencies the ROS wheels leave out of their metadata (tools/ros/requirements-ros.txt);
-# 3. builds liemb_interfaces/ and tools/ros/tf2_msgs/ with plain CMake and installs them into the
-#    venv prefix (the ROS wheels' layout: <venv>/lib, <venv>/share, site-packages), so that
-#    `import liemb_interfaces` / `import tf2_msgs` work in the venv with no environment variables.
+# 3. builds liemb_interfaces/, tools/ros/tf2_msgs/ and tools/ros/control_msgs/ (the messages we
+#    use of packages that are not on PyPI, type-identical to upstream's) with plain CMake and
+#    installs them into the venv prefix (the ROS wheels' layout: <venv>/lib, <venv>/share,
+#    site-packages), so that `import liemb_interfaces` / `import tf2_msgs` / `import control_msgs`
+#    work in the venv with no environment variables.
 #
 # Idempotent: each step is skipped when its stamp under <venv>/.liemb-ros/ matches (package list;
-# sources + ROS/NumPy versions + this script).  LIEMB_ROS_FORCE=1 rebuilds anyway.
+# sources + ROS/NumPy versions + this script).  LIEMB_ROS_FORCE=1 rebuilds anyway;
+# LIEMB_ROS_ONLY="pkg ..." builds (or checks) only the packages named.
 # Background (liemb_interfaces/README.md, "Building"): of the ways to build an interface package
 # against the PyPI ROS wheels (plain CMake into the venv prefix, a scikit-build-core wheel,
 # colcon), plain CMake is the fastest (about 10 s on 2 cores) and needs no environment variables.
@@ -33,7 +36,8 @@ REQS=$HERE/requirements-ros.txt
 T_ALL=$(now_ms)
 
 # Packages to build, as "name:source dir".
-PACKAGES=("tf2_msgs:$HERE/tf2_msgs" "liemb_interfaces:$ROOT/liemb_interfaces")
+PACKAGES=("tf2_msgs:$HERE/tf2_msgs" "control_msgs:$HERE/control_msgs"
+          "liemb_interfaces:$ROOT/liemb_interfaces")
 
 # --- 1. system tools ---------------------------------------------------------------------------
 py_include=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["include"])') ||
@@ -117,6 +121,9 @@ site=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 for entry in "${PACKAGES[@]}"; do
   pkg=${entry%%:*}
   src=${entry#*:}
+  if [ -n "${LIEMB_ROS_ONLY:-}" ] && [[ " $LIEMB_ROS_ONLY " != *" $pkg "* ]]; then
+    continue
+  fi
   [ -f "$src/CMakeLists.txt" ] || die "$src/CMakeLists.txt not found"
   src_hash=$( { (cd "$src" && find . -type f ! -name '*.md' ! -name '*.pyc' ! -name '*~' -print0 |
                   LC_ALL=C sort -z | xargs -0 sha256sum);
@@ -172,4 +179,4 @@ PYEOF
   echo "$src_hash" > "$stamp"
   say "$pkg: installed into $VENV in $(elapsed "$t") ms"
 done
-say "ready in $(elapsed "$T_ALL") ms: $VENV has rclpy, liemb_interfaces and tf2_msgs"
+say "ready in $(elapsed "$T_ALL") ms: $VENV has rclpy, liemb_interfaces, tf2_msgs and control_msgs"

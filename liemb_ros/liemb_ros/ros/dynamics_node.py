@@ -33,9 +33,18 @@ Controller modes (``mode``, switchable at run time; the laws are :mod:`liemb_ros
   new one replaces the old from its ``header.stamp``, 0 = now; after the end it holds the
   last point; with none it holds the position where the mode started;
   ``computed_torque.trajectory_file`` is a YAML trajectory tracked once the state is known,
-  ``computed_torque.repeat`` starts it again 1 s after its end).  Gains
+  ``computed_torque.repeat`` starts it again 1 s after its end); or a
+  ``control_msgs/action/FollowJointTrajectory`` goal on ``~/follow_joint_trajectory``, as a
+  JointTrajectoryController serves it (:mod:`liemb_ros.ros.trajectory_action`).  Gains
   ``computed_torque.kp`` (1/s²) and ``computed_torque.kd`` (1/s): one value or one per
-  joint.  ``/diagnostics`` reports the largest joint error of the last cycle;
+  joint.  ``/diagnostics`` reports the largest joint error of the last cycle, and
+  ``~/controller_state`` (``control_msgs/JointTrajectoryControllerState``, what a ros2_control
+  JointTrajectoryController publishes; at most ``controller_state_rate`` per second, 0: none;
+  built only while someone subscribes)
+  the state it came from: ``reference`` (q_d, q̇_d, q̈_d, ``time_from_start`` since the
+  trajectory's start), ``feedback`` (q, q̇), ``error`` (reference - feedback: positions,
+  velocities), ``output`` (effort: the torque commanded, clamped as ``~/effort_command``),
+  all in the order of ``joint_names`` (the model's joints), stamped with the state's stamp;
 * ``cartesian_impedance``: ``τ = Jᵀ(K e - D V) + g`` (+ a null-space posture term
   ``impedance.null_stiffness``, ``impedance.null_damping`` towards the posture where the
   mode started) for ``impedance.link``, with ``impedance.stiffness`` and
@@ -74,6 +83,8 @@ import sys
 import time
 
 import numpy as np
+from builtin_interfaces.msg import Duration
+from control_msgs.msg import JointTrajectoryControllerState
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point, PoseStamped, WrenchStamped
 from liemb_interfaces.msg import TwistRepresented, TwistRepresentedArray
@@ -95,6 +106,7 @@ from .common import (STEADY, ConfigError, Preparation, RobotSource, declare, run
                      settle_heap, topic_token)
 from .conversions import pose_matrix
 from .engine import FRAMES, MODES, CycleStats, DynamicsEngine, OutputError, StateError
+from .trajectory_action import TrajectoryAction
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 #: the settings of the engine that can change at run time (parameter name = setting)
@@ -174,6 +186,9 @@ class DynamicsNode(Node):
              'joint (~/joint_torques stays the computed torque)', B, {}),
             ('publish_rate', 0.0, 'outputs per second; 0 publishes on every joint_states '
              'message', D, dict(lo=0.0, hi=5000.0)),
+            ('controller_state_rate', 100.0, 'computed_torque: ~/controller_state messages '
+             '(control_msgs/JointTrajectoryControllerState) per second at most, of the latest '
+             'state; 0: none', D, dict(lo=0.0, hi=5000.0)),
             ('secondary_rate', 100.0, 'twists and wrenches per second at most, of the latest '
              'state (computed only then); 0: with every torque', D, dict(lo=0.0, hi=5000.0)),
             ('state_timeout', 0.5, 'seconds without joint_states after which the node stops '
@@ -199,6 +214,10 @@ class DynamicsNode(Node):
         self._secondary_timer = None
         self.callback_stats = CycleStats()   # the whole callback: receive to last publish
         self._last_markers = -1e9
+        self._state_due = -1e9           # steady time the next ~/controller_state is due
+        rate = self.p('controller_state_rate')
+        self._state_period = 1.0 / rate if rate > 0 else 0.0   # 0: none
+        self._state_msg = None           # the ~/controller_state message (reused)
         self._last_state = None          # steady time of the last good joint state
         self._window = (time.monotonic(), 0)   # (time, cycles) at the last diagnostics
         self._twist_key = self._twist_msg = None
@@ -206,6 +225,8 @@ class DynamicsNode(Node):
         self.pub_torque = self.create_publisher(JointState, '~/joint_torques', RELIABLE)
         self.pub_command = self.create_publisher(Float64MultiArray, '~/effort_command',
                                                  RELIABLE)
+        self.pub_state = self.create_publisher(JointTrajectoryControllerState,
+                                               '~/controller_state', RELIABLE)
         self.pub_twists = self.create_publisher(TwistRepresentedArray, '~/twists', RELIABLE)
         self.pub_markers = self.create_publisher(MarkerArray, '~/markers', RELIABLE)
         self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', RELIABLE)
@@ -218,6 +239,7 @@ class DynamicsNode(Node):
                                  RELIABLE)
         self.create_subscription(PoseStamped, '~/target_pose', self._on_target_pose, RELIABLE)
         self.create_service(GetJacobian, '~/get_jacobian', self._on_get_jacobian)
+        self.action = TrajectoryAction(self)   # ~/follow_joint_trajectory
         self._timer = None
         self.create_timer(self.get_parameter('diagnostics_period').value, self._diagnostics,
                           clock=STEADY)
@@ -309,7 +331,7 @@ class DynamicsNode(Node):
         """Check every changed parameter first, then apply them all (or none)."""
         changes = {p.name: p.value for p in params}
         for name in ('publish_rate', 'secondary_rate', 'state_timeout', 'marker_rate',
-                     'marker_scale'):
+                     'marker_scale', 'controller_state_rate'):
             if name in changes and not np.isfinite(changes[name]):
                 return SetParametersResult(successful=False,
                                            reason=f'{name} must be a finite number')
@@ -326,6 +348,9 @@ class DynamicsNode(Node):
                 self._make_wrench_publishers()
         if 'publish_rate' in changes:
             self._set_rate(changes['publish_rate'])
+        if 'controller_state_rate' in changes:
+            rate = changes['controller_state_rate']
+            self._state_period = 1.0 / rate if rate > 0 else 0.0
         if 'secondary_rate' in changes and self.engine is not None:
             self._set_secondary_rate(changes['secondary_rate'])
         return SetParametersResult(successful=True)
@@ -440,7 +465,7 @@ class DynamicsNode(Node):
     def _start_file_trajectory(self, now):
         """Start (or, with ``computed_torque.repeat``, restart) the trajectory file's motion."""
         e = self.engine
-        if e.mode != 'computed_torque':
+        if e.mode != 'computed_torque' or self.action.active is not None:
             return
         if self._file_started is not None:
             end = self._file_started + self._file_trajectory[1][-1] + 1.0
@@ -544,11 +569,45 @@ class DynamicsNode(Node):
                                               stride=len(e.command_joints))]
         cmd.data = out['command'].tolist()
         self.pub_command.publish(cmd)
+        period = self._state_period
+        due = (period and now >= self._state_due and e.mode == 'computed_torque'
+               and e.reference is not None)
+        if due:   # on a grid of 1/rate; after a gap, anew
+            self._state_due = (self._state_due if now - self._state_due < period
+                               else now) + period
+            if self.pub_state.get_subscription_count():   # built only when listened to
+                self._publish_controller_state(out, stamp)
+        if self.action.active is not None:
+            self.action.cycle(feedback=due)
         if inline:
             self._publish_secondary(out, stamp, now)
         else:
             self._secondary_due = stamp
         return True
+
+    def _publish_controller_state(self, out, stamp):
+        """``~/controller_state`` of this cycle, as a JointTrajectoryController's."""
+        e = self.engine
+        m = e.model
+        msg = self._state_msg
+        if msg is None or len(msg.joint_names) != m.nq:
+            msg = self._state_msg = JointTrajectoryControllerState()
+            msg.joint_names = list(m.joint_names)
+            msg.speed_scaling_factor = 1.0
+        q_d, qd_d, qdd_d = e.reference
+        q, qd = e.q, e.qd[m.nv - m.nq:]
+        effort = out['tau'].copy()
+        effort[e.command_index] = out['command']
+        msg.header.stamp = stamp
+        ref, fb, err = msg.reference, msg.feedback, msg.error
+        ref.positions, ref.velocities, ref.accelerations = (
+            q_d.tolist(), qd_d.tolist(), qdd_d.tolist())
+        ns = round(max(e.now - e.trajectory.start, 0.0) * 1e9)
+        ref.time_from_start = Duration(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+        fb.positions, fb.velocities = q.tolist(), qd.tolist()
+        err.positions, err.velocities = (q_d - q).tolist(), (qd_d - qd).tolist()
+        msg.output.effort = effort.tolist()
+        self.pub_state.publish(msg)
 
     def _set_secondary_rate(self, rate):
         if self._secondary_timer is not None:
@@ -676,6 +735,7 @@ class DynamicsNode(Node):
                 ('rate_hz', f'{rate:.1f}'), ('compute_p50_us', f"{s['p50']:.1f}"),
                 ('compute_p99_us', f"{s['p99']:.1f}"), ('compute_max_us', f"{s['max']:.1f}"),
                 ('callback_p50_us', f"{c['p50']:.1f}"), ('callback_p99_us', f"{c['p99']:.1f}"),
+                ('callback_mean_us', f"{c['mean']:.1f}"),
                 ('cycles', str(e.stats.count)), ('received', str(self._received)),
                 ('processed', str(self._processed)), ('skipped', str(self._skipped)),
                 ('lost', str(self._lost)), ('dropped', str(self._rejected)),

@@ -83,12 +83,12 @@ class CycleStats:
         self.count += 1
 
     def summary(self):
-        """Return ``{'p50', 'p99', 'max'}`` in microseconds (NaN-free; zeros when empty)."""
+        """Return ``{'p50', 'p99', 'max', 'mean'}`` in microseconds (zeros when empty)."""
         if not self.samples:
-            return {'p50': 0.0, 'p99': 0.0, 'max': 0.0}
+            return {'p50': 0.0, 'p99': 0.0, 'max': 0.0, 'mean': 0.0}
         a = np.fromiter(self.samples, dtype=float) * 1e6
         return {'p50': float(np.percentile(a, 50)), 'p99': float(np.percentile(a, 99)),
-                'max': float(a.max())}
+                'max': float(a.max()), 'mean': float(a.mean())}
 
 
 class DynamicsEngine(EngineSettings, EngineState):
@@ -123,6 +123,7 @@ class DynamicsEngine(EngineSettings, EngineState):
         self.target_pose = None     # cartesian_impedance: 4x4 target (None: where it was)
         self.posture = None         # cartesian_impedance: null-space posture
         self.tracking_error = 0.0   # max |q_d - q| of the last computed-torque cycle
+        self.reference = None       # (q_d, q̇_d, q̈_d) of the last computed-torque cycle
         self._gravity = None
         self._payload = None
         self.set_kp(kp)
@@ -159,6 +160,7 @@ class DynamicsEngine(EngineSettings, EngineState):
                     m.joint_names, m.joint_names, [0.0], [self.q], start=self.now, q=self.q,
                     qd=self.qd)
             q_d, qd_d, qdd_d = self.trajectory.sample(self.now)
+            self.reference = (q_d, qd_d, qdd_d)
             self.tracking_error = float(np.abs(q_d - self.q).max())
             tau = control.computed_torque(m, self.q, self.qd, q_d, qd_d, qdd_d, self.kp,
                                           self.kd, self.friction_compensation,
@@ -174,6 +176,11 @@ class DynamicsEngine(EngineSettings, EngineState):
                 self.null_stiffness, self.null_damping, base_pose=self.base_pose,
                 friction=self.impedance_friction_compensation)
         return tau[m.nv - m.nq:]
+
+    @property
+    def command_index(self):
+        """Model joint index of each of :attr:`command_joints` (the effort command's order)."""
+        return self._command_index
 
     def command(self, tau):
         """
