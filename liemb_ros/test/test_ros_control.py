@@ -18,7 +18,6 @@ computed_torque the node publishes ``~/controller_state`` as a JointTrajectoryCo
 analytic motion at its stamp, its feedback the joint state of that stamp, its output the
 torques published for it.
 """
-import time
 
 import numpy as np
 import pytest
@@ -90,13 +89,47 @@ def _trajectory(names, start, q0=Q0, delta=DELTA):
     return traj
 
 
-def _start(graph, mode, params=()):
+#: the computed-torque loops run in lock-step on simulated time: the simulation steps when
+#: the dynamics node has answered its last state, and both nodes run on its /clock, so the
+#: error is the controller's whatever the load (free-running, this kp-900 loop diverged in
+#: about half the runs at load 4-6 on the 2 cores)
+LOCKSTEP_NODE = ['lockstep:=true', 'use_sim_time:=true']
+LOCKSTEP = {'lockstep': 'true', 'use_sim_time': 'true'}
+
+
+def _now(states):
+    """Simulated time: the stamp of the newest joint state (the nodes run on /clock)."""
+    return _stamp(states.msgs[-1])
+
+
+def _spin_sim(graph, states, seconds, timeout=120.0):
+    """Spin until ``seconds`` of simulated time passed (joint_states stamps)."""
+    end = _now(states) + seconds
+    graph.spin_until(lambda: _now(states) >= end, timeout=timeout)
+
+
+def _trajectory_publisher(graph):
+    """
+    A publisher of the node's ``~/joint_trajectory`` that the node has matched.
+
+    Our side sees the subscription when our writer matched the node's reader; the node's
+    reader may match our writer a moment later, and a trajectory sent in between is lost
+    (a volatile topic): give it half a second.
+    """
+    pub = graph.node.create_publisher(JointTrajectory, '/liemb_dynamics/joint_trajectory',
+                                      RELIABLE)
+    graph.spin_until(lambda: pub.get_subscription_count() > 0)
+    graph.spin_for(0.5)
+    return pub
+
+
+def _start(graph, mode, params=(), lockstep=False):
     graph.start('sim', ['liemb_simulation', 'liemb_dynamics'], [
         'liemb_simulation:publish_rate:=500.0', 'liemb_simulation:wait_for_command:=true',
         'liemb_simulation:diagnostics_period:=0.1',
         'liemb_simulation:test_torque_amplitude:=[0.0]',
         f"liemb_simulation:initial_positions:=[{', '.join(map(str, Q0))}]", *params],
-        launch_args={'mode': mode})
+        launch_args=dict(LOCKSTEP, mode=mode) if lockstep else {'mode': mode})
     states = Latest(graph, JointState, '/joint_states')
     diags = Latest(graph, DiagnosticArray, '/diagnostics')
     wait_ready(graph)
@@ -130,7 +163,7 @@ def _stamp(msg):
 
 
 def _errors(states, start, since, until):
-    """Joint errors against the motion of states stamped in [since, until) (wall clock)."""
+    """Joint errors against the motion of states stamped in [since, until)."""
     return np.array([np.array(m.position) - motion(_stamp(m) - start)[0]
                      for m in states.msgs if since <= _stamp(m) < until])
 
@@ -173,9 +206,11 @@ def test_computed_torque_tracks_a_trajectory_and_a_payload_matters(graph, tmp_pa
     urdf.write_text(text.replace('</robot>', PAYLOAD_LINK))
     graph.run('liemb_simulation', node_argv('simulation', [
         f'urdf_path:={urdf}', 'publish_rate:=500.0', 'wait_for_command:=true',
-        'test_torque_amplitude:=[0.0]', f"initial_positions:=[{', '.join(map(str, Q0))}]"]))
+        'test_torque_amplitude:=[0.0]', f"initial_positions:=[{', '.join(map(str, Q0))}]",
+        *LOCKSTEP_NODE]))
     graph.run('liemb_dynamics', node_argv('dynamics', [
         'urdf_path:=liemb_arm7', 'mode:=computed_torque', 'computed_torque.kp:=[900.0]',
+        'use_sim_time:=true',
         'computed_torque.kd:=[60.0]', 'payload.link:=tool0',
         *(f'payload.{k}:={v}' for k, v in PAYLOAD.items())])
         + ['-r', '~/effort_command:=/liemb_simulation/effort_command'])
@@ -188,13 +223,10 @@ def test_computed_torque_tracks_a_trajectory_and_a_payload_matters(graph, tmp_pa
                      qos_profile_sensor_data)
     wait_ready(graph)
     graph.spin_until(lambda: len(states.msgs) > 10)
-    start = time.time() + 0.3
-    traj = _trajectory(ARM.joint_names, start)
-    pub = graph.node.create_publisher(JointTrajectory, '/liemb_dynamics/joint_trajectory',
-                                      RELIABLE)
-    graph.spin_until(lambda: pub.get_subscription_count() > 0)
-    pub.publish(traj)
-    graph.spin_until(lambda: time.time() > start + DURATION + 0.5)
+    pub = _trajectory_publisher(graph)
+    start = _now(states) + 0.3
+    pub.publish(_trajectory(ARM.joint_names, start))
+    graph.spin_until(lambda: _now(states) > start + DURATION + 0.5, timeout=120)
     e = _errors(states, start, start, start + DURATION + 0.5)
     rms = float(np.sqrt(np.mean(e ** 2)))
     print(f'computed_torque: {len(e)} states, RMS {rms:.2e} rad, max {np.abs(e).max():.2e}')
@@ -217,11 +249,11 @@ def test_computed_torque_tracks_a_trajectory_and_a_payload_matters(graph, tmp_pa
     assert len(cstates.msgs) == n
     # told no payload, the arm sags under the one it carries; told the right one, it is back
     assert _set(graph, **{'payload.mass': 0.0}).successful
-    graph.spin_for(1.5)
-    wrong = np.abs(_errors(states, start, time.time() - 0.3, time.time())).max()
+    _spin_sim(graph, states, 1.5)
+    wrong = np.abs(_errors(states, start, _now(states) - 0.3, _now(states))).max()
     assert _set(graph, **{'payload.mass': PAYLOAD['mass']}).successful
-    graph.spin_for(1.5)
-    right = _errors(states, start, time.time() - 0.3, time.time())
+    _spin_sim(graph, states, 1.5)
+    right = _errors(states, start, _now(states) - 0.3, _now(states))
     print(f'payload parameter 0 kg (2 kg carried): max error {wrong:.2e} rad; 2 kg again: '
           f'RMS {np.sqrt(np.mean(right ** 2)):.2e} rad')
     assert wrong > 5e-3 and np.sqrt(np.mean(right ** 2)) < 1e-3
@@ -239,7 +271,8 @@ def test_follow_joint_trajectory_action(graph):
     from action_msgs.msg import GoalStatus
     from rclpy.action import ActionClient
     states, diags = _start(graph, 'computed_torque', [   # the gains of config/control.yaml
-        'liemb_dynamics:computed_torque.kp:=[900.0]', 'liemb_dynamics:computed_torque.kd:=[60.0]'])
+        'liemb_dynamics:computed_torque.kp:=[900.0]', 'liemb_dynamics:computed_torque.kd:=[60.0]'],
+        lockstep=True)
     client = ActionClient(graph.node, FollowJointTrajectory,
                           '/liemb_dynamics/follow_joint_trajectory')
     graph.spin_until(client.server_is_ready)
@@ -253,7 +286,7 @@ def test_follow_joint_trajectory_action(graph):
                                                                 points=[point]))
     assert not send(bad).accepted
     graph.spin_until(lambda: "'ghost'" in graph.output('liemb_dynamics'), timeout=10)
-    start = time.time() + 0.3
+    start = _now(states) + 0.3
     goal = FollowJointTrajectory.Goal(trajectory=_trajectory(ARM.joint_names, start))
     goal.goal_tolerance = [JointTolerance(name=n, position=5e-3) for n in ARM.joint_names]
     goal.goal_time_tolerance = Duration(sec=1)
@@ -280,19 +313,19 @@ def test_follow_joint_trajectory_action(graph):
     index = [fb.index for fb in feedback]
     assert index == sorted(index) and index[-1] == len(goal.trajectory.points) - 1
     # cancelled half-way through a second motion: the arm stops where it is
-    start = time.time() + 0.3
+    start = _now(states) + 0.3
     goal = FollowJointTrajectory.Goal(trajectory=_trajectory(ARM.joint_names, start))
     handle = send(goal)
     assert handle.accepted
-    graph.spin_until(lambda: time.time() > start + 1.0)
+    graph.spin_until(lambda: _now(states) > start + 1.0, timeout=60)
     cancel = handle.cancel_goal_async()
     graph.spin_until(cancel.done, timeout=10)
     result = handle.get_result_async()
     graph.spin_until(result.done, timeout=10)
     assert result.result().status == GoalStatus.STATUS_CANCELED
-    graph.spin_for(0.5)
+    _spin_sim(graph, states, 0.5)
     q1 = np.array(states.msgs[-1].position)
-    graph.spin_for(1.0)
+    _spin_sim(graph, states, 1.0)
     moved = np.abs(np.array(states.msgs[-1].position) - q1).max()
     print(f'cancelled: moved {moved:.1e} rad in the second after')
     assert moved < 1e-3 and np.abs(q1 - motion(0.0)[0]).max() > 0.01
@@ -433,21 +466,21 @@ def test_computed_torque_on_the_panda_from_example_robot_data(graph):
     delta = np.array([0.15, 0.15, -0.15, -0.2, 0.2, 0.2, 0.2])
     graph.run('liemb_simulation', node_argv('simulation', [
         f'urdf_path:={path}', 'publish_rate:=500.0', 'wait_for_command:=true',
-        'test_torque_amplitude:=[0.0]', f"initial_positions:=[{', '.join(map(str, q0))}]"]))
+        'test_torque_amplitude:=[0.0]', f"initial_positions:=[{', '.join(map(str, q0))}]",
+        *LOCKSTEP_NODE]))
     graph.run('liemb_dynamics', node_argv('dynamics', [
         f'urdf_path:={path}', 'mode:=computed_torque', 'computed_torque.kp:=[900.0]',
+        'use_sim_time:=true',
         'computed_torque.kd:=[60.0]', 'twist_links:=[panda_hand]', 'wrench_joints:=[]'])
         + ['-r', '~/effort_command:=/liemb_simulation/effort_command'])
     states = Latest(graph, JointState, '/joint_states')
     wait_ready(graph)
     graph.spin_until(lambda: len(states.msgs) > 10)
     assert list(states.msgs[-1].name) == panda.joint_names
-    start = time.time() + 0.3
-    pub = graph.node.create_publisher(JointTrajectory, '/liemb_dynamics/joint_trajectory',
-                                      RELIABLE)
-    graph.spin_until(lambda: pub.get_subscription_count() > 0)
+    pub = _trajectory_publisher(graph)
+    start = _now(states) + 0.3
     pub.publish(_trajectory(panda.joint_names[:7], start, q0[:7], delta))
-    graph.spin_until(lambda: time.time() > start + DURATION + 0.5)
+    graph.spin_until(lambda: _now(states) > start + DURATION + 0.5, timeout=120)
     q = np.array([m.position for m in states.msgs
                   if start <= _stamp(m) < start + DURATION + 0.5])
     t = np.array([_stamp(m) for m in states.msgs

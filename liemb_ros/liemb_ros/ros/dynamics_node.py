@@ -214,7 +214,7 @@ class DynamicsNode(Node):
         self._secondary_timer = None
         self.callback_stats = CycleStats()   # the whole callback: receive to last publish
         self._last_markers = -1e9
-        self._state_due = -1e9           # steady time the next ~/controller_state is due
+        self._state_due = -1e9           # state time the next ~/controller_state is due
         rate = self.p('controller_state_rate')
         self._state_period = 1.0 / rate if rate > 0 else 0.0   # 0: none
         self._state_msg = None           # the ~/controller_state message (reused)
@@ -570,11 +570,14 @@ class DynamicsNode(Node):
         cmd.data = out['command'].tolist()
         self.pub_command.publish(cmd)
         period = self._state_period
-        due = (period and now >= self._state_due and e.mode == 'computed_torque'
-               and e.reference is not None)
-        if due:   # on a grid of 1/rate; after a gap, anew
-            self._state_due = (self._state_due if now - self._state_due < period
-                               else now) + period
+        # paced by the states' time (simulated time on /clock), as a controller manager
+        # paces a JointTrajectoryController's state
+        back = t_state < self._state_due - period     # time went back (a reset)
+        due = (period and (t_state >= self._state_due or back)
+               and e.mode == 'computed_torque' and e.reference is not None)
+        if due:   # on a grid of 1/rate; after a gap (or time going back: a reset), anew
+            self._state_due = (self._state_due if 0.0 <= t_state - self._state_due < period
+                               else t_state) + period
             if self.pub_state.get_subscription_count():   # built only when listened to
                 self._publish_controller_state(out, stamp)
         if self.action.active is not None:
