@@ -56,6 +56,11 @@ NO_FEXT = np.zeros((0, 6))
 NO_FEXT.setflags(write=False)
 NO_ARM = np.zeros(0)
 NO_ARM.setflags(write=False)
+# read-only broadcasts of any batch length: ``EYE4_BATCH[:B]`` is np.broadcast_to(EYE4, (B, 4, 4))
+# (the same strides, flags and numba type) for a slice's cost, not broadcast_to's microseconds
+_LONGEST = np.iinfo(np.intp).max >> 8   # any batch (2**55 on 64 bits); no memory behind it
+EYE4_BATCH = np.broadcast_to(EYE4, (_LONGEST, 4, 4))
+NO_FEXT_BATCH = np.broadcast_to(NO_FEXT, (_LONGEST, 0, 6))
 
 
 # --------------------------------------------------------------------------- in kernels
@@ -196,7 +201,7 @@ def states(model, q, vectors):
 def base_arg(model, base_pose, B):
     """Return the base pose as a canonical (4, 4) (``B`` None) or (B, 4, 4) array (or identity)."""
     if base_pose is None:
-        return EYE4 if B is None else np.broadcast_to(EYE4, (B, 4, 4))
+        return EYE4 if B is None else EYE4_BATCH[:B]
     b = canonical(base_pose)
     if B is None:
         if b.shape != (4, 4):
@@ -212,7 +217,7 @@ def base_arg(model, base_pose, B):
 def fext_arg(model, f_ext, B):
     """``f_ext`` as an (nl, 6) (or (B, nl, 6)) array of link-frame wrenches."""
     if f_ext is None:
-        return NO_FEXT if B is None else np.broadcast_to(NO_FEXT, (B, 0, 6))
+        return NO_FEXT if B is None else NO_FEXT_BATCH[:B]
     nl = len(model.link_names)
     if isinstance(f_ext, dict):
         arr = np.zeros((nl, 6))
@@ -378,12 +383,14 @@ def run_batch(kernel, args, batched, threads, cost_ns):
     each chunk stops at its first bad configuration as the serial loop does, that is the
     serial loop's first bad configuration.
     """
-    if threads is not None:
-        threads = threads_arg(threads)
     B = args[batched[0]].shape[0]
+    if B * cost_ns < 2 * CHUNK_NS or B < 4 or threads == 1:
+        # too small to split (the common case of a few configurations: no more checks)
+        if threads is not None:
+            threads_arg(threads)
+        result = kernel(*args)
+        return result if result.__class__ is int else _status(result)
     min_chunk = max(2, -(-CHUNK_NS // max(int(cost_ns), 1)))
-    if B < 2 * min_chunk or threads == 1:   # (the affinity mask only where it may matter)
-        return _status(kernel(*args))
     n = min(threads_arg(threads), B // min_chunk)
     if n <= 1:
         return _status(kernel(*args))
