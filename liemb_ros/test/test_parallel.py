@@ -286,3 +286,45 @@ def test_setting(default_threads):
     assert lm.get_num_threads() == 1
     lm.set_num_threads(None)
     assert lm.get_num_threads() == cores
+
+
+# --------------------------------------------------------------------------- pool
+def test_concurrent_callers(robots, rng, split_small):
+    """Batches from several Python threads at once share the pool; each gets its own result."""
+    from concurrent.futures import ThreadPoolExecutor
+    model = robots['solo12']
+    inputs = [batch(model, rng, 11) for _ in range(6)]
+    serial = [D.inverse_dynamics(model, q, qd, qdd, base_pose=b, threads=1)
+              for q, qd, qdd, _, b, _ in inputs]
+    with ThreadPoolExecutor(3) as callers:
+        got = list(callers.map(lambda a: D.inverse_dynamics(model, a[0], a[1], a[2],
+                                                            base_pose=a[4], threads=3), inputs))
+    for g, s in zip(got, serial):
+        assert np.array_equal(g, s)
+
+
+def _child(q, conn):
+    model = lm.load_urdf(erd_path('panda'))
+    dispatch.CHUNK_NS = 0
+    conn.send(lm.forward_kinematics(model, q, threads=2))
+    conn.close()
+
+
+def test_threads_in_a_forked_child(robots, rng, split_small):
+    """A forked child (no pool threads of its own) makes a pool instead of waiting forever."""
+    import multiprocessing
+    model = robots['panda']
+    q = model.random_configuration(rng, size=6)
+    serial = lm.forward_kinematics(model, q, threads=2)   # the parent's pool exists now
+    ctx = multiprocessing.get_context('fork')
+    here, there = ctx.Pipe()
+    proc = ctx.Process(target=_child, args=(q, there))
+    proc.start()
+    try:
+        assert here.poll(120), 'the forked child did not answer'
+        assert np.array_equal(here.recv(), serial)
+    finally:
+        proc.join(10)
+        if proc.is_alive():
+            proc.kill()
+    assert proc.exitcode == 0
