@@ -10,6 +10,7 @@ same compiled code whichever thread runs it.  ``CHUNK_NS = 0`` makes small batch
 """
 import os
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -178,7 +179,7 @@ def test_batch_kernels_release_the_gil():
 
 # --------------------------------------------------------------------------- chunks
 def test_chunks(monkeypatch):
-    """Contiguous chunks of at least two configurations and CHUNK_NS of work, one a thread."""
+    """Contiguous chunks of >= 2 configurations and CHUNK_NS of work, <= 4 per thread."""
     seen = []
 
     def kernel(x, scale, out):
@@ -191,10 +192,21 @@ def test_chunks(monkeypatch):
     assert dispatch.run_batch(kernel, (x, 2.0, out), (0, 2), 3, 1e9) == dispatch.OK
     assert np.array_equal(out, 2 * x)
     assert sorted((s, n) for _, s, n in seen) == [(0.0, 2), (2.0, 2), (4.0, 3)]
-    # the calling thread runs the first chunk, pool threads the others
-    by = {start: name for name, start, _ in seen}
-    assert by[0.0] == threading.current_thread().name
-    assert by[2.0].startswith('liemb-batch') and by[4.0].startswith('liemb-batch')
+    # the calling thread and the pool's threads share the chunks (each chunk ~0.1 s)
+    seen.clear()
+
+    def slow(x, out):
+        time.sleep(0.1)
+        return kernel(x, 1.0, out)
+
+    dispatch.run_batch(slow, (x, out), (0, 1), 3, 1e9)
+    assert len(seen) == 3 and len({name for name, _, _ in seen}) >= 2
+    assert all(name == threading.current_thread().name or name.startswith('liemb-batch')
+               for name, _, _ in seen)
+    # 1000 configurations, 2 threads: 8 chunks
+    seen.clear()
+    dispatch.run_batch(kernel, (np.arange(1000.0), 1.0, np.empty(1000)), (0, 2), 2, 1e9)
+    assert sorted(s for _, s, _ in seen) == [125.0 * i for i in range(8)]
     # too little work for a second thread (100 ns a configuration): the serial loop
     seen.clear()
     dispatch.run_batch(kernel, (x, 1.0, out), (0, 2), 3, 100)
@@ -203,12 +215,12 @@ def test_chunks(monkeypatch):
     seen.clear()
     dispatch.run_batch(kernel, (x[:3], 1.0, out[:3]), (0, 2), 3, 1e9)
     assert [n for _, _, n in seen] == [3]
-    # 100 configurations of 100 ns, 1 µs a chunk at least: 8 threads get 8 chunks of 12-13;
+    # 100 configurations of 100 ns, 1 µs a chunk at least: 8 threads get 10 chunks of 10;
     # 2 µs a chunk: 5 chunks of 20
     monkeypatch.setattr(dispatch, 'CHUNK_NS', 1000)
     seen.clear()
     dispatch.run_batch(kernel, (np.arange(100.0), 1.0, np.empty(100)), (0, 2), 8, 100)
-    assert sorted(n for _, _, n in seen) == [12] * 4 + [13] * 4
+    assert sorted(n for _, _, n in seen) == [10] * 10
     monkeypatch.setattr(dispatch, 'CHUNK_NS', 2000)
     seen.clear()
     dispatch.run_batch(kernel, (np.arange(100.0), 1.0, np.empty(100)), (0, 2), 8, 100)

@@ -14,17 +14,18 @@ Dispatch: between the public functions and the compiled kernels.
   its overload, cached in ``model.entry_points``: numba's dispatcher would resolve the
   type of every argument on every call.
 * **Batches on every core.**  :func:`run_batch` splits a batch into contiguous chunks of
-  configurations and runs the batch kernel (compiled ``nogil=True``) on each chunk in a
-  persistent thread pool, the calling thread taking the first chunk.  A chunk is a slice
-  of the same arrays, so the kernel runs its one compiled specialisation on it and each
-  configuration is computed by exactly the code of the serial loop: results are bit for
-  bit those of ``threads=1``.  ``threads`` (:func:`threads_arg`) is a keyword of the
+  configurations and runs the batch kernel (compiled ``nogil=True``) on each chunk, in the
+  calling thread and the threads of a persistent pool (each takes the next chunk left).  A
+  chunk is a slice of the same arrays, so the kernel runs its one compiled specialisation
+  on it and each configuration is computed by exactly the code of the serial loop:
+  results are bit for bit those of ``threads=1``.  ``threads`` (:func:`threads_arg`) is a keyword of the
   batch calls, its default :func:`set_num_threads`, else every core the process may run
   on (``os.sched_getaffinity``); a batch too small to pay for the hand-off
   (:data:`CHUNK_NS`) runs serially.
 
 The packed model the single-call kernels read is defined in :mod:`.layout`.
 """
+import itertools
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -299,6 +300,8 @@ def out_array(out, shape, inputs=()):
 # --------------------------------------------------------------------------- batches on every core
 CHUNK_NS = 100_000
 """Least estimated work [ns] of a chunk: handing one to a pool thread costs ~10-50 µs."""
+CHUNKS_PER_THREAD = 4
+"""Chunks a batch is cut into per thread, at most (:func:`run_batch`)."""
 
 _SETTING = {'threads': None}   # set_num_threads; None: every core available to the process
 _POOL = {'pool': None, 'workers': 0, 'pid': None}
@@ -377,11 +380,13 @@ def run_batch(kernel, args, batched, threads, cost_ns):
     chunk the kernel runs as it always did.  Otherwise ``args`` are cut into contiguous
     chunks of at least two configurations (a one-configuration slice of a broadcast array
     would be C-contiguous: another numba type, another compilation) and at least
-    :data:`CHUNK_NS` of work, one per thread, the calling thread running the first.  All
-    chunks finish before it returns or raises; the outcome is the serial loop's: the first
-    chunk (in batch order) that raised or returned a non-OK status decides, and since
-    each chunk stops at its first bad configuration as the serial loop does, that is the
-    serial loop's first bad configuration.
+    :data:`CHUNK_NS` of work, up to :data:`CHUNKS_PER_THREAD` per thread, which the
+    calling thread and ``threads - 1`` pool threads take in turn until none is left (on a
+    shared machine a thread that is not scheduled for a while holds up one small chunk, not
+    a share of the batch).  All chunks finish before it returns or raises; the outcome is
+    the serial loop's: the first chunk (in batch order) that raised or returned a non-OK
+    status decides, and since each chunk stops at its first bad configuration as the
+    serial loop does, that is the serial loop's first bad configuration.
     """
     B = args[batched[0]].shape[0]
     if B * cost_ns < 2 * CHUNK_NS or B < 4 or threads == 1:
@@ -394,24 +399,31 @@ def run_batch(kernel, args, batched, threads, cost_ns):
     n = min(threads_arg(threads), B // min_chunk)
     if n <= 1:
         return _status(kernel(*args))
-    bounds = [B * i // n for i in range(n + 1)]
+    m = min(B // min_chunk, CHUNKS_PER_THREAD * n)
+    bounds = [B * i // m for i in range(m + 1)]
+    outcomes = [None] * m
+    take = itertools.count()   # next() is atomic under the GIL: each chunk runs once
 
-    def chunk(i):
-        a = list(args)
-        for p in batched:
-            a[p] = args[p][bounds[i]:bounds[i + 1]]
-        return a
+    def work():
+        i = next(take)
+        while i < m:
+            a = list(args)
+            for p in batched:
+                a[p] = args[p][bounds[i]:bounds[i + 1]]
+            try:
+                outcomes[i] = (kernel(*a), None)
+            except Exception as e:  # noqa: BLE001 (re-raised below, in batch order)
+                outcomes[i] = (None, e)
+            i = next(take)
 
     pool = _pool(n - 1)
-    futures = [pool.submit(kernel, *chunk(i)) for i in range(1, n)]
+    futures = [pool.submit(work) for _ in range(n - 1)]
     try:
-        outcomes = [(kernel(*chunk(0)), None)]
-    except Exception as e:  # noqa: BLE001 (re-raised below, in batch order)
-        outcomes = [(None, e)]
-    wait(futures)
+        work()
+    finally:
+        wait(futures)   # no chunk may still write into the caller's arrays
     for f in futures:
-        outcomes.append((None, f.exception()) if f.exception() is not None
-                        else (f.result(), None))
+        f.result()      # (re-raises what work() does not catch)
     for result, error in outcomes:
         if error is not None:
             raise error
