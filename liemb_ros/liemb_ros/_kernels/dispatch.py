@@ -18,10 +18,10 @@ Dispatch: between the public functions and the compiled kernels.
   calling thread and the threads of a persistent pool (each takes the next chunk left).  A
   chunk is a slice of the same arrays, so the kernel runs its one compiled specialisation
   on it and each configuration is computed by exactly the code of the serial loop:
-  results are bit for bit those of ``threads=1``.  ``threads`` (:func:`threads_arg`) is a keyword of the
-  batch calls, its default :func:`set_num_threads`, else every core the process may run
-  on (``os.sched_getaffinity``); a batch too small to pay for the hand-off
-  (:data:`CHUNK_NS`) runs serially.
+  results are bit for bit those of ``threads=1``.  ``threads`` (:func:`threads_arg`) is a
+  keyword of the batch calls, its default :func:`set_num_threads`, else every core the
+  process may run on (``os.sched_getaffinity``); a batch too small to pay for the
+  hand-off (:data:`CHUNK_NS`) runs serially.
 
 The packed model the single-call kernels read is defined in :mod:`.layout`.
 """
