@@ -28,7 +28,6 @@ The packed model the single-call kernels read is defined in :mod:`.layout`.
 import itertools
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 from numba import njit
@@ -350,6 +349,7 @@ def get_num_threads():
 
 def _pool(workers):
     """The persistent pool of batch threads, grown to ``workers`` threads if smaller."""
+    from concurrent.futures import ThreadPoolExecutor  # (on the first threaded batch only)
     with _POOL_LOCK:
         pool = _POOL['pool']
         if pool is None or _POOL['workers'] < workers or _POOL['pid'] != os.getpid():
@@ -416,6 +416,7 @@ def run_batch(kernel, args, batched, threads, cost_ns):
                 outcomes[i] = (None, e)
             i = next(take)
 
+    from concurrent.futures import wait
     pool = _pool(n - 1)
     futures = [pool.submit(work) for _ in range(n - 1)]
     try:
