@@ -213,7 +213,8 @@ def bench_parallel(robot, a, S, threads, reps):
 
     Best of ``reps`` alternating runs of each: with a new result array per call (as a
     caller without ``out=`` gets it: its page faults are part of the time) and, where the
-    call takes ``out=``, into one reused array.
+    call takes ``out=``, into one reused array.  ``cores_used``: CPU time over wall time of
+    the fastest threaded run, the cores it got (other processes take the rest).
     """
     B = S['q'].shape[0]
     run = a.ours_batch(robot, S)
@@ -223,6 +224,7 @@ def bench_parallel(robot, a, S, threads, reps):
         out = (tuple(np.empty(sh) for sh in shape) if isinstance(shape, list)
                else np.empty(shape))
         runs.append(partial(run, out=out))
+    cores = []   # (time, CPU time / wall time) of each threaded run: the cores it got
     lm.set_num_threads(1)
     try:
         serial = run()
@@ -237,14 +239,17 @@ def bench_parallel(robot, a, S, threads, reps):
                 lm.set_num_threads(1)
                 one.append(_chunk_ns(fn, 1) / B / 1e3)
                 lm.set_num_threads(threads)
+                c0 = time.process_time()
                 many.append(_chunk_ns(fn, 1) / B / 1e3)
+                cores.append((many[-1], (time.process_time() - c0) * 1e6 / B / many[-1]))
             best.append((min(one), min(many)))
     finally:
         lm.set_num_threads(None)
     (one, many), out_pair = best[0], (best[1] if len(best) > 1 else (None, None))
     return {'robot': robot.name, 'algo': a.key, 'batch': B, 'threads': threads,
             'identical': same, 'serial_us_per_config': one, 'threads_us_per_config': many,
-            'speedup': one / many, 'serial_out_us_per_config': out_pair[0],
+            'speedup': one / many, 'cores_used': min(cores)[1],
+            'serial_out_us_per_config': out_pair[0],
             'threads_out_us_per_config': out_pair[1],
             'speedup_out': None if out_pair[0] is None else out_pair[0] / out_pair[1]}
 
@@ -417,17 +422,19 @@ def print_report(res):
               f"{res['meta']['parallel_reps']}; load average before the run: "
               f"{res['meta']['load_before']}, after: {res['meta']['load_after']}")
         hdr = (f"{'robot':<14} {'algorithm':<28} {'1 thread':>9} {'threads':>9} "
-               f"{'speed-up':>9} {'out= 1':>9} {'out= N':>9} {'speed-up':>9} {'identical':>9}")
+               f"{'speed-up':>9} {'cores':>6} {'out= 1':>9} {'out= N':>9} {'speed-up':>9} "
+               f"{'identical':>9}")
         print(hdr)
         print('-' * len(hdr))
         for p in par:
             print(f"{p['robot']:<14} {p['algo']:<28} {p['serial_us_per_config']:9.3f} "
                   f"{p['threads_us_per_config']:9.3f} {p['speedup']:9.2f} "
-                  f"{_f(p['serial_out_us_per_config'], '9.3f')} "
+                  f"{p['cores_used']:6.2f} {_f(p['serial_out_us_per_config'], '9.3f')} "
                   f"{_f(p['threads_out_us_per_config'], '9.3f')} "
                   f"{_f(p['speedup_out'])} {'yes' if p['identical'] else 'NO':>9}")
-        print('(out=: into one reused array, where the call takes out=; identical: the threaded '
-              'result equals the serial one bit for bit)')
+        print('(cores: CPU time / wall time of the fastest threaded run, the cores it got on '
+              'this shared machine; out=: into one reused array, where the call takes out=; '
+              'identical: the threaded result equals the serial one bit for bit)')
     print('\nScaling on random chains (µs; exponent of a log-log least-squares fit)')
     sc = res['scaling']
     ns = sc[SCALING_ALGOS[0]]['n']
