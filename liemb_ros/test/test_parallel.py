@@ -340,3 +340,25 @@ def test_threads_in_a_forked_child(robots, rng, split_small):
         if proc.is_alive():
             proc.kill()
     assert proc.exitcode == 0
+
+
+def test_busy_pool_does_not_hold_up_a_batch():
+    """With every pool thread busy elsewhere the calling thread runs all chunks, at once."""
+    def kernel(x, out):
+        out[:] = x
+        return dispatch.OK
+
+    x, out = np.arange(20.0), np.empty(20)
+    dispatch.run_batch(kernel, (x, out), (0, 1), 2, 1e9)   # a pool of at least one thread
+    release = threading.Event()
+    blockers = [dispatch._pool(1).submit(release.wait, 30)
+                for _ in range(dispatch._POOL['workers'])]
+    try:
+        t0 = time.perf_counter()
+        assert dispatch.run_batch(kernel, (x, out), (0, 1), 2, 1e9) == dispatch.OK
+        assert time.perf_counter() - t0 < 10
+        assert np.array_equal(out, x)
+    finally:
+        release.set()
+        for b in blockers:
+            b.result()

@@ -422,7 +422,11 @@ def run_batch(kernel, args, batched, threads, cost_ns):
     try:
         work()
     finally:
-        wait(futures)   # no chunk may still write into the caller's arrays
+        # those still queued (behind another caller's chunks) have nothing left to take;
+        # the others may still run a chunk, which must not write into the caller's arrays
+        # after this returns (wait() would also wait for a cancelled one to be dequeued)
+        futures = [f for f in futures if not f.cancel()]
+        wait(futures)
     for f in futures:
         f.result()      # (re-raises what work() does not catch)
     for result, error in outcomes:
