@@ -5,7 +5,8 @@ Run: ``.venv/bin/python bench/bench_dynamics.py [--calls N] [--batch B] [--robot
 Prints the median time per call of ours and Pinocchio's equivalent on the Panda (default)
 and the ratio ours / Pinocchio (targets: inverse_dynamics, forward_dynamics and mass_matrix
 within 5x of ``rnea``, ``aba``, ``crba``), then batches of B configurations (ours: one
-batched call; Pinocchio: a Python loop; target: ours faster per configuration).
+batched call on one thread; Pinocchio: a Python loop; target: ours faster per
+configuration; bench/run.py has the batches on every core).
 """
 import argparse
 import os
@@ -120,6 +121,7 @@ def main(argv=None):
     ap.add_argument('--batch', type=int, default=10000)
     ap.add_argument('--robot', default='panda', help='example-robot-data name (default panda)')
     args = ap.parse_args(argv)
+    lm.set_num_threads(1)   # Pinocchio's loop runs on one core
     bench_robot(args.robot, args.calls, args.batch)
 
 

@@ -3,10 +3,11 @@ Kinematics beside Pinocchio, in one run: link_pose, jacobian (each representatio
 
 Run: ``.venv/bin/python bench/bench_kinematics.py [--calls N] [--batch B]``.  Prints the
 median time per call of ours and Pinocchio's equivalent on the Panda and UR5 and the
-ratio ours / Pinocchio, then a batch of B configurations (ours: one batched call;
-Pinocchio: a Python loop).  Pinocchio equivalents: ``framesForwardKinematics`` (pose),
-``computeFrameJacobian`` (J, LOCAL / WORLD / LOCAL_WORLD_ALIGNED; mixed has no
-Pinocchio counterpart and is compared with LOCAL_WORLD_ALIGNED),
+ratio ours / Pinocchio, then a batch of B configurations (ours: one batched call on one
+thread; Pinocchio: a Python loop; bench/run.py has the batches on every core).
+Pinocchio equivalents: ``framesForwardKinematics`` (pose), ``computeFrameJacobian`` (J,
+LOCAL / WORLD / LOCAL_WORLD_ALIGNED; mixed has no Pinocchio counterpart and is compared
+with LOCAL_WORLD_ALIGNED),
 ``computeJointJacobiansTimeVariation`` + ``getFrameJacobianTimeVariation`` (J̇).
 """
 import argparse
@@ -89,6 +90,7 @@ def main(argv=None):
     ap.add_argument('--calls', type=int, default=20000)
     ap.add_argument('--batch', type=int, default=10000)
     args = ap.parse_args(argv)
+    lm.set_num_threads(1)   # Pinocchio's loop runs on one core
     bench_robot('panda', 'panda_hand', args.calls, args.batch)
     bench_robot('ur5', 'tool0', args.calls, args.batch)
 

@@ -13,7 +13,12 @@ Run: ``python bench/run.py [--smoke] [--json PATH|-] [--out DIR]``.
   warm-up that includes numba's compilation.  Modern Robotics (pure Python; fixed-base
   serial chains only: UR5 and the 7-joint Panda arm) gets a time budget per row instead of
   the full call count.
-* Batch: ``--batch`` states through our batched call vs a Python loop over Pinocchio.
+* Batch: ``--batch`` states through our batched call on one thread vs a Python loop over
+  Pinocchio.
+* Parallel batch: the same batched calls on ``--threads`` threads (default: every core
+  available) vs one thread; before timing, the threaded result must equal the serial one
+  bit for bit (``np.array_equal``).  Serial and threaded runs alternate, best of
+  ``--reps``.
 * Scaling: random chains (``random_model``) of 5 … 200 bodies; inverse dynamics, forward
   dynamics and mass matrix; the exponent of a least-squares line on log-log axes.
 * Start-up: ``import liemb_ros`` to the first inverse-dynamics result in a fresh subprocess
@@ -49,12 +54,14 @@ SCALING_ALGOS = ('inverse_dynamics', 'forward_dynamics', 'mass_matrix')
 TARGET_RATIO = 3.0
 TARGET_EXPONENT = 1.1
 TARGET_WARM_S = 2.0
+TARGET_SPEEDUP_2 = 1.7   # threads=2 vs 1 on a two-core machine
 
 FULL = {'robots': list(_peers.ROBOTS), 'calls': 10000, 'chunk': 50, 'batch': 10000,
         'checks': 3, 'mr_budget_s': 0.3, 'scaling_n': [5, 10, 20, 50, 100, 200],
-        'scaling_calls': 2000, 'cold': True}
+        'scaling_calls': 2000, 'cold': True, 'parallel_reps': 5}
 SMOKE = {'robots': ['panda', 'solo12'], 'calls': 300, 'chunk': 20, 'batch': 16, 'checks': 2,
-         'mr_budget_s': 0.02, 'scaling_n': [5, 20, 50], 'scaling_calls': 100, 'cold': False}
+         'mr_budget_s': 0.02, 'scaling_n': [5, 20, 50], 'scaling_calls': 100, 'cold': False,
+         'parallel_reps': 1}
 
 
 # --------------------------------------------------------------------------- timing
@@ -109,14 +116,14 @@ def scaled_error(a, b):
 
 # --------------------------------------------------------------------------- suites
 def bench_robot(name, algos, cfg, tol, rng, log):
-    """Check then time every algorithm on one robot; return (single rows, batch rows)."""
+    """Check then time every algorithm on one robot; return (single, batch, parallel rows)."""
     robot = _peers.Robot(name)
     chain = None
     if _peers.import_mr() is not None and not robot.floating:
         chain = _peers.MRChain(robot)
     states = robot.states(max(cfg['checks'], 8), rng)
     batch_states = robot.stack(robot.states(cfg['batch'], rng))
-    single, batch = [], []
+    single, batch, parallel = [], [], []
     for a in algos:
         row = {'robot': name, 'algo': a.key, 'nv': robot.model.nv, 'note': a.note}
         errs = []
@@ -140,13 +147,23 @@ def bench_robot(name, algos, cfg, tol, rng, log):
             row['mr_us'] = row['ratio_mr'] = None
         single.append(row)
         batch.append(bench_batch(robot, a, batch_states))
+        parallel.append(bench_parallel(robot, a, batch_states, cfg['threads'],
+                                       cfg['parallel_reps']))
         log(f"  {name:<14} {a.key:<28} ours {ours:9.2f} us  pin {theirs:9.2f} us  "
-            f"err {row['err_pin']:.1e}")
-    return single, batch
+            f"err {row['err_pin']:.1e}  threads x{parallel[-1]['speedup']:.2f}")
+    return single, batch, parallel
 
 
 def bench_batch(robot, a, S, reps=3):
-    """Per-configuration µs of our batched call and of a Python loop over Pinocchio."""
+    """Per-configuration µs of our batched call (one thread) and of a Python loop over pin."""
+    lm.set_num_threads(1)   # Pinocchio's loop runs on one core
+    try:
+        return _bench_batch(robot, a, S, reps)
+    finally:
+        lm.set_num_threads(None)
+
+
+def _bench_batch(robot, a, S, reps):
     B = S['q'].shape[0]
     tiny = {k: (None if v is None else v[:2]) for k, v in S.items()}
     a.ours_batch(robot, tiny)()  # compile the batch kernel
@@ -182,6 +199,59 @@ def bench_batch(robot, a, S, reps=3):
             'ours_out_us_per_config': oo, 'pin_loop_us_per_config': t, 'ratio_pin': o / t,
             'ratio_pin_out': None if oo is None else oo / t,
             'ratio_pin_best': o / t if oo is None else min(o, oo) / t}
+
+
+def _equal(a, b):
+    if isinstance(a, tuple):
+        return all(_equal(x, y) for x, y in zip(a, b))
+    return a.shape == b.shape and bool(np.array_equal(a, b))
+
+
+def bench_parallel(robot, a, S, threads, reps):
+    """
+    Our batched call on ``threads`` threads vs one: checked bit for bit, then timed.
+
+    Best of ``reps`` alternating runs of each: with a new result array per call (as a
+    caller without ``out=`` gets it: its page faults are part of the time) and, where the
+    call takes ``out=``, into one reused array.  ``cores_used``: CPU time over wall time of
+    the fastest threaded run, the cores it got (other processes take the rest).
+    """
+    B = S['q'].shape[0]
+    run = a.ours_batch(robot, S)
+    runs = [run]
+    if a.out_shape is not None:
+        shape = a.out_shape(robot, B)
+        out = (tuple(np.empty(sh) for sh in shape) if isinstance(shape, list)
+               else np.empty(shape))
+        runs.append(partial(run, out=out))
+    cores = []   # (time, CPU time / wall time) of each threaded run: the cores it got
+    lm.set_num_threads(1)
+    try:
+        serial = run()
+        lm.set_num_threads(threads)
+        same = _equal(run(), serial)
+        if len(runs) > 1:
+            same = same and _equal(runs[1](), serial)
+        best = []
+        for fn in runs:
+            one, many = [], []
+            for _ in range(reps):
+                lm.set_num_threads(1)
+                one.append(_chunk_ns(fn, 1) / B / 1e3)
+                lm.set_num_threads(threads)
+                c0 = time.process_time()
+                many.append(_chunk_ns(fn, 1) / B / 1e3)
+                cores.append((many[-1], (time.process_time() - c0) * 1e6 / B / many[-1]))
+            best.append((min(one), min(many)))
+    finally:
+        lm.set_num_threads(None)
+    (one, many), out_pair = best[0], (best[1] if len(best) > 1 else (None, None))
+    return {'robot': robot.name, 'algo': a.key, 'batch': B, 'threads': threads,
+            'identical': same, 'serial_us_per_config': one, 'threads_us_per_config': many,
+            'speedup': one / many, 'cores_used': min(cores)[1],
+            'serial_out_us_per_config': out_pair[0],
+            'threads_out_us_per_config': out_pair[1],
+            'speedup_out': None if out_pair[0] is None else out_pair[0] / out_pair[1]}
 
 
 def fit_exponent(n, t):
@@ -285,6 +355,23 @@ def targets(res):
     t.append({'target': 'batch per config <= pin loop (every row; into out= where offered)',
               'value': worst['ratio_pin_best'],
               'holds': not slow, 'failing': slow})
+    par = res['parallel']
+    if par and par[0]['threads'] == 2:
+        keys = ('forward_kinematics', 'jacobian body', 'jacobian_derivative body',
+                'inverse_dynamics', 'mass_matrix', 'forward_dynamics', 'dtau_dq')
+        rows = [p for p in par if p['algo'] in keys]
+
+        def best(p):
+            return max(p['speedup'], p['speedup_out'] or 0.0)
+
+        low = [f"{p['robot']} {p['algo']}" for p in rows if best(p) < TARGET_SPEEDUP_2]
+        t.append({'target': f'batch on 2 threads >= {TARGET_SPEEDUP_2:g}x one thread (FK, '
+                            'J, J̇, ID, M, FD, ∂τ; into out= where offered)',
+                  'value': min(best(p) for p in rows), 'holds': not low, 'failing': low})
+    t.append({'target': 'batch on threads bit for bit the serial batch (every row)',
+              'value': float(sum(p['identical'] for p in par)),
+              'holds': all(p['identical'] for p in par),
+              'failing': [f"{p['robot']} {p['algo']}" for p in par if not p['identical']]})
     for algo in ('inverse_dynamics', 'forward_dynamics'):
         # Judged on the worse of the whole fit and the n >= 50 tail: the fixed per-call
         # cost flattens the whole fit, the tail shows the asymptotic slope.
@@ -316,8 +403,8 @@ def print_report(res):
         print(f"{r['robot']:<14} {r['algo']:<28} {r['ours_us']:9.2f} {r['pin_us']:9.2f} "
               f"{r['ratio_pin']:9.2f} {_f(r['mr_us'])} {_f(r['ratio_mr'], '9.4f')} "
               f"{r['err_pin']:8.1e} {'n/a' if emr is None else format(emr, '8.1e'):>8}")
-    print(f"\nBatch of {res['meta']['batch']}: µs per configuration (ours batched vs a "
-          'Python loop over pin)')
+    print(f"\nBatch of {res['meta']['batch']}: µs per configuration (ours batched on one "
+          'thread vs a Python loop over pin)')
     hdr = (f"{'robot':<14} {'algorithm':<28} {'ours':>9} {'pin loop':>9} {'ours/pin':>9} "
            f"{'ours out=':>9} {'ratio':>9}")
     print(hdr)
@@ -328,6 +415,26 @@ def print_report(res):
               f"{_f(b['ours_out_us_per_config'])} {_f(b['ratio_pin_out'])}")
     print('("ours": a new result array per call; "ours out=": written into one reused array, '
           'where the call takes out=)')
+    par = res['parallel']
+    if par:
+        print(f"\nParallel batch of {res['meta']['batch']} on {par[0]['threads']} threads "
+              f"({res['meta']['cores']} cores available): µs per configuration, best of "
+              f"{res['meta']['parallel_reps']}; load average before the run: "
+              f"{res['meta']['load_before']}, after: {res['meta']['load_after']}")
+        hdr = (f"{'robot':<14} {'algorithm':<28} {'1 thread':>9} {'threads':>9} "
+               f"{'speed-up':>9} {'cores':>6} {'out= 1':>9} {'out= N':>9} {'speed-up':>9} "
+               f"{'identical':>9}")
+        print(hdr)
+        print('-' * len(hdr))
+        for p in par:
+            print(f"{p['robot']:<14} {p['algo']:<28} {p['serial_us_per_config']:9.3f} "
+                  f"{p['threads_us_per_config']:9.3f} {p['speedup']:9.2f} "
+                  f"{p['cores_used']:6.2f} {_f(p['serial_out_us_per_config'], '9.3f')} "
+                  f"{_f(p['threads_out_us_per_config'], '9.3f')} "
+                  f"{_f(p['speedup_out'])} {'yes' if p['identical'] else 'NO':>9}")
+        print('(cores: CPU time / wall time of the fastest threaded run, the cores it got on '
+              'this shared machine; out=: into one reused array, where the call takes out=; '
+              'identical: the threaded result equals the serial one bit for bit)')
     print('\nScaling on random chains (µs; exponent of a log-log least-squares fit)')
     sc = res['scaling']
     ns = sc[SCALING_ALGOS[0]]['n']
@@ -424,12 +531,16 @@ def main(argv=None):
     ap.add_argument('--tol', type=float, default=1e-8, help='agreement tolerance')
     ap.add_argument('--no-cold', action='store_true', help='skip the cold-cache start-up')
     ap.add_argument('--seed', type=int, default=6)
+    ap.add_argument('--threads', type=int, help='threads of the parallel batch rows '
+                    '(default: every core available)')
     args = ap.parse_args(argv)
     cfg = dict(SMOKE if args.smoke else FULL)
     for key in ('robots', 'calls', 'batch'):
         if getattr(args, key) is not None:
             cfg[key] = getattr(args, key)
     cfg['cold'] = cfg['cold'] and not args.no_cold
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()
+    cfg['threads'] = args.threads or max(2, cores)
     quiet = args.json == '-'
 
     def log(msg):
@@ -442,16 +553,19 @@ def main(argv=None):
                     'machine': f'{platform.machine()}, {os.cpu_count()} cores',
                     'versions': _versions(), 'smoke': args.smoke, 'calls': cfg['calls'],
                     'chunk': cfg['chunk'], 'batch': cfg['batch'], 'tol': args.tol,
-                    'robots': cfg['robots'],
+                    'robots': cfg['robots'], 'cores': cores,
+                    'parallel_reps': cfg['parallel_reps'],
+                    'load_before': ' '.join(f'{x:.2f}' for x in os.getloadavg()),
                     'note': 'shared machine: other processes run beside this one, so times '
                             'are noisy; ours and pin are interleaved chunk by chunk so that '
                             'their ratio is steadier than either time'},
-           'single': [], 'batch': []}
+           'single': [], 'batch': [], 'parallel': []}
     log('single call and batch')
     for name in cfg['robots']:
-        s, b = bench_robot(name, algos, cfg, args.tol, rng, log)
+        s, b, p = bench_robot(name, algos, cfg, args.tol, rng, log)
         res['single'] += s
         res['batch'] += b
+        res['parallel'] += p
     log('scaling')
     res['scaling'] = bench_scaling(cfg, rng, log)
     log('start-up')
@@ -461,6 +575,7 @@ def main(argv=None):
     res['charts'] = plot(res, args.out)
     res['meta']['loop_overhead_us'] = time_interleaved([[_noop]], cfg['calls'], cfg['chunk'])[0]
     res['meta']['wall_s'] = time.perf_counter() - t0
+    res['meta']['load_after'] = ' '.join(f'{x:.2f}' for x in os.getloadavg())
     if quiet:
         json.dump(res, sys.stdout, indent=1)
     else:
@@ -469,7 +584,7 @@ def main(argv=None):
         if args.json:
             with open(args.json, 'w') as fh:
                 json.dump(res, fh, indent=1)
-    return 0 if res['all_agree'] else 1
+    return 0 if res['all_agree'] and all(p['identical'] for p in res['parallel']) else 1
 
 
 if __name__ == '__main__':

@@ -8,11 +8,12 @@ path), ``Model``, ``link_pose``, ``forward_kinematics``, ``link_twist``,
 ``joint_wrenches``, ``mass_matrix``, ``mass_matrix_derivative``, ``coriolis_matrix``,
 ``forward_dynamics``; equations of motion: ``kane_eom``, ``lagrange_eom``,
 ``system_matrices``, ``inverse_dynamics_derivatives``, ``inverse_dynamics_time_derivative``,
-``linearize``.
+``linearize``; ``set_num_threads``/``get_num_threads``: the threads of the batch calls.
 Twists are angular first ``(ω, v)``, wrenches moment first ``(m, f)``, poses 4x4.
 """
 from .dynamics import (coriolis_matrix, forward_dynamics, gravity_torques, inverse_dynamics,
                        joint_wrenches, mass_matrix, mass_matrix_derivative)
+from ._kernels.dispatch import get_num_threads, set_num_threads
 from .eom import (inverse_dynamics_derivatives, inverse_dynamics_time_derivative, kane_eom,
                   lagrange_eom, linearize, system_matrices)
 from .kinematics import (body_poses, body_twists, forward_kinematics, jacobian,
@@ -27,7 +28,8 @@ __all__ = ['load_urdf', 'load_urdf_string', 'Model', 'URDFError', 'URDFWarning',
            'representation_map', 'inverse_dynamics', 'gravity_torques', 'joint_wrenches',
            'mass_matrix', 'mass_matrix_derivative', 'coriolis_matrix', 'forward_dynamics',
            'kane_eom', 'lagrange_eom', 'system_matrices', 'inverse_dynamics_derivatives',
-           'inverse_dynamics_time_derivative', 'linearize']
+           'inverse_dynamics_time_derivative', 'linearize', 'set_num_threads',
+           'get_num_threads']
 
 
 def _version():

@@ -63,6 +63,10 @@ dynamics: the articulated-body algorithm in body-fixed form.
 
 Every function accepts ``q`` of shape ``(nq,)`` or ``(B, nq)`` and ``qd``, ``qdd``,
 ``tau`` of shape ``(nv,)`` or ``(B, nv)``; batched input gives a leading batch axis.
+Batches of inverse dynamics, gravity torques, ``M``, ``Ṁ`` and forward dynamics run on
+several threads (``threads=``, default :func:`liemb_ros.set_num_threads`, else every core
+available; results bit for bit those of ``threads=1``:
+:func:`liemb_ros._kernels.dispatch.run_batch`); a single configuration ignores it.
 """
 import weakref
 
@@ -74,23 +78,30 @@ from ._kernels.dispatch import (BAD_BASE, BAD_FEXT, BAD_Q, BAD_QD,  # noqa: F401
                                 BAD_QDD, BAD_TAU, OK, SINGULAR,
                                 EYE4, FORM_INDEX, FORMS, NO_ARM, NO_FEXT, armature_arg,
                                 as_batch, base_arg, check, fast, fext_arg, form_index,
-                                out_array, states)
+                                out_array, run_batch, states, threads_arg)
 from ._kernels.rnea import id_batch, id_into, id_plain, wrench_batch, wrench_entry
 
+# estimated time of one configuration of a batch kernel per body [ns] (run_batch's chunks)
+_NS_ID = 60
+_NS_CRBA = 60
+_NS_ABA = 150
 
-def inverse_dynamics(model, q, qd, qdd, form='body', f_ext=None, base_pose=None):
+
+def inverse_dynamics(model, q, qd, qdd, form='body', f_ext=None, base_pose=None, threads=None):
     """
     Joint forces ``τ = M(q) q̈ + C(q, q̇) q̇ + g(q) - Σ J_lᵀ f_l``, shape (nv,) or (B, nv).
 
     Recursive Newton-Euler, O(n), in ``form`` 'body' | 'spatial' | 'hybrid' (module
     docstring; seed 002 §4).  ``f_ext``: wrenches on links (module docstring).  For a
     floating base ``tau[:6]`` is the base wrench in the base frame.  Raises ValueError on
-    wrong shapes, NaN/inf or unknown names.
+    wrong shapes, NaN/inf or unknown names.  ``threads``: for a batch (module docstring).
     """
     fm = FORM_INDEX.get(form, -1) if form.__class__ is str else -1
     if fm < 0:
         fm = form_index(form)
     (q, qd, qdd), B = states(model, q, (('qd', qd), ('qdd', qdd)))
+    if threads is not None:
+        threads_arg(threads)
     if B is None:
         tau = np.empty(model.nv)
         if base_pose is None and f_ext is None:
@@ -105,18 +116,24 @@ def inverse_dynamics(model, q, qd, qdd, form='body', f_ext=None, base_pose=None)
         if st:
             check(model, st)
         return tau
-    return id_batch(model.dyn, q, qd, qdd, base_arg(model, base_pose, B),
-                    fext_arg(model, f_ext, B), model.lk, fm, 1.0, np.empty((B, model.nv)))
+    tau = np.empty((B, model.nv))
+    run_batch(id_batch, (model.dyn, q, qd, qdd, base_arg(model, base_pose, B),
+                         fext_arg(model, f_ext, B), model.lk, fm, 1.0, tau),
+              (1, 2, 3, 4, 5, 9), threads, _NS_ID * model.nb)
+    return tau
 
 
-def gravity_torques(model, q, base_pose=None):
+def gravity_torques(model, q, base_pose=None, threads=None):
     """
     Gravity torques ``g(q)`` = inverse dynamics at rest, shape (nv,) or (B, nv).
 
     For a floating base the first six entries are the base wrench that holds the robot
     against gravity (base frame).  Equals ``∂U/∂q`` of the potential energy.
+    ``threads``: for a batch (module docstring).
     """
     q, batched = as_batch(model, q, model.nq, 'q')
+    if threads is not None:
+        threads_arg(threads)
     if not batched:
         z = np.zeros(model.nv)
         tau = np.empty(model.nv)
@@ -131,8 +148,11 @@ def gravity_torques(model, q, base_pose=None):
             check(model, st)
         return tau
     z = np.zeros((q.shape[0], model.nv))
-    return id_batch(model.dyn, q, z, z, base_arg(model, base_pose, q.shape[0]),
-                    fext_arg(model, None, q.shape[0]), model.lk, 0, 1.0, np.empty(z.shape))
+    tau = np.empty(z.shape)
+    run_batch(id_batch, (model.dyn, q, z, z, base_arg(model, base_pose, q.shape[0]),
+                         fext_arg(model, None, q.shape[0]), model.lk, 0, 1.0, tau),
+              (1, 2, 3, 4, 5, 9), threads, _NS_ID * model.nb)
+    return tau
 
 
 def joint_wrenches(model, q, qd, qdd, f_ext=None, base_pose=None, per_body=False):
@@ -181,7 +201,7 @@ def _owner_bodies(model):
     return owner
 
 
-def mass_matrix(model, q, base_pose=None, out=None, armature=None):
+def mass_matrix(model, q, base_pose=None, out=None, armature=None, threads=None):
     """
     Joint-space mass matrix ``M(q) = Jᵀ M^b J`` (seed 002 (81)), (nv, nv) or (B, nv, nv).
 
@@ -191,15 +211,18 @@ def mass_matrix(model, q, base_pose=None, out=None, armature=None):
     large batches; see :func:`~liemb_ros.kinematics.forward_kinematics`).
     ``armature``: (nq,) rotor inertias [kg m² or kg] added to the joints' diagonal,
     ``M + diag(0_6, armature)`` (Pinocchio's ``model.armature``; see :func:`singular_joints`).
+    ``threads``: for a batch (module docstring).
     """
     if armature is not None:
         arm = armature_arg(model, armature)
-        M = mass_matrix(model, q, base_pose=base_pose, out=out)
+        M = mass_matrix(model, q, base_pose=base_pose, out=out, threads=threads)
         a = model.nv - model.nq
         idx = np.arange(a, model.nv)
         M[..., idx, idx] += arm
         return M
     q, batched = as_batch(model, q, model.nq, 'q')
+    if threads is not None:
+        threads_arg(threads)
     if not batched:
         out = out_array(out, (model.nv, model.nv), (('q', q), ('base_pose', base_pose)))
         st = fast(model, ('crba', base_pose is None), crba_into,
@@ -211,21 +234,25 @@ def mass_matrix(model, q, base_pose=None, out=None, armature=None):
     B = q.shape[0]
     # a new output is allocated by numpy (large arrays get huge pages: ~5x less first-touch
     # time than numba's allocator for talos' 115 MB at B = 10 000)
-    return crba_batch(model.dyn, q, np.broadcast_to(np.zeros(model.nv), (B, model.nv)),
-                      base_arg(model, base_pose, B), False,
-                      out_array(out, (B, model.nv, model.nv),
-                                (('q', q), ('base_pose', base_pose))))
+    out = out_array(out, (B, model.nv, model.nv), (('q', q), ('base_pose', base_pose)))
+    run_batch(crba_batch, (model.dyn, q, np.broadcast_to(np.zeros(model.nv), (B, model.nv)),
+                           base_arg(model, base_pose, B), False, out),
+              (1, 2, 3, 5), threads, _NS_CRBA * model.nb)
+    return out
 
 
-def mass_matrix_derivative(model, q, qd, base_pose=None):
+def mass_matrix_derivative(model, q, qd, base_pose=None, threads=None):
     """
     Time derivative ``Ṁ = dM/dt`` along the velocity ``qd``, (nv, nv) or (B, nv, nv).
 
     ``Ṁ = J̇ᵀ M^b J + Jᵀ M^b J̇`` evaluated recursively over composite bodies (the kernel of
     :func:`mass_matrix`, module docstring), independent of the Coriolis matrix; with it
     ``Ṁ - 2C`` is skew-symmetric.  Floating base: the base moves by ``Ċ = C V̂base_arg``.
+    ``threads``: for a batch (module docstring).
     """
     (q, qd), B = states(model, q, (('qd', qd),))
+    if threads is not None:
+        threads_arg(threads)
     if B is None:
         out = np.empty((model.nv, model.nv))
         st = fast(model, ('crba', base_pose is None), crba_into,
@@ -234,8 +261,10 @@ def mass_matrix_derivative(model, q, qd, base_pose=None):
         if st:
             check(model, st)
         return out
-    return crba_batch(model.dyn, q, qd, base_arg(model, base_pose, B), True,
-                      np.empty((B, model.nv, model.nv)))
+    out = np.empty((B, model.nv, model.nv))
+    run_batch(crba_batch, (model.dyn, q, qd, base_arg(model, base_pose, B), True, out),
+              (1, 2, 3, 5), threads, 2 * _NS_CRBA * model.nb)
+    return out
 
 
 def coriolis_matrix(model, q, qd, base_pose=None):
@@ -258,7 +287,7 @@ def coriolis_matrix(model, q, qd, base_pose=None):
 
 
 def forward_dynamics(model, q, qd, tau, f_ext=None, base_pose=None, method='aba',
-                     armature=None):
+                     armature=None, threads=None):
     """
     Joint accelerations ``q̈ = M^-1 (τ - C q̇ - g + Σ J_lᵀ f_l)``, shape (nv,) or (B, nv).
 
@@ -271,13 +300,17 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, base_pose=None, method='aba'
     inertias added to the joints' diagonal, ``(M + diag(0_6, armature)) q̈ = …``, in the
     ABA as an addition to each joint's pivot ``D_i = S_iᵀ I^A_i S_i + armature_i`` (as
     Pinocchio's ``aba`` with ``model.armature``); it regularises massless leaves.
+    ``threads``: for a batch (module docstring; the Cholesky route threads its inverse
+    dynamics and mass matrix).
     """
     if method not in ('aba', 'cholesky'):
         raise ValueError(f"unknown method {method!r}; expected 'aba' or 'cholesky'")
     (q, qd, tau), B = states(model, q, (('qd', qd), ('tau', tau)))
+    if threads is not None:
+        threads_arg(threads)
     arm = None if armature is None else armature_arg(model, armature)
     if method == 'cholesky' or model.shared_coordinates:
-        return _fd_cholesky(model, q, qd, tau, f_ext, base_pose, B, arm)
+        return _fd_cholesky(model, q, qd, tau, f_ext, base_pose, B, arm, threads)
     if B is None:
         qdd = np.empty(model.nv)
         base = EYE4 if base_pose is None else base_arg(model, base_pose, None)
@@ -290,9 +323,11 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, base_pose=None, method='aba'
                       (model.packed_int, model.packed_float, q, qd, tau, base, fext, qdd,
                        arm))
     else:
-        qdd, st = aba_batch(model.dyn, q, qd, tau, base_arg(model, base_pose, B),
-                            fext_arg(model, f_ext, B), model.lk, np.empty((B, model.nv)),
-                            NO_ARM if arm is None else arm)
+        qdd = np.empty((B, model.nv))
+        st = run_batch(aba_batch, (model.dyn, q, qd, tau, base_arg(model, base_pose, B),
+                                   fext_arg(model, f_ext, B), model.lk, qdd,
+                                   NO_ARM if arm is None else arm),
+                       (1, 2, 3, 4, 5, 7), threads, _NS_ABA * model.nb)
     if st:
         check(model, st)
     return qdd
@@ -336,11 +371,12 @@ def forward_dynamics_function(model, armature=None):
     return fd
 
 
-def _fd_cholesky(model, q, qd, tau, f_ext, base_pose, B, arm=None):
+def _fd_cholesky(model, q, qd, tau, f_ext, base_pose, B, arm=None, threads=None):
     if not np.all(np.isfinite(tau)):
         raise ValueError('tau contains NaN or inf')
-    bias = inverse_dynamics(model, q, qd, np.zeros_like(tau), f_ext=f_ext, base_pose=base_pose)
-    M = mass_matrix(model, q, base_pose=base_pose, armature=arm)
+    bias = inverse_dynamics(model, q, qd, np.zeros_like(tau), f_ext=f_ext, base_pose=base_pose,
+                            threads=threads)
+    M = mass_matrix(model, q, base_pose=base_pose, armature=arm, threads=threads)
     try:
         L = np.linalg.cholesky(M)
     except np.linalg.LinAlgError:

@@ -27,12 +27,15 @@ import numpy as np
 from . import dynamics as dyn_
 from ._kernels.derivatives import derivatives_batch, derivatives_into
 from ._kernels.dispatch import (EYE4, NO_FEXT, base_arg, check, fast, fext_arg, out_array,
-                                states)
+                                run_batch, states, threads_arg)
 from .closed_form import kane_eom, lagrange_eom, system_matrices  # noqa: F401 (API)
 from .lie._core import ad_matrix_into
 
+_NS_DERIVATIVES = 200   # estimated time of one configuration per body [ns] (run_batch)
 
-def inverse_dynamics_derivatives(model, q, qd, qdd, f_ext=None, base_pose=None, out=None):
+
+def inverse_dynamics_derivatives(model, q, qd, qdd, f_ext=None, base_pose=None, out=None,
+                                 threads=None):
     """
     Return ``(∂τ/∂q, ∂τ/∂q̇)`` of :func:`~liemb_ros.dynamics.inverse_dynamics`, each (nv, nv).
 
@@ -43,8 +46,13 @@ def inverse_dynamics_derivatives(model, q, qd, qdd, f_ext=None, base_pose=None, 
     docstring); ``∂τ/∂q̇ = 2 C_Γ`` for a fixed base.  ``f_ext`` is held fixed in the link frames.
     ``out``: a pair of arrays of the results' shape to write into instead of new ones
     (repeated large batches; see :func:`~liemb_ros.kinematics.forward_kinematics`).
+    ``threads``: how many threads a batch runs on (default :func:`liemb_ros.set_num_threads`,
+    else every core available; results bit for bit those of ``threads=1``); a single
+    configuration ignores it.
     """
     (q, qd, qdd), B = states(model, q, (('qd', qd), ('qdd', qdd)))
+    if threads is not None:
+        threads_arg(threads)
     shape = (model.nv, model.nv) if B is None else (B, model.nv, model.nv)
     if out is None:
         dq, dqd = np.empty(shape), np.empty(shape)
@@ -65,8 +73,9 @@ def inverse_dynamics_derivatives(model, q, qd, qdd, f_ext=None, base_pose=None, 
         if st:
             check(model, st)
         return dq, dqd
-    derivatives_batch(model.dyn, q, qd, qdd, base_arg(model, base_pose, B),
-                      fext_arg(model, f_ext, B), model.lk, dq, dqd)
+    run_batch(derivatives_batch, (model.dyn, q, qd, qdd, base_arg(model, base_pose, B),
+                                  fext_arg(model, f_ext, B), model.lk, dq, dqd),
+              (1, 2, 3, 4, 5, 7, 8), threads, _NS_DERIVATIVES * model.nb)
     return dq, dqd
 
 

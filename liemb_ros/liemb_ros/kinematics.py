@@ -48,18 +48,26 @@ columns are ``Ad_{C_base}`` and their derivatives ``ad_{V^s_base} Ad_{C_base}``.
 
 Every function accepts ``q`` of shape ``(nq,)`` or ``(B, nq)`` (and ``qd``/``qdd`` of
 shape ``(nv,)`` / ``(B, nv)``) and returns a leading batch axis for batched input.
+Batches run on several threads (``threads=``, default :func:`liemb_ros.set_num_threads`,
+else every core available; results bit for bit those of ``threads=1``:
+:func:`liemb_ros._kernels.dispatch.run_batch`); a single configuration ignores it.
 """
 import numpy as np
 
 from ._kernels.dispatch import (BAD_BASE, BAD_Q, BAD_QD, BAD_QDD, OK,  # noqa: F401 (as before)
                                 EYE4, F64, REP_INDEX, as_batch, base_arg, check, fast,
-                                out_array, rep_index)
+                                out_array, rep_index, run_batch, threads_arg)
 from ._kernels.jacobian import (jacobian_batch, jacobian_into, jacobian_link, jacobian_tip_into,
                                 link_twist_into)
 from ._kernels.tree import (body_twists_into, forward_kinematics_batch, forward_kinematics_into,
                             forward_kinematics_plain, link_pose_batch, link_pose_into,
                             link_pose_link, poses_with_base)
 from .model.model import REPRESENTATIONS  # noqa: F401 (importable from here as before)
+
+# estimated time of one configuration of a batch kernel per body [ns] (run_batch's chunks)
+_NS_FK = 25
+_NS_JACOBIAN = 25
+_NS_JDOT = 50
 
 
 def _link(model, link):
@@ -71,15 +79,17 @@ def _link(model, link):
         return int(model.link_body[li]), model.link_offset[li]
 
 
-def link_pose(model, q, link, base_pose=None):
+def link_pose(model, q, link, base_pose=None, threads=None):
     """
     Pose ``C = [[R, r], [0, 1]]`` of ``link`` in the world frame, (4, 4) or (B, 4, 4).
 
     Body-fixed POE over the link's support path (seed 004 eq. (8), equal to the spatial
     POE (10)); ``base_pose`` is the pose of the base (floating base, or where a fixed
-    robot is mounted).
+    robot is mounted).  ``threads``: for a batch (module docstring).
     """
     q, batched = as_batch(model, q, model.nq, 'q')
+    if threads is not None:
+        threads_arg(threads)
     li = model.link_ids.get(link) if link.__class__ is str else None
     if li is not None and base_pose is None and not batched:
         out = np.empty((4, 4))
@@ -102,21 +112,23 @@ def link_pose(model, q, link, base_pose=None):
             check(model, st)
         return out
     out = np.empty((q.shape[0], 4, 4))
-    check(model, link_pose_batch(model.kin, q, base_arg(model, base_pose, q.shape[0]), body, T,
-                                 out))
+    check(model, run_batch(link_pose_batch,
+                           (model.kin, q, base_arg(model, base_pose, q.shape[0]), body, T, out),
+                           (1, 2, 5), threads, _NS_FK * model.nb))
     return out
 
 
-def forward_kinematics(model, q, base_pose=None, out=None):
+def forward_kinematics(model, q, base_pose=None, out=None, threads=None):
     """
     Poses of all links, shape (len(link_names), 4, 4) (or with a leading batch axis).
 
     ``out``: an array of that shape to write into instead of a new one (for repeated large
     batches: a fresh 100 MB result costs its page faults on every call); one that shares
     memory with ``q`` or ``base_pose`` is refused (ValueError naming the argument).
+    ``threads``: for a batch (module docstring).
     """
-    if (out is None and base_pose is None and q.__class__ is np.ndarray and q.dtype is F64
-            and q.ndim == 1):
+    if (out is None and base_pose is None and threads is None and q.__class__ is np.ndarray
+            and q.dtype is F64 and q.ndim == 1):
         # the most common call, once its entry point is cached: no further wrapper layers
         entry = model.entry_points.get('forward_kinematics')
         if entry is not None and q.shape[0] == model.nq and q.flags.carray:
@@ -126,6 +138,8 @@ def forward_kinematics(model, q, base_pose=None, out=None):
                 check(model, st)
             return out
     q, batched = as_batch(model, q, model.nq, 'q')
+    if threads is not None:
+        threads_arg(threads)
     nl = len(model.link_names)
     if not batched:
         out = out_array(out, (nl, 4, 4), (('q', q), ('base_pose', base_pose)))
@@ -141,18 +155,23 @@ def forward_kinematics(model, q, base_pose=None, out=None):
             check(model, st)
         return out
     out = out_array(out, (q.shape[0], nl, 4, 4), (('q', q), ('base_pose', base_pose)))
-    check(model, forward_kinematics_batch(model.kin, q, base_arg(model, base_pose, q.shape[0]),
-                                          model.link_body, model.link_offset, out))
+    check(model, run_batch(forward_kinematics_batch,
+                           (model.kin, q, base_arg(model, base_pose, q.shape[0]),
+                            model.link_body, model.link_offset, out),
+                           (1, 2, 5), threads, _NS_FK * model.nb))
     return out
 
 
-def _jacobians(model, q, qd, link, representation, deriv, base_pose, twist=False):
+def _jacobians(model, q, qd, link, representation, deriv, base_pose, twist=False,
+               threads=None):
     """
     Return ``(out, qd)``: ``out[..., 0, :, :] = J`` and ``out[..., 1, :, :] = J̇``.
 
     A single configuration with ``twist`` gives the twist ``out = J qd`` (6,) instead.
     :func:`jacobian` calls the kernel itself.
     """
+    if threads is not None:
+        threads_arg(threads)
     body, T = _link(model, link)
     rep = REP_INDEX.get(representation, -1) if representation.__class__ is str else -1
     if rep < 0:
@@ -186,22 +205,27 @@ def _jacobians(model, q, qd, link, representation, deriv, base_pose, twist=False
         qd, qb = as_batch(model, qd, model.nv, 'qd')
         if not qb or qd.shape[0] != q.shape[0]:
             raise ValueError(f'q and qd batch shapes differ: {q.shape} vs {qd.shape}')
-    out = jacobian_batch(model.kin, q, qd, base_arg(model, base_pose, q.shape[0]), body, T, rep,
-                         deriv, np.empty((q.shape[0], 2 if deriv else 1, 6, model.nv)))
+    out = np.empty((q.shape[0], 2 if deriv else 1, 6, model.nv))
+    run_batch(jacobian_batch, (model.kin, q, qd, base_arg(model, base_pose, q.shape[0]), body, T,
+                               rep, deriv, out),
+              (1, 2, 3, 8), threads, (_NS_JDOT if deriv else _NS_JACOBIAN) * model.nb)
     return out, qd
 
 
-def jacobian(model, q, link, representation='body', base_pose=None):
+def jacobian(model, q, link, representation='body', base_pose=None, threads=None):
     """
     Geometric Jacobian of ``link``: ``V = J qd``, shape (6, nv) or (B, 6, nv).
 
     ``representation``: 'body' | 'spatial' | 'hybrid' | 'mixed' (module docstring).
     Rows are angular first.  For a floating base the first six columns belong to
-    the base's body-fixed twist.
+    the base's body-fixed twist.  ``threads``: for a batch (module docstring).
     """
     q, batched = as_batch(model, q, model.nq, 'q')
     if batched:
-        return _jacobians(model, q, None, link, representation, False, base_pose)[0][:, 0]
+        return _jacobians(model, q, None, link, representation, False, base_pose,
+                          threads=threads)[0][:, 0]
+    if threads is not None:
+        threads_arg(threads)
     li = model.link_ids.get(link) if link.__class__ is str else None
     if li is not None and base_pose is None:
         rep = REP_INDEX.get(representation, -1) if representation.__class__ is str else -1
@@ -233,35 +257,38 @@ def jacobian(model, q, link, representation='body', base_pose=None):
     return J
 
 
-def jacobian_derivative(model, q, qd, link, representation='body', base_pose=None):
+def jacobian_derivative(model, q, qd, link, representation='body', base_pose=None,
+                        threads=None):
     """
     Time derivative ``J̇`` of :func:`jacobian` along ``qd``, shape (6, nv) or (B, 6, nv).
 
     With it the acceleration of the link in that representation is
     ``V̇ = J q̈ + J̇ q̇`` (the plain time derivative of the represented twist).
+    ``threads``: for a batch (module docstring).
     """
-    out = _jacobians(model, q, qd, link, representation, True, base_pose)[0]
+    out = _jacobians(model, q, qd, link, representation, True, base_pose, threads=threads)[0]
     return out[1] if out.ndim == 3 else out[:, 1]
 
 
-def link_twist(model, q, qd, link, representation='body', base_pose=None):
+def link_twist(model, q, qd, link, representation='body', base_pose=None, threads=None):
     """Twist of ``link`` in the given representation, shape (6,) or (B, 6)."""
     if qd is None:
         raise ValueError('qd is required')
-    out, qd = _jacobians(model, q, qd, link, representation, False, base_pose, True)
+    out, qd = _jacobians(model, q, qd, link, representation, False, base_pose, True, threads)
     if out.ndim == 1:
         return out
     return np.einsum('...ij,...j->...i', out[..., 0, :, :], qd)
 
 
-def link_acceleration(model, q, qd, qdd, link, representation='body', base_pose=None):
+def link_acceleration(model, q, qd, qdd, link, representation='body', base_pose=None,
+                      threads=None):
     """
     Time derivative of :func:`link_twist`: ``V̇ = J q̈ + J̇ q̇``, shape (6,) or (B, 6).
 
     For 'hybrid' and 'mixed' the linear part is the classical acceleration ``r̈`` of the
     link origin (see docs/theory/representations.md); for 'body' it is ``d/dt v^b``.
     """
-    out, qd = _jacobians(model, q, qd, link, representation, True, base_pose)
+    out, qd = _jacobians(model, q, qd, link, representation, True, base_pose, threads=threads)
     qdd, _ = as_batch(model, qdd, model.nv, 'qdd')
     if not np.all(np.isfinite(qdd)):
         raise ValueError('qdd contains NaN or inf')

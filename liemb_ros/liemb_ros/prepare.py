@@ -7,8 +7,12 @@ would otherwise pay for it (minutes in all on two cores).  :func:`prepare` calls
 kernel the nodes, the CLI and the public functions use — kinematics and dynamics single and
 batched, fixed and floating base, the node engine, the Simulator in joint and absolute
 coordinates with explicit and implicit damping — so that later processes load them from the
-cache in well under a second.  The README's set-up (``./dev.sh setup``) runs it; on a colcon
-install run ``ros2 run liemb_ros liemb prepare`` (or ``liemb prepare``) once after building.
+cache in well under a second.  The batch kernels are compiled ``nogil=True`` (batches run on
+several threads); a batch on threads runs each chunk through the specialisation the serial
+batch compiled (chunks are slices of the same arrays), so the batch steps prepare both, and
+the last step runs batches split over two threads.  The README's set-up
+(``./dev.sh setup``) runs it; on a colcon install run ``ros2 run liemb_ros liemb prepare``
+(or ``liemb prepare``) once after building.
 
 The cache lives beside the sources (numba's default) or in ``NUMBA_CACHE_DIR``; processes
 that should use it must see the same setting.
@@ -69,6 +73,14 @@ def _steps():
         lm.forward_dynamics(model, q, qd, tau, base_pose=base, method='cholesky')
         lm.inverse_dynamics_derivatives(model, q, qd, qdd, base_pose=base)
 
+    def threaded(model):
+        # large enough to split into two chunks (dispatch.CHUNK_NS): the thread pool's path
+        q, qd, qdd, base = state(model, 4000)
+        lm.forward_kinematics(model, q, base_pose=base, threads=2)
+        lm.jacobian(model, q, model.link_names[-1], base_pose=base, threads=2)
+        lm.inverse_dynamics(model, q, qd, qdd, base_pose=base, threads=2)
+        lm.mass_matrix(model, q, base_pose=base, threads=2)
+
     def engine(model):
         e = DynamicsEngine(model)
         q, qd, _, base = state(model)
@@ -99,6 +111,7 @@ def _steps():
         ]
     steps.append(('simulation, absolute coordinates',
                   lambda: simulate(fixed, coordinates='absolute')))
+    steps.append(('batches on two threads', lambda: threaded(floating)))
     return steps
 
 

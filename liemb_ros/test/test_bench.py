@@ -53,6 +53,10 @@ def test_every_row_is_there(smoke):
             assert b['ours_out_us_per_config'] > 0 and b['ratio_pin_best'] > 0
         else:
             assert b['ours_out_us_per_config'] is None
+    rows = {(p['robot'], p['algo']) for p in smoke['parallel']}
+    assert rows == {(r, a) for r in robots for a in algos}, 'parallel'
+    for p in smoke['parallel']:
+        assert p['threads'] >= 2 and p['speedup'] > 0, (p['robot'], p['algo'])
     for algo in run.SCALING_ALGOS:
         d = smoke['scaling'][algo]
         assert len(d['n']) == len(d['us']) >= 2 and math.isfinite(d['exponent'])
@@ -66,6 +70,8 @@ def test_results_agree_with_the_peers(smoke):
     tol = smoke['meta']['tol']
     assert tol <= 1e-8
     assert smoke['all_agree']
+    for p in smoke['parallel']:   # threads give the serial batch's result bit for bit
+        assert p['identical'], (p['robot'], p['algo'])
     for r in smoke['single']:
         assert r['err_pin'] <= tol, (r['robot'], r['algo'])
         if r.get('err_mr') is not None:

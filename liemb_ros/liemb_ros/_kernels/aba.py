@@ -187,7 +187,7 @@ def aba_arm_into(ki, kf, q, qd, tau, base, fext, qdd, arm):
     return _aba(dyn, q, qd, tau, base, fext, lk, qdd, _aba_work(ki[0]), arm)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def aba_batch(dyn, Q, QD, TAU, base, fext, lk, out, arm):
     work = _aba_work(dyn[0].shape[0])
     for k in range(Q.shape[0]):

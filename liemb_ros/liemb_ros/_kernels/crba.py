@@ -119,7 +119,7 @@ def crba_into(ki, kf, q, qd, base, dot, out):
     return _crba(dyn, q, qd, base, out, dot, _crba_work(dyn))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def crba_batch(dyn, Q, QD, base, dot, out):
     work = _crba_work(dyn)
     for k in range(Q.shape[0]):

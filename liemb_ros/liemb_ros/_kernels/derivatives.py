@@ -198,7 +198,7 @@ def derivatives_into(ki, kf, q, qd, qdd, base, fext, dq, dqd):
     return _derivatives(dyn, q, qd, qdd, base, fext, lk, dq, dqd)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def derivatives_batch(dyn, Q, QD, QDD, base, fext, lk, dq, dqd):
     for k in range(Q.shape[0]):
         st = _derivatives(dyn, Q[k], QD[k], QDD[k], base[k], fext[k], lk, dq[k], dqd[k])

@@ -13,9 +13,22 @@ Dispatch: between the public functions and the compiled kernels.
 * **Entry-point cache.**  :func:`fast` calls a kernel through the compiled entry point of
   its overload, cached in ``model.entry_points``: numba's dispatcher would resolve the
   type of every argument on every call.
+* **Batches on every core.**  :func:`run_batch` splits a batch into contiguous chunks of
+  configurations and runs the batch kernel (compiled ``nogil=True``) on each chunk, in the
+  calling thread and the threads of a persistent pool (each takes the next chunk left).  A
+  chunk is a slice of the same arrays, so the kernel runs its one compiled specialisation
+  on it and each configuration is computed by exactly the code of the serial loop:
+  results are bit for bit those of ``threads=1``.  ``threads`` (:func:`threads_arg`) is a
+  keyword of the batch calls, its default :func:`set_num_threads`, else every core the
+  process may run on (``os.sched_getaffinity``); a batch too small to pay for the
+  hand-off (:data:`CHUNK_NS`) runs serially.
 
 The packed model the single-call kernels read is defined in :mod:`.layout`.
 """
+import itertools
+import os
+import threading
+
 import numpy as np
 from numba import njit
 
@@ -43,6 +56,11 @@ NO_FEXT = np.zeros((0, 6))
 NO_FEXT.setflags(write=False)
 NO_ARM = np.zeros(0)
 NO_ARM.setflags(write=False)
+# read-only broadcasts of any batch length: ``EYE4_BATCH[:B]`` is np.broadcast_to(EYE4, (B, 4, 4))
+# (the same strides, flags and numba type) for a slice's cost, not broadcast_to's microseconds
+_LONGEST = np.iinfo(np.intp).max >> 8   # any batch (2**55 on 64 bits); no memory behind it
+EYE4_BATCH = np.broadcast_to(EYE4, (_LONGEST, 4, 4))
+NO_FEXT_BATCH = np.broadcast_to(NO_FEXT, (_LONGEST, 0, 6))
 
 
 # --------------------------------------------------------------------------- in kernels
@@ -183,7 +201,7 @@ def states(model, q, vectors):
 def base_arg(model, base_pose, B):
     """Return the base pose as a canonical (4, 4) (``B`` None) or (B, 4, 4) array (or identity)."""
     if base_pose is None:
-        return EYE4 if B is None else np.broadcast_to(EYE4, (B, 4, 4))
+        return EYE4 if B is None else EYE4_BATCH[:B]
     b = canonical(base_pose)
     if B is None:
         if b.shape != (4, 4):
@@ -199,7 +217,7 @@ def base_arg(model, base_pose, B):
 def fext_arg(model, f_ext, B):
     """``f_ext`` as an (nl, 6) (or (B, nl, 6)) array of link-frame wrenches."""
     if f_ext is None:
-        return NO_FEXT if B is None else np.broadcast_to(NO_FEXT, (B, 0, 6))
+        return NO_FEXT if B is None else NO_FEXT_BATCH[:B]
     nl = len(model.link_names)
     if isinstance(f_ext, dict):
         arr = np.zeros((nl, 6))
@@ -276,3 +294,145 @@ def out_array(out, shape, inputs=()):
             raise ValueError(f'out overlaps {name}: the result would overwrite its own input; '
                              'pass an array that shares no memory with the arguments')
     return out
+
+
+# --------------------------------------------------------------------------- batches on every core
+CHUNK_NS = 100_000
+"""Least estimated work [ns] of a chunk: handing one to a pool thread costs ~10-50 µs."""
+CHUNKS_PER_THREAD = 4
+"""Chunks a batch is cut into per thread, at most (:func:`run_batch`)."""
+
+_SETTING = {'threads': None}   # set_num_threads; None: every core available to the process
+_POOL = {'pool': None, 'workers': 0, 'pid': None}
+_POOL_LOCK = threading.Lock()
+
+
+def available_cores():
+    """Number of cores this process may run on (its affinity mask; ``os.cpu_count()`` else)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _positive_int(n, what):
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f'{what} must be a positive integer (1 runs a batch serially, in the '
+                         f'calling thread), got {n!r}')
+    return int(n)
+
+
+def threads_arg(threads):
+    """The number of threads a batch call uses: ``threads``, checked, or the default."""
+    if threads is None:
+        n = _SETTING['threads']
+        return available_cores() if n is None else n
+    return _positive_int(threads, 'threads')
+
+
+def set_num_threads(n):
+    """
+    Set how many threads the batch calls use by default (``threads=`` overrides it per call).
+
+    ``n``: a positive integer (1: every batch runs serially in the calling thread, as before
+    this setting existed), or None for every core available to the process
+    (``os.sched_getaffinity``, the default).  Results do not depend on it: each
+    configuration of a batch is computed by the same compiled code whichever thread runs it.
+    """
+    _SETTING['threads'] = None if n is None else _positive_int(n, 'the number of threads')
+
+
+def get_num_threads():
+    """The number of threads a batch call uses by default (:func:`set_num_threads`)."""
+    return threads_arg(None)
+
+
+def _pool(workers):
+    """The persistent pool of batch threads, grown to ``workers`` threads if smaller."""
+    from concurrent.futures import ThreadPoolExecutor  # (on the first threaded batch only)
+    with _POOL_LOCK:
+        pool = _POOL['pool']
+        if pool is None or _POOL['workers'] < workers or _POOL['pid'] != os.getpid():
+            if pool is not None and _POOL['pid'] == os.getpid():
+                pool.shutdown(wait=False)  # its queued chunks still run
+            # (a forked child inherits the pool object but not its threads: a new one)
+            pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix='liemb-batch')
+            _POOL.update(pool=pool, workers=workers, pid=os.getpid())
+        return pool
+
+
+def _status(result):
+    """The status of a batch kernel's result: an int status, ``(out, status)``, or OK."""
+    if isinstance(result, (int, np.integer)):
+        return int(result)
+    if isinstance(result, tuple):
+        return int(result[-1])
+    return OK
+
+
+def run_batch(kernel, args, batched, threads, cost_ns):
+    """
+    Run the batch kernel ``kernel(*args)`` over its configurations; return its status.
+
+    ``batched``: the positions in ``args`` of the arrays with the leading batch axis (inputs
+    and outputs); ``threads``: the ``threads`` argument of the public call
+    (:func:`threads_arg`); ``cost_ns``: the estimated time of one configuration.  With one
+    chunk the kernel runs as it always did.  Otherwise ``args`` are cut into contiguous
+    chunks of at least two configurations (a one-configuration slice of a broadcast array
+    would be C-contiguous: another numba type, another compilation) and at least
+    :data:`CHUNK_NS` of work, up to :data:`CHUNKS_PER_THREAD` per thread, which the
+    calling thread and ``threads - 1`` pool threads take in turn until none is left (on a
+    shared machine a thread that is not scheduled for a while holds up one small chunk, not
+    a share of the batch).  All chunks finish before it returns or raises; the outcome is
+    the serial loop's: the first chunk (in batch order) that raised or returned a non-OK
+    status decides, and since each chunk stops at its first bad configuration as the
+    serial loop does, that is the serial loop's first bad configuration.
+    """
+    B = args[batched[0]].shape[0]
+    if B * cost_ns < 2 * CHUNK_NS or B < 4 or threads == 1:
+        # too small to split (the common case of a few configurations: no more checks)
+        if threads is not None:
+            threads_arg(threads)
+        result = kernel(*args)
+        return result if result.__class__ is int else _status(result)
+    min_chunk = max(2, -(-CHUNK_NS // max(int(cost_ns), 1)))
+    n = min(threads_arg(threads), B // min_chunk)
+    if n <= 1:
+        return _status(kernel(*args))
+    m = min(B // min_chunk, CHUNKS_PER_THREAD * n)
+    bounds = [B * i // m for i in range(m + 1)]
+    outcomes = [None] * m
+    take = itertools.count()   # next() is atomic under the GIL: each chunk runs once
+
+    def work():
+        i = next(take)
+        while i < m:
+            a = list(args)
+            for p in batched:
+                a[p] = args[p][bounds[i]:bounds[i + 1]]
+            try:
+                outcomes[i] = (kernel(*a), None)
+            except Exception as e:  # noqa: BLE001 (re-raised below, in batch order)
+                outcomes[i] = (None, e)
+            i = next(take)
+
+    from concurrent.futures import wait
+    pool = _pool(n - 1)
+    futures = [pool.submit(work) for _ in range(n - 1)]
+    try:
+        work()
+    finally:
+        # those still queued (behind another caller's chunks) have nothing left to take;
+        # the others may still run a chunk, which must not write into the caller's arrays
+        # after this returns (wait() would also wait for a cancelled one to be dequeued)
+        futures = [f for f in futures if not f.cancel()]
+        wait(futures)
+    for f in futures:
+        f.result()      # (re-raises what work() does not catch)
+    for result, error in outcomes:
+        if error is not None:
+            raise error
+        st = _status(result)
+        if st != OK:
+            return st
+    return OK

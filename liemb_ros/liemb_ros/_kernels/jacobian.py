@@ -308,7 +308,7 @@ def jacobian_tip_into(ki, kf, q, base, body, T, rep, J):
     return _jacobian_tip(unpack_kin(ki, kf), q, base, body, T, rep, J)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def jacobian_batch(kin, Q, QD, base, body, T, rep, deriv, out):
     """Batch of configurations: ``out[k, 0] = J_k`` (and ``out[k, 1] = J̇_k``)."""
     for k in range(Q.shape[0]):

@@ -319,7 +319,7 @@ def id_plain(ki, kf, q, qd, qdd, form, grav, tau):
     return _id_one(dyn, q, qd, qdd, EYE4, NO_FEXT, lk, form, grav, tau, fb, G, V, A, W)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def id_batch(dyn, Q, QD, QDD, base, fext, lk, form, grav, out):
     fb, G, V, A, W = _id_work(dyn[0].shape[0])
     for k in range(Q.shape[0]):

@@ -211,7 +211,7 @@ def forward_kinematics_plain(ki, kf, q, out):
                                np.empty((ki[0] + 1, 4, 4)))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def forward_kinematics_batch(kin, Q, base, link_body, link_offset, out):
     C = np.empty((kin[0].shape[0] + 1, 4, 4))
     for k in range(Q.shape[0]):
@@ -271,7 +271,7 @@ def link_pose_link(ki, kf, q, li, out):
     return _link_pose(unpack_kin(ki, kf), q, EYE4, link_body[li], link_offset[li], out)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def link_pose_batch(kin, Q, base, body, T, out):
     for k in range(Q.shape[0]):
         st = _link_pose(kin, Q[k], base[k], body, T, out[k])
