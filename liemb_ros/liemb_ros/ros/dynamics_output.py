@@ -1,0 +1,279 @@
+"""
+What the dynamics node publishes, and its ``/diagnostics``.
+
+:class:`DynamicsOutput`, a part of :class:`liemb_ros.ros.dynamics_node.DynamicsNode`,
+publishes what one cycle of the engine computed: the torques and the effort command with
+every state (checked finite before anything goes out), ``~/controller_state`` at its rate
+of the states' time, the twists and wrenches at ``secondary_rate`` (or with every torque)
+and the node's ``/diagnostics`` (rates of the last window, compute and callback times,
+counts that add up).
+"""
+import math
+import time
+
+import numpy as np
+from builtin_interfaces.msg import Duration
+from control_msgs.msg import JointTrajectoryControllerState
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import Point, WrenchStamped
+from liemb_interfaces.msg import TwistRepresented, TwistRepresentedArray
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+from visualization_msgs.msg import Marker, MarkerArray
+
+from ..kinematics import link_twist
+from .common import STEADY
+from .engine import FRAMES, OutputError
+
+
+class DynamicsOutput:
+    """The output side of :class:`~liemb_ros.ros.dynamics_node.DynamicsNode`."""
+
+    # -- output -----------------------------------------------------------------------------
+    def _state_age(self):
+        """Seconds since the last good joint state (inf before the first)."""
+        return math.inf if self._last_state is None else time.monotonic() - self._last_state
+
+    def _stale(self):
+        timeout = self.p('state_timeout')
+        return timeout > 0 and self._state_age() > timeout
+
+    def _publish(self):
+        """Compute and publish the outputs of the current state; return whether it did."""
+        e = self.engine
+        if e is None or not e.ready:
+            if e is not None:
+                self.get_logger().warning(
+                    f'no state yet for {", ".join(e.missing_joints())}',
+                    throttle_duration_sec=5.0)
+            return False
+        if self._stale():
+            self.get_logger().warning(f'no joint_states for {self._state_age():.2f} s: '
+                                      'not commanding', throttle_duration_sec=5.0)
+            return False
+        now = time.monotonic()
+        inline = self._secondary_timer is None   # secondary_rate 0: with every torque
+        t_state = self._state_time()
+        if self._file_trajectory is not None:
+            self._start_file_trajectory(t_state)
+        try:
+            out = e.cycle(inline, now=t_state)
+        except OutputError as exc:
+            self._refused += 1
+            self.get_logger().error(str(exc), throttle_duration_sec=1.0)
+            return False
+        stamp = e.stamp if e.stamp is not None else self.get_clock().now().to_msg()
+        js = JointState()
+        js.header.stamp = stamp
+        js.name = list(e.model.joint_names)
+        js.position = e.q.tolist()
+        js.velocity = e.qd[e.model.nv - e.model.nq:].tolist()
+        js.effort = out['tau'].tolist()
+        self.pub_torque.publish(js)
+        cmd = Float64MultiArray()
+        cmd.layout.dim = [MultiArrayDimension(label='joints', size=len(e.command_joints),
+                                              stride=len(e.command_joints))]
+        cmd.data = out['command'].tolist()
+        self.pub_command.publish(cmd)
+        period = self._state_period
+        # paced by the states' time (simulated time on /clock), as a controller manager
+        # paces a JointTrajectoryController's state
+        back = t_state < self._state_due - period     # time went back (a reset)
+        due = (period and (t_state >= self._state_due or back)
+               and e.mode == 'computed_torque' and e.reference is not None)
+        if due:   # on a grid of 1/rate; after a gap (or time going back: a reset), anew
+            self._state_due = (self._state_due if 0.0 <= t_state - self._state_due < period
+                               else t_state) + period
+            if self.pub_state.get_subscription_count():   # built only when listened to
+                self._publish_controller_state(out, stamp)
+        if self.action.active is not None:
+            self.action.cycle(feedback=due)
+        if inline:
+            self._publish_secondary(out, stamp, now)
+        else:
+            self._secondary_due = stamp
+        return True
+
+    def _publish_controller_state(self, out, stamp):
+        """``~/controller_state`` of this cycle, as a JointTrajectoryController's."""
+        e = self.engine
+        m = e.model
+        msg = self._state_msg
+        if msg is None or len(msg.joint_names) != m.nq:
+            msg = self._state_msg = JointTrajectoryControllerState()
+            msg.joint_names = list(m.joint_names)
+            msg.speed_scaling_factor = 1.0
+        q_d, qd_d, qdd_d = e.reference
+        q, qd = e.q, e.qd[m.nv - m.nq:]
+        effort = out['tau'].copy()
+        effort[e.command_index] = out['command']
+        msg.header.stamp = stamp
+        ref, fb, err = msg.reference, msg.feedback, msg.error
+        ref.positions, ref.velocities, ref.accelerations = (
+            q_d.tolist(), qd_d.tolist(), qdd_d.tolist())
+        ns = round(max(e.now - e.trajectory.start, 0.0) * 1e9)
+        ref.time_from_start = Duration(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+        fb.positions, fb.velocities = q.tolist(), qd.tolist()
+        err.positions, err.velocities = (q_d - q).tolist(), (qd_d - qd).tolist()
+        msg.output.effort = effort.tolist()
+        self.pub_state.publish(msg)
+
+    def _set_secondary_rate(self, rate):
+        if self._secondary_timer is not None:
+            self.destroy_timer(self._secondary_timer)
+            self._secondary_timer = None
+        if rate > 0:
+            self._secondary_timer = self.create_timer(1.0 / rate, self._on_secondary,
+                                                      clock=STEADY)
+
+    def _on_secondary(self):
+        """Twists and wrenches of the latest published state, at most secondary_rate."""
+        if self._secondary_due is None or self.engine is None:
+            return
+        stamp, self._secondary_due = self._secondary_due, None
+        try:
+            out = self.engine.secondary_outputs()
+        except OutputError as exc:
+            self._refused += 1
+            self.get_logger().error(str(exc), throttle_duration_sec=1.0)
+            return
+        self._publish_secondary(out, stamp, time.monotonic())
+
+    def _publish_secondary(self, out, stamp, now):
+        """Twists, wrenches and (at marker_rate) markers."""
+        e = self.engine
+        world = self.get_parameter('world_frame').value
+        arr = self._twist_message(world)
+        arr.header.stamp = stamp
+        for t, V in zip(arr.twists, out['twists']):
+            t.header.stamp = stamp
+            a, v = t.angular, t.linear
+            a.x, a.y, a.z, v.x, v.y, v.z = V.tolist()
+        self.pub_twists.publish(arr)
+        for joint, W in zip(e.wrench_joints, out['wrenches']):
+            msg = self._wrench_msgs.get(joint)
+            if msg is None:
+                msg = self._wrench_msgs[joint] = WrenchStamped()
+                msg.header.frame_id = e.model.body_names[self._body_of(joint)]
+            msg.header.stamp = stamp
+            m, f = msg.wrench.torque, msg.wrench.force
+            m.x, m.y, m.z, f.x, f.y, f.z = W.tolist()
+            self.pub_wrench[joint].publish(msg)
+        if (self.get_parameter('markers').value
+                and now - self._last_markers >= 1.0 / self.get_parameter('marker_rate').value):
+            self._last_markers = now
+            self.pub_markers.publish(self._markers(out, stamp, world))
+
+    def _twist_message(self, world):
+        """Return the twist message for the current links/representation (built once, reused)."""
+        e = self.engine
+        key = (tuple(e.twist_links), e.representation, world)
+        if self._twist_key != key:
+            arr = TwistRepresentedArray()
+            arr.header.frame_id = world
+            arr.links = list(e.twist_links)
+            ang_frame, lin_frame, point = FRAMES[e.representation]
+            for link in e.twist_links:
+                t = TwistRepresented()
+                t.header.frame_id = world
+                t.representation = e.representation
+                t.angular_frame = link if ang_frame == 'link' else world
+                t.linear_frame = link if lin_frame == 'link' else world
+                t.reference_point = (f'origin of {link}' if point == 'link origin'
+                                     else f'origin of {world}')
+                arr.twists.append(t)
+            self._twist_key, self._twist_msg = key, arr
+        return self._twist_msg
+
+    def _body_of(self, joint):
+        j = self.engine.model.joint_index(joint)
+        return int(np.nonzero(self.engine.model.q_index == j)[0][-1])
+
+    def _markers(self, out, stamp, world):
+        e = self.engine
+        scale = self.get_parameter('marker_scale').value
+        arr = MarkerArray()
+        for k, link in enumerate(e.twist_links):
+            C = e.link_pose(link)
+            V = link_twist(e.model, e.q, e.qd, link, 'hybrid', base_pose=e.base_pose)
+            for n, (vec, color) in enumerate(((V[3:], (0.1, 0.4, 1.0)),
+                                              (V[:3], (1.0, 0.6, 0.0)))):
+                arr.markers.append(_arrow(world, stamp, 'twists', 2 * k + n, C[:3, 3],
+                                          C[:3, 3] + scale * vec, color))
+        for k, joint in enumerate(e.wrench_joints):
+            body = self._body_of(joint)
+            C = e.link_pose(e.model.body_names[body]) if (
+                e.model.body_names[body] in e.model.link_frames) else np.eye(4)
+            f = C[:3, :3] @ out['wrenches'][k][3:]
+            arr.markers.append(_arrow(world, stamp, 'wrenches', k, C[:3, 3],
+                                      C[:3, 3] + 0.1 * scale * f, (0.9, 0.1, 0.1)))
+        return arr
+
+    def _diagnostics(self):
+        st = DiagnosticStatus(name='liemb_dynamics: cycle', hardware_id='liemb_ros')
+        e = self.engine
+        now = time.monotonic()
+        if e is None:
+            src = self.source
+            st.level = DiagnosticStatus.ERROR if src.error else DiagnosticStatus.WARN
+            if self._preparing is not None:
+                st.message = (f'compiling kernels for robot '
+                              f"'{self._candidate.model.name}' "
+                              f'({self._preparing.seconds:.0f} s so far)')
+            else:
+                st.message = (f'unusable robot description: {src.error}' if src.error else
+                              'waiting for the robot description on '
+                              + self.resolve_topic_name('robot_description'))
+        else:
+            s = e.stats.summary()
+            t0, n0 = self._window
+            rate = (e.stats.count - n0) / (now - t0) if now > t0 else 0.0
+            self._window = (now, e.stats.count)
+            age = self._state_age()
+            if not e.ready:
+                st.level = DiagnosticStatus.WARN
+                st.message = f"waiting for joint states of {', '.join(e.missing_joints())}"
+            elif self._stale():
+                st.level = DiagnosticStatus.WARN
+                st.message = (f'no joint_states for {age:.2f} s (state_timeout '
+                              f"{self.p('state_timeout')} s): not commanding")
+            else:
+                st.level, st.message = DiagnosticStatus.OK, 'running'
+            c = self.callback_stats.summary()
+            st.values = [KeyValue(key=k, value=v) for k, v in (
+                ('rate_hz', f'{rate:.1f}'), ('compute_p50_us', f"{s['p50']:.1f}"),
+                ('compute_p99_us', f"{s['p99']:.1f}"), ('compute_max_us', f"{s['max']:.1f}"),
+                ('callback_p50_us', f"{c['p50']:.1f}"), ('callback_p99_us', f"{c['p99']:.1f}"),
+                ('callback_mean_us', f"{c['mean']:.1f}"),
+                ('cycles', str(e.stats.count)), ('received', str(self._received)),
+                ('processed', str(self._processed)), ('skipped', str(self._skipped)),
+                ('lost', str(self._lost)), ('dropped', str(self._rejected)),
+                ('refused_outputs', str(self._refused)),
+                ('clamped_commands', str(e.clamped)),
+                ('last_state_age_s', f'{age:.3f}' if math.isfinite(age) else 'never'),
+                ('ignored_joints', ', '.join(e.ignored) or 'none'),
+                ('robot', e.model.name), ('mode', e.mode),
+                ('tracking_error_rad', f'{e.tracking_error:.3g}'
+                 if e.mode == 'computed_torque' else 'n/a'),
+                ('payload', f'{self.p("payload.mass")} kg at {self.p("payload.link")}'
+                 if self.p('payload.link') else 'none'),
+                ('representation', e.representation))]
+        msg = DiagnosticArray(status=[st])
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self.pub_diag.publish(msg)
+
+
+def _arrow(frame, stamp, ns, ident, start, end, color):
+    m = Marker()
+    m.header.frame_id = frame
+    m.header.stamp = stamp
+    m.ns = ns
+    m.id = ident
+    m.type = Marker.ARROW
+    m.action = Marker.ADD
+    m.points = [Point(x=float(start[0]), y=float(start[1]), z=float(start[2])),
+                Point(x=float(end[0]), y=float(end[1]), z=float(end[2]))]
+    m.scale.x, m.scale.y, m.scale.z = 0.01, 0.02, 0.03
+    m.color.r, m.color.g, m.color.b, m.color.a = color[0], color[1], color[2], 1.0
+    m.pose.orientation.w = 1.0
+    return m
