@@ -191,9 +191,11 @@ def test_launch_control_records_and_plots_the_tracking(tmp_path, monkeypatch):
                                  '--record', str(path), '-p', 'liemb_simulation:friction:=0.0',
                                  '-p', 'liemb_dynamics:computed_torque.friction_compensation:='
                                  'false'], stdout=out, stderr=subprocess.STDOUT)
-        # the trajectory once (9 s): the node says it starts it again 1 s after its end
-        deadline = time.monotonic() + 90
-        while log.read_text().count('tracking demo_trajectory.yaml') < 2:
+        # the trajectory twice (9 s each): the node says it starts it again 1 s after its
+        # end.  Twice, because the recorder may miss the first ~2 s (issue 20's open
+        # defect: its participant is discovered late); one whole pass is checked below
+        deadline = time.monotonic() + 120
+        while log.read_text().count('tracking demo_trajectory.yaml') < 3:
             text = log.read_text()
             if proc.poll() is not None or time.monotonic() > deadline or \
                     'simulation stopped' in text:
@@ -221,11 +223,16 @@ def test_launch_control_records_and_plots_the_tracking(tmp_path, monkeypatch):
     times = [p['time_from_start'] for p in demo['points']]
     spline = CubicHermiteSpline(times, [p['positions'] for p in demo['points']],
                                 [p['velocities'] for p in demo['points']])
-    # one start per pass of the trajectory (stamp - time_from_start); the first pass
+    # one start per pass of the trajectory (stamp - time_from_start); the first pass the
+    # recording holds whole
     starts = rec['tc'] - rec['time_from_start']
-    first = np.abs(starts - starts[0]) < 1e-6
+    passes = [np.abs(starts - t0) < 1e-6 for t0 in np.unique(np.round(starts, 6))]
+    whole = [k for k in passes if rec['time_from_start'][k].min() < times[0]
+             and rec['time_from_start'][k].max() > times[-1]]
+    assert whole, [(rec['time_from_start'][k].min(), rec['time_from_start'][k].max())
+                   for k in passes]
+    first = whole[0]
     s = rec['time_from_start'][first]
-    assert s.min() < times[0] and s.max() > times[-1], (s.min(), s.max())
     given = s >= times[0]   # before its first point the motion starts from the arm's state
     want = np.where(s[given, None] <= times[-1], spline(np.minimum(s[given], times[-1])),
                     demo['points'][-1]['positions'])
