@@ -52,6 +52,16 @@ def _rss_mb(pid):
     return float('nan')
 
 
+def _cpu_s(pid):
+    """CPU time (user + system) process ``pid`` has used [s] (Linux), NaN where unknown."""
+    try:
+        with open(f'/proc/{pid}/stat', encoding='ascii') as f:
+            fields = f.read().rsplit(')', 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+    except (OSError, IndexError, ValueError):
+        return float('nan')
+
+
 def publish(rate, duration):
     """Publish Panda joint states at ``rate`` Hz for ``duration`` s (its own process)."""
     import rclpy
@@ -180,6 +190,7 @@ def main(argv=None):
     jac_rtt = []
     t0 = time.monotonic()
     t0_wall = time.time()
+    cpu0 = _cpu_s(proc.pid)
     n_cycles0 = len(cycles)
     t_jac = t0
     while time.monotonic() - t0 < args.duration:
@@ -193,6 +204,7 @@ def main(argv=None):
             jac_rtt.append(time.perf_counter() - start)
         executor.spin_once(timeout_sec=0.001)
     elapsed = time.monotonic() - t0
+    cpu = _cpu_s(proc.pid) - cpu0
     received = len(latency)
     # states sent during the warm-up may still be queued when it ends: they are counted as
     # received but left out of the latency, which is that of states sent while measuring
@@ -228,6 +240,9 @@ def main(argv=None):
         'controller_state_rate_hz': ('node default' if args.controller_state_rate is None
                                      else args.controller_state_rate),
         'processed_fraction': processed_in / received_in if received_in else float('nan'),
+        # the node's CPU time per state it received: executor, callback and DDS threads;
+        # a figure that other load on the machine changes far less than the times above
+        'node_cpu_us_per_state': 1e6 * cpu / received_in if received_in else float('nan'),
         'lost': int(diag.get('lost', -1)),
         'busy_core': bool(args.busy),
         'dropped': int(diag.get('dropped', -1)),

@@ -30,6 +30,7 @@ import rclpy
 from rcl_interfaces.msg import ParameterType
 from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import ParameterUninitializedException
+from rclpy.executors import ShutdownException, SingleThreadedExecutor, TimeoutException
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
@@ -224,6 +225,46 @@ class RobotSource:
         self.error = None
 
 
+#: how often a node with an io node serves its other callbacks while joint states flow [s]
+TURN = 0.004
+
+
+def spin(node):
+    """
+    Serve ``node``'s callbacks until its context shuts down.
+
+    A node with an ``io_node`` (the dynamics node's 1 kHz path) is served in this one
+    thread by two executors: the io node's, which waits for the next joint state, and the
+    node's, whose ready callbacks (services, parameters, timers, the action) all run once
+    every :data:`TURN` seconds.  One thread: no locks, no races between a cycle and a
+    parameter change.
+    """
+    io_node = getattr(node, 'io_node', None)
+    if io_node is None:
+        rclpy.spin(node)
+        return
+    context = node.context
+    main = SingleThreadedExecutor(context=context)
+    main.add_node(node)
+    fast = SingleThreadedExecutor(context=context)
+    fast.add_node(io_node)
+    due = 0.0
+    while context.ok():
+        wait = due - time.monotonic()
+        if wait > 0:
+            fast.spin_once(timeout_sec=wait)    # a joint state, or the wait runs out
+            continue
+        for _ in range(64):   # every callback that is ready (one wait, then its batch)
+            try:
+                handler, _, _ = main.wait_for_ready_callbacks(timeout_sec=0)
+            except (TimeoutException, ShutdownException):
+                break
+            handler()
+            if handler.exception() is not None:
+                raise handler.exception()
+        due = time.monotonic() + TURN
+
+
 def run(node_class, args=None):
     """
     Run a node until Ctrl-C or SIGTERM; return the process exit code.
@@ -241,7 +282,7 @@ def run(node_class, args=None):
         rclpy.try_shutdown()
         return 1
     try:
-        rclpy.spin(node)
+        spin(node)
     except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
         pass
     except Exception:

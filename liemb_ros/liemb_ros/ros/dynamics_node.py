@@ -82,6 +82,8 @@ import sys
 import time
 
 import numpy as np
+import rclpy
+from builtin_interfaces.msg import Time
 from control_msgs.msg import JointTrajectoryControllerState
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseStamped, WrenchStamped
@@ -89,7 +91,7 @@ from liemb_interfaces.msg import TwistRepresentedArray
 from liemb_interfaces.srv import GetJacobian
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import ParameterType, SetParametersResult
-from rclpy.event_handler import SubscriptionEventCallbacks
+from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from sensor_msgs.msg import JointState
@@ -105,6 +107,7 @@ from .conversions import pose_matrix
 from .dynamics_output import DynamicsOutput
 from .engine import FRAMES, MODES, CycleStats, DynamicsEngine, StateError
 from .trajectory_action import TrajectoryAction
+from .wire import JointStateReader
 
 # The node is put together from this module (parameters, robot, input, the Jacobian
 # service, main()) and dynamics_output.py (what one cycle publishes, and /diagnostics).
@@ -222,18 +225,38 @@ class DynamicsNode(DynamicsOutput, Node):
         self._window = (time.monotonic(), 0)   # (time, cycles) at the last diagnostics
         self._twist_key = self._twist_msg = None
         self._wrench_msgs = {}
-        self.pub_torque = self.create_publisher(JointState, '~/joint_torques', RELIABLE)
-        self.pub_command = self.create_publisher(Float64MultiArray, '~/effort_command',
-                                                 RELIABLE)
+        self._template_key = self._template = None   # wire.Template of the outputs
+        # The 1 kHz path (joint_states in; torques and effort command out) lives on a node
+        # of its own, '<name>_io', with no other entity: rclpy's executor rebuilds its wait
+        # set from every entity of a node on each wake-up, 150-450 µs for this node's 40
+        # (services, parameter services, action, publishers' event handlers), which
+        # run() (common.spin) waits on only between joint states, every few ms.
+        # Names are resolved here (namespace, remapping), the io node takes them as they are.
+        self.io_node = rclpy.create_node(
+            f'{self.get_name()}_io', namespace=self.get_namespace(), context=self.context,
+            use_global_arguments=False, enable_rosout=False, start_parameter_services=False)
+        # no QoS event handlers on it but the lost-message count: each is one more entity
+        # to wait on (an incompatible subscriber is still told so on its side)
+        lean = PublisherEventCallbacks(use_default_callbacks=False)
+        self.pub_torque = self.io_node.create_publisher(
+            JointState, self.resolve_topic_name('~/joint_torques'), RELIABLE,
+            event_callbacks=lean)
+        self.pub_command = self.io_node.create_publisher(
+            Float64MultiArray, self.resolve_topic_name('~/effort_command'), RELIABLE,
+            event_callbacks=lean)
         self.pub_state = self.create_publisher(JointTrajectoryControllerState,
                                                '~/controller_state', RELIABLE)
         self.pub_twists = self.create_publisher(TwistRepresentedArray, '~/twists', RELIABLE)
         self.pub_markers = self.create_publisher(MarkerArray, '~/markers', RELIABLE)
         self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', RELIABLE)
         self.pub_wrench = {}
-        self.create_subscription(
-            JointState, 'joint_states', self._on_joint_state, qos_profile_sensor_data,
-            event_callbacks=SubscriptionEventCallbacks(message_lost=self._on_lost))
+        self._reader = JointStateReader(JointState)
+        self.io_node.create_subscription(
+            JointState, self.resolve_topic_name('joint_states'), self._on_joint_state,
+            qos_profile_sensor_data,
+            event_callbacks=SubscriptionEventCallbacks(message_lost=self._on_lost,
+                                                       use_default_callbacks=False),
+            raw=True)
         self.create_subscription(JointTrajectoryPoint, '~/desired', self._on_desired, RELIABLE)
         self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory,
                                  RELIABLE)
@@ -251,6 +274,11 @@ class DynamicsNode(DynamicsOutput, Node):
         return self.get_parameter(name).value
 
     # -- robot ------------------------------------------------------------------------------
+    def destroy_node(self):
+        """Destroy the io node with this one."""
+        self.io_node.destroy_node()
+        return super().destroy_node()
+
     def _on_robot(self, model, xml, where):
         """Build the engine for a new robot; ConfigError when the parameters do not fit it."""
         try:
@@ -381,12 +409,20 @@ class DynamicsNode(DynamicsOutput, Node):
         """
         t0 = time.perf_counter()
         self._received += 1
-        if self.engine is None or not msg.name:
-            self._skipped += 1   # no robot yet, or an empty message: nothing to do
+        if self.engine is None:
+            self._skipped += 1   # no robot yet: nothing to do
+            return
+        try:   # the CDR bytes (a raw subscription: see wire.py)
+            names, position, velocity, stamp = self._reader.read(msg)
+        except Exception as exc:  # noqa: B902 - whatever rclpy raises for bad bytes
+            self._reject(f'joint_states message that cannot be read: {exc}')
+            return
+        if not names:
+            self._skipped += 1   # an empty message: nothing to do
             return
         known = len(self.engine.ignored)
         try:
-            self.engine.update_state(msg.name, msg.position, msg.velocity, msg.header.stamp)
+            self.engine.update_state(names, position, velocity, stamp)
         except StateError as exc:
             self._reject(f'joint_states message: {exc}')
             return
@@ -447,9 +483,16 @@ class DynamicsNode(DynamicsOutput, Node):
         transport delay: 2-3 mrad at 1.4 rad/s and 2 ms).
         """
         t = self.engine.stamp
-        if t is not None and (t.sec or t.nanosec):
-            return t.sec + t.nanosec * 1e-9
+        if t is not None and (t[0] or t[1]):
+            return t[0] + t[1] * 1e-9
         return self._now()
+
+    def _stamp_msg(self):
+        """Return the stamp of the state (a ``builtin_interfaces/Time``), else the clock's."""
+        t = self.engine.stamp if self.engine is not None else None
+        if t is None:
+            return self.get_clock().now().to_msg()
+        return Time(sec=t[0], nanosec=t[1])
 
     def _read_trajectory_file(self):
         """Read ``computed_torque.trajectory_file`` (ConfigError when it cannot be used)."""

@@ -12,7 +12,7 @@ import math
 import time
 
 import numpy as np
-from builtin_interfaces.msg import Duration
+from builtin_interfaces.msg import Duration, Time
 from control_msgs.msg import JointTrajectoryControllerState
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point, WrenchStamped
@@ -24,6 +24,7 @@ from visualization_msgs.msg import Marker, MarkerArray
 from ..kinematics import link_twist
 from .common import STEADY
 from .engine import FRAMES, OutputError
+from .wire import Template
 
 
 class DynamicsOutput:
@@ -62,19 +63,14 @@ class DynamicsOutput:
             self._refused += 1
             self.get_logger().error(str(exc), throttle_duration_sec=1.0)
             return False
-        stamp = e.stamp if e.stamp is not None else self.get_clock().now().to_msg()
-        js = JointState()
-        js.header.stamp = stamp
-        js.name = list(e.model.joint_names)
-        js.position = e.q.tolist()
-        js.velocity = e.qd[e.model.nv - e.model.nq:].tolist()
-        js.effort = out['tau'].tolist()
-        self.pub_torque.publish(js)
-        cmd = Float64MultiArray()
-        cmd.layout.dim = [MultiArrayDimension(label='joints', size=len(e.command_joints),
-                                              stride=len(e.command_joints))]
-        cmd.data = out['command'].tolist()
-        self.pub_command.publish(cmd)
+        stamp = e.stamp   # (sec, nanosec) of the state, else of the clock
+        if stamp is None:
+            stamp = self.get_clock().now().seconds_nanoseconds()
+        # the two messages of every cycle from serialised templates (wire.py: 45 µs less)
+        torque, command = self._templates()
+        self.pub_torque.publish(torque.fill(stamp[0], stamp[1], e.q,
+                                            e.qd[e.model.nv - e.model.nq:], out['tau']))
+        self.pub_command.publish(command.fill(0, 0, out['command']))
         period = self._state_period
         # paced by the states' time (simulated time on /clock), as a controller manager
         # paces a JointTrajectoryController's state
@@ -107,7 +103,7 @@ class DynamicsOutput:
         q, qd = e.q, e.qd[m.nv - m.nq:]
         effort = out['tau'].copy()
         effort[e.command_index] = out['command']
-        msg.header.stamp = stamp
+        msg.header.stamp = Time(sec=stamp[0], nanosec=stamp[1])
         ref, fb, err = msg.reference, msg.feedback, msg.error
         ref.positions, ref.velocities, ref.accelerations = (
             q_d.tolist(), qd_d.tolist(), qdd_d.tolist())
@@ -117,6 +113,21 @@ class DynamicsOutput:
         err.positions, err.velocities = (q_d - q).tolist(), (qd_d - qd).tolist()
         msg.output.effort = effort.tolist()
         self.pub_state.publish(msg)
+
+    def _templates(self):
+        """Return the serialised templates of ``~/joint_torques`` and ``~/effort_command``."""
+        e = self.engine
+        key = (e.model.joint_names, tuple(e.command_joints))
+        if self._template_key != key:
+            n, k = e.model.nq, len(e.command_joints)
+            torque = JointState(name=list(e.model.joint_names), position=[0.0] * n,
+                                velocity=[0.0] * n, effort=[0.0] * n)
+            command = Float64MultiArray(data=[0.0] * k)
+            command.layout.dim = [MultiArrayDimension(label='joints', size=k, stride=k)]
+            self._template = (Template(torque, ('position', 'velocity', 'effort')),
+                              Template(command, ('data',), stamp=False))
+            self._template_key = key
+        return self._template
 
     def _set_secondary_rate(self, rate):
         if self._secondary_timer is not None:
@@ -144,6 +155,7 @@ class DynamicsOutput:
         e = self.engine
         world = self.get_parameter('world_frame').value
         arr = self._twist_message(world)
+        stamp = Time(sec=stamp[0], nanosec=stamp[1])
         arr.header.stamp = stamp
         for t, V in zip(arr.twists, out['twists']):
             t.header.stamp = stamp

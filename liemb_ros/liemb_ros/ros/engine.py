@@ -29,12 +29,13 @@ payload, gravity and selected outputs: every ``set_*``), :mod:`.engine_state` (j
 states, base odometry, references) and this module (the computations, the cycle and its
 statistics); everything is importable from here.
 """
+import math
 import time
 from collections import deque
 
 import numpy as np
 
-from .. import control
+from .. import control, dynamics
 from ..kinematics import (body_twists, forward_kinematics, jacobian, jacobian_derivative,
                           link_pose, link_twist)
 from ..model import REPRESENTATIONS
@@ -105,6 +106,7 @@ class DynamicsEngine(EngineSettings, EngineState):
         self.base_model = self.model = model
         self.stats = CycleStats()
         self.clamped = 0            # commands limited to the URDF <limit effort>
+        self._limit_key = self._limit = None
         self.set_clamp_effort(clamp_effort)
         self._index = {n: i for i, n in enumerate(model.joint_names)}
         self.q = np.zeros(model.nq)
@@ -114,6 +116,7 @@ class DynamicsEngine(EngineSettings, EngineState):
         if model.floating and self.base_pose is None:
             self.base_pose = np.eye(4)
         self._seen = np.zeros(model.nq, dtype=bool)
+        self._all_seen = model.nq == 0
         self._base_seen = not model.floating or base_pose is not None
         self._cache = {}
         self.stamp = None
@@ -147,7 +150,6 @@ class DynamicsEngine(EngineSettings, EngineState):
     # -- computations ---------------------------------------------------------------------
     def torques(self):
         """Joint torques for the current state, in ``model.joint_names`` order (nq,)."""
-        from .. import dynamics
         m = self.model
         if self.mode == 'gravity_compensation':
             tau = dynamics.gravity_torques(m, self.q, base_pose=self.base_pose)
@@ -190,13 +192,17 @@ class DynamicsEngine(EngineSettings, EngineState):
         ``<limit effort>``; joints without one are not limited) and :attr:`clamped` counts
         the commands that were.
         """
-        cmd = tau[self._command_index]
+        idx = self._command_index
+        cmd = tau[idx]
         if self.clamp_effort:
-            lim = self.model.effort_limit[self._command_index]
-            limited = np.clip(cmd, -lim, lim)
-            if np.any(limited != cmd):
+            key = self._limit_key
+            if key is None or key[0] is not idx or key[1] is not self.model:
+                self._limit_key = (idx, self.model)   # the limits of these joints
+                self._limit = self.model.effort_limit[idx]
+            lim = self._limit
+            if (np.abs(cmd) > lim).any():   # NaN is not: _check_finite refuses it
                 self.clamped += 1
-            cmd = limited
+                cmd = np.clip(cmd, -lim, lim)
         return cmd
 
     def twists(self):
@@ -239,7 +245,6 @@ class DynamicsEngine(EngineSettings, EngineState):
 
     def wrenches(self):
         """Wrenches transmitted by the configured joints, (len(wrench_joints), 6), (m, f)."""
-        from .. import dynamics
         W = dynamics.joint_wrenches(self.model, self.q, self.qd, self.qdd_desired,
                                     base_pose=self.base_pose)
         return np.array([W[self._index[j]] for j in self.wrench_joints]).reshape(-1, 6)
@@ -259,7 +264,7 @@ class DynamicsEngine(EngineSettings, EngineState):
         if len(positions):
             q, qd = self.q.copy(), self.qd.copy()
             names = list(names) or list(self.model.joint_names)
-            idx, _, unknown = self._mapping(names)
+            idx, _, unknown, _ = self._mapping(names)
             if unknown:
                 raise ValueError(f"unknown joint(s) {', '.join(map(repr, unknown))}; the "
                                  f"model has {', '.join(self.model.joint_names)}")
@@ -351,8 +356,10 @@ class DynamicsEngine(EngineSettings, EngineState):
 
 def _check_finite(out, engine):
     """Raise OutputError naming the outputs of ``out`` that are not finite."""
+    # a sum is finite when every term is, but for an overflow: then look closer
     bad = [k for k in ('tau', 'twists', 'wrenches')
-           if out.get(k) is not None and not np.all(np.isfinite(out[k]))]
+           if out.get(k) is not None and not math.isfinite(out[k].sum())
+           and not np.isfinite(out[k]).all()]
     if bad:
         raise OutputError(
             f"non-finite {' and '.join(bad)} at |q|max = {np.abs(engine.q).max():.3g}, "

@@ -6,6 +6,8 @@ incoming joint states (names, lengths, NaN; :class:`StateError` keeps the last g
 a floating base's odometry, and the references of the torque laws (desired accelerations,
 a joint trajectory, a target pose).
 """
+import math
+
 import numpy as np
 
 from .. import control
@@ -22,7 +24,7 @@ class EngineState:
     @property
     def ready(self):
         """Tell whether every joint's position (and a floating base's state) has arrived."""
-        return bool(self._seen.all()) and self._base_seen
+        return self._all_seen and self._base_seen
 
     def missing_joints(self):
         """Return the joints never received so far (``'base odometry'`` for the base)."""
@@ -30,8 +32,14 @@ class EngineState:
         return missing + ([] if self._base_seen else ['base odometry'])
 
     def _mapping(self, names):
-        """Return ``(model index of each known name, their positions in the message)``."""
-        key = tuple(names)
+        """
+        Return ``(index, sel, unknown, whole)`` for the names of a message.
+
+        ``index``: model index of each known name, ``sel``: their positions in the message
+        (None: all), ``unknown``: the names the model does not know, ``whole``: whether the
+        message holds exactly the model's joints in the model's order.
+        """
+        key = names if names.__class__ is tuple else tuple(names)
         hit = self._cache.get(key)
         if hit is None:
             if len(set(names)) != len(names):
@@ -39,7 +47,8 @@ class EngineState:
             known = [k for k, n in enumerate(names) if n in self._index]
             idx = np.array([self._index[names[k]] for k in known], dtype=np.int64)
             sel = None if len(known) == len(names) else np.array(known, dtype=np.int64)
-            hit = idx, sel, tuple(n for n in names if n not in self._index)
+            whole = sel is None and np.array_equal(idx, np.arange(self.model.nq))
+            hit = idx, sel, tuple(n for n in names if n not in self._index), whole
             if len(self._cache) < 64:
                 self._cache[key] = hit
         return hit
@@ -49,30 +58,43 @@ class EngineState:
         Merge a joint state into the current state; return the names it ignored.
 
         Joints the model does not know are ignored (counted in :attr:`ignored`).
-        ``velocities`` may be empty (then they are taken as zero).  Raises
-        :class:`StateError` (state unchanged) for mismatched lengths, duplicate names or a
-        non-finite value of a known joint.
+        ``velocities`` may be empty (then they are taken as zero).  ``stamp``: the state's
+        time as ``(sec, nanosec)`` (kept in :attr:`stamp`).  Raises :class:`StateError`
+        (state unchanged) for mismatched lengths, duplicate names or a non-finite value of
+        a known joint.
         """
-        idx, sel, unknown = self._mapping(names)
+        idx, sel, unknown, whole = self._mapping(names)
         n = len(names)
-        pos = np.asarray(positions, dtype=float)
-        vel = np.asarray(velocities, dtype=float)
-        if pos.shape != (n,):
-            raise StateError(f'{n} joint names but {pos.size} positions')
-        if vel.size not in (0, n):
-            raise StateError(f'{n} joint names but {vel.size} velocities')
+        if len(positions) != n:
+            raise StateError(f'{n} joint names but {len(positions)} positions')
+        nvel = len(velocities)
+        if nvel not in (0, n):
+            raise StateError(f'{n} joint names but {nvel} velocities')
         if sel is not None:
-            pos = pos[sel]
-            vel = vel[sel] if vel.size else vel
-        if not np.all(np.isfinite(pos)) or not np.all(np.isfinite(vel)):
-            known = [names[k] for k in (range(n) if sel is None else sel)]
-            bad = [known[i] for i in range(len(idx)) if not np.isfinite(pos[i])
-                   or (vel.size and not np.isfinite(vel[i]))]
-            raise StateError(f"non-finite position or velocity for {', '.join(bad)}")
+            positions = np.asarray(positions, dtype=float)[sel]
+            velocities = np.asarray(velocities, dtype=float)[sel] if nvel else ()
+        # a sum is finite when every term is, except for an overflow: then look closer
+        if not math.isfinite(_total(positions) + _total(velocities)):
+            pos = np.asarray(positions, dtype=float)
+            vel = np.asarray(velocities, dtype=float)
+            if not (np.all(np.isfinite(pos)) and np.all(np.isfinite(vel))):
+                known = [names[k] for k in (range(n) if sel is None else sel)]
+                bad = [known[i] for i in range(len(known)) if not np.isfinite(pos[i])
+                       or (nvel and not np.isfinite(vel[i]))]
+                raise StateError(f"non-finite position or velocity for {', '.join(bad)}")
         off = self.model.nv - self.model.nq
-        self.q[idx] = pos
-        self.qd[off + idx] = vel if vel.size else 0.0
-        self._seen[idx] = True
+        if whole:
+            self.q[:] = positions
+            self.qd[off:] = velocities if nvel else 0.0
+            if not self._all_seen:
+                self._seen[:] = True
+                self._all_seen = True
+        else:
+            self.q[idx] = positions
+            self.qd[off + idx] = velocities if nvel else 0.0
+            if not self._all_seen:
+                self._seen[idx] = True
+                self._all_seen = bool(self._seen.all())
         self.stamp = stamp
         for name in unknown:
             self.ignored[name] = self.ignored.get(name, 0) + 1
@@ -139,3 +161,8 @@ class EngineState:
         if np.abs(R.T @ R - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0:
             raise StateError('the target orientation is not a rotation')
         self.target_pose = C
+
+
+def _total(values):
+    """Sum of a sequence of numbers (an array's with numpy)."""
+    return values.sum() if values.__class__ is np.ndarray else sum(values)

@@ -277,7 +277,8 @@ class ServoNode(Node):
             return
         known = len(self.state.ignored)
         try:
-            self.state.update_state(msg.name, msg.position, msg.velocity, msg.header.stamp)
+            self.state.update_state(msg.name, msg.position, msg.velocity,
+                                    (msg.header.stamp.sec, msg.header.stamp.nanosec))
         except StateError as exc:
             self.get_logger().error(f'dropped joint_states message: {exc}',
                                     throttle_duration_sec=1.0)

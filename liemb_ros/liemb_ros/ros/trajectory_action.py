@@ -160,8 +160,7 @@ class TrajectoryAction:
         err = np.stack([q_d[cols] - q, qd_d[cols] - qd], axis=1)
         if feedback:
             fb = FollowJointTrajectory.Feedback()
-            fb.header.stamp = e.stamp if e.stamp is not None else \
-                self.node.get_clock().now().to_msg()
+            fb.header.stamp = self.node._stamp_msg()
             fb.joint_names = goal['names']
             fb.desired.positions, fb.desired.velocities = q_d[cols].tolist(), qd_d[cols].tolist()
             fb.desired.accelerations = qdd_d[cols].tolist()
