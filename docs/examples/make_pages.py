@@ -4,7 +4,8 @@ Write the pages of docs/examples/ (python docs/examples/make_pages.py [--cache D
 Each page: the paper's claim (texts below, with section and figure), what we measure, where
 they differ and why, the single-run table kept from the page (or the CLI output for new
 pages), and the convergence table of ``liemb reproduce NAME --convergence`` with its
-figure.  Convergence studies missing from the cache (JSON, default /tmp/liemb_examples) are
+figure (:func:`liemb_ros.reproduce.convergence_table`, the one the command prints, here in
+markdown).  Convergence studies missing from the cache (JSON, default /tmp/liemb_examples) are
 run first (all of them: about 10 minutes); delete the cache to recompute.
 """
 import argparse
@@ -30,7 +31,6 @@ REF001 = ('[MT13] A. Müller, Z. Terze, "Is there an optimal choice of configura
 REF003 = ('[HGS18] S. Holzinger, J. Gerstmayr, J. Schöberl, "A rigid body formulation with '
           'non-redundant unified local velocity coordinates", 5th Joint International '
           'Conference on Multibody System Dynamics (IMSD 2018), Lisbon')
-NAMES = {'se3': 'SE(3)', 'so3r3': 'SO(3)xR^3', 'tailored': 'tailored', 'ulv': 'ULV ([HGS18])'}
 
 PAGES = {}
 
@@ -267,53 +267,6 @@ def old_run_block(name):
     return block.strip()
 
 
-def esc(text):
-    """Escape the pipes of a markdown table cell."""
-    return text.replace('|', '\\|')
-
-
-def fmt(v):
-    """Format a table value; '-' for a run without result."""
-    return '-' if v is None else f'{v:.2e}'
-
-
-def conv_table(study):
-    """Return the markdown convergence table of one study, with its notes."""
-    dts = study['dts']
-    lines = [f"Step sizes: {', '.join(f'{d:g}' for d in dts)} s ({study['dts_source']}); "
-             f"maxima over {study['t_end']:g} s; `-`: no result (see below).", '']
-    head = '| update | quantity | ' + ' | '.join(f'dt = {d:.3g}' for d in dts) + ' | order |'
-    lines += [head, '|' + '---|' * (len(dts) + 3)]
-    notes = []
-    for update, data in study['updates'].items():
-        for key, q in data['quantities'].items():
-            if q['roundoff']:
-                tail = f"round-off (max {q['level']:.1e})"
-            elif q['order'] is not None:
-                tail = f"{q['order']:.2f}"
-            else:
-                tail = '-'
-            lines.append(f'| {NAMES[update]} | {esc(key)} | '
-                         + ' | '.join(fmt(v) for v in q['values']) + f' | {tail} |')
-        for r in data['runs']:
-            if r['status'] != 'ok':
-                msg = r['message'].split(' (step h=')[0].split('; reduce')[0]
-                notes.append(f"- {NAMES[update]}, dt = {r['dt']:g} s: {r['status']} at "
-                             f"t = {r['t_stop']:g} s ({msg})")
-    if 'omega_reference' in study:
-        ref = study['omega_reference']
-        notes.append(f"- Omega reference: RK4 on Euler's equations, h = {ref['h']:g}: "
-                     f"Omega(1) = ({', '.join(f'{v:.5f}' for v in ref['omega'])}); its "
-                     f"round-off floor (h vs 2h) {ref['roundoff_spread']:.1e}")
-    lines += [''] + notes if notes else []
-    lines += ['', 'Orders: least-squares slope over the values inside the asymptotic range '
-              '(below 1 % of the quantity\'s scale), above the round-off floor and still '
-              'decreasing; "round-off": every value at or below the floor (1e-11 m or 1e-11 for '
-              'constraints, 3e-10 m for the boxes whose COM travels 100 m, 1e-13 E0 for '
-              'energy).']
-    return '\n'.join(lines)
-
-
 def main():
     """Write every page."""
     rows = []
@@ -336,10 +289,11 @@ def main():
         out += ['## One run (default step)', '', block, '']
         if study is not None:
             out += ['## Convergence (`liemb reproduce ' + name + ' --convergence`)', '',
-                    conv_table(study), '', f'![convergence]({name}_convergence.png)', '']
+                    rp.convergence_table(study, markdown=True), '',
+                    f'![convergence]({name}_convergence.png)', '']
         for u in p['figs']:
             if os.path.exists(os.path.join(D, f'{name}_{u}.png')):
-                out += [f'![{NAMES[u]}]({name}_{u}.png)', '']
+                out += [f'![{rp.UPDATE_NAMES[u]}]({name}_{u}.png)', '']
         out += ['Sources: ' + '; '.join(p['refs']) + '. Bibliography: [../theory/README.md]'
                 '(../theory/README.md); the misprints we correct, and how we checked them: '
                 '[../theory/errata.md](../theory/errata.md).', '']
@@ -391,8 +345,8 @@ def readme():
         other = 'ulv' if name == 'flip' else 'so3r3'
         a = st['updates']['se3']['quantities'].get(key)
         b = st['updates'][other]['quantities'].get(key)
-        out.append(f'| [{name}]({name}.md) | {spec.section} | {esc(spec.claim)} | {esc(key)} | '
-                   f'{summary(a)} | {summary(b)} |')
+        out.append(f'| [{name}]({name}.md) | {spec.section} | {rp.escape_cell(spec.claim)} | '
+                   f'{rp.escape_cell(key)} | {summary(a)} | {summary(b)} |')
     out += ['', 'Orders are fitted over the papers\' step sizes (`--convergence`); tests of the '
             'claims on short runs: `liemb_ros/test/test_reproduce.py`, '
             '`liemb_ros/test/test_ulv.py`. The pages and this table are written by '

@@ -4,12 +4,17 @@ Passive joint torques of the Simulator: damping, friction, joint limits (:mod:`.
 Compiled kernels evaluated at every stage (the torques and their power), the ROS2 step's
 diagonal Jacobian of them, which joints are near a limit, the limits' impedance from the
 inertia where they engage, and the fastest damping rate for the explicit-or-implicit test.
+:class:`JointLimits` is the part of the Simulator that holds the limits' spring-dampers.
 """
 import numpy as np
 from numba import njit
 
 from ._dense import damped_cholesky as _damped_cholesky
 from .dynamics import mass_matrix
+
+#: joint limits: a limit engages no faster than a time constant of this many steps, with
+#: the joint's inertia at the time (MuJoCo's ``refsafe``: ``timeconst >= 2 timestep``)
+LIMIT_MIN_STEPS = 2.0
 
 
 def damping_rate_max(model, damping, q, base_pose=None, armature=None):
@@ -180,3 +185,76 @@ def _engage(M, a, joints, tmin, zeta, K0, B0, K, B):
         else:
             K[j] = K0[j]
             B[j] = B0[j]
+
+
+class JointLimits:
+    """
+    The joint limits of :class:`~liemb_ros.simulation.Simulator`, a part of it.
+
+    The Simulator inherits these methods: the limits' spring-dampers at ``q0``
+    (:meth:`_limits`, from the constructor), their impedance where a joint engages
+    (:meth:`_engage_limits`) and the springs' torques and energy (:meth:`_limit_spring`).
+    """
+
+    def _limits(self, limits, time_constant, damping_ratio):
+        """
+        Joint position limits: a one-sided spring-damper per limited joint.
+
+        ``k_j = m_j / (τ_c ζ)²``, ``b_j = 2 m_j / τ_c`` with ``m_j = 1 / (M⁻¹)_jj`` (the
+        inertia the joint feels with all others free), so one joint in its limit is a
+        critically damped (``ζ = 1``) oscillator of time constant ``τ_c`` (MuJoCo's
+        ``solref``).  At ``q0``; a joint that got too light engages otherwise
+        (:meth:`_engage_limits`).  Sets ``lower``, ``upper``, ``limit_stiffness``,
+        ``limit_damping``.
+        """
+        m = self.model
+        if not (np.isfinite(time_constant) and time_constant > 0
+                and np.isfinite(damping_ratio) and damping_ratio > 0):
+            raise ValueError('limit_time_constant and limit_damping_ratio must be positive')
+        self.limit_time_constant = float(time_constant)
+        self.limit_damping_ratio = float(damping_ratio)
+        on = (np.isfinite(m.lower) | np.isfinite(m.upper)) & bool(limits)
+        self.lower = np.where(on, m.lower, -np.inf)
+        self.upper = np.where(on, m.upper, np.inf)
+        self._limited = on
+        self.limit_stiffness = np.zeros(m.nq)
+        self.limit_damping = np.zeros(m.nq)
+        self._impedance0 = None
+        if not np.any(on):
+            return
+        M = mass_matrix(m, self._q0, base_pose=self._base0, armature=self.armature)
+        a = m.nv - m.nq
+        try:
+            mj = 1.0 / np.diag(np.linalg.inv(M))[a:]
+        except np.linalg.LinAlgError:
+            mj = np.diag(M)[a:]
+        self.limit_stiffness = np.where(on, mj / (time_constant * damping_ratio) ** 2, 0.0)
+        self.limit_damping = np.where(on, 2.0 * mj / time_constant, 0.0)
+        self._impedance0 = (self.limit_stiffness.copy(), self.limit_damping.copy())
+
+    def _engage_limits(self, joints, q, base=None, M=None):
+        """
+        Set the limit spring-dampers of ``joints`` (bool (nq,)) for engaging at ``q``.
+
+        Those at ``q0`` (:meth:`_limits`), unless the joint's effective inertia ``m_j = 1 /
+        (M⁻¹)_jj(q)`` has fallen so far that its oscillator in the limit would be faster
+        than ``τ_min = 2 dt`` (:data:`LIMIT_MIN_STEPS` steps; MuJoCo's ``refsafe``): then
+        ``k_j = m_j / (τ_min ζ)²``, ``b_j = 2 m_j / τ_min``.  Called for joints within
+        their range only (their springs hold no energy), so a joint in its limit keeps the
+        impedance it engaged with.  ``M``: the mass matrix with the armature at ``q`` when
+        known.  Updates ``limit_stiffness``, ``limit_damping`` in place (the backends hold
+        these arrays).
+        """
+        m = self.model
+        if M is None:
+            M = mass_matrix(m, q, base_pose=base, armature=self.armature)
+        _engage(M, m.nv - m.nq, joints & self._limited, LIMIT_MIN_STEPS * self.dt,
+                self.limit_damping_ratio, self._impedance0[0], self._impedance0[1],
+                self.limit_stiffness, self.limit_damping)
+
+    def _limit_spring(self, q):
+        """Return the limit springs' torques (nq,) and stored energy ``Σ ½ k_j p_j²`` [J] at q."""
+        below = np.minimum(q - self.lower, 0.0)
+        above = np.maximum(q - self.upper, 0.0)
+        pen = below + above
+        return -self.limit_stiffness * pen, 0.5 * float(self.limit_stiffness @ pen ** 2)

@@ -93,7 +93,8 @@ state in place.
 
 The code: this module (the :class:`Simulator`, its checks and diagnostics), ``_sim_joint``
 (joint coordinates: the right-hand side, RKMK and the ROS2 step), ``_sim_passive`` (the
-damping, friction and limit torques, the limits' impedance, the stiffness test),
+damping, friction and limit torques, the limits' impedance, the stiffness test, and
+``JointLimits``, the part of the :class:`Simulator` that sets the limits up),
 ``_sim_absolute`` (absolute coordinates) and ``_sim_energy`` (:func:`mechanical_energy`,
 :func:`momentum`, importable from here).
 """
@@ -105,7 +106,8 @@ import numpy as np
 from ._sim_absolute import _AbsoluteCoordinates
 from ._sim_energy import com_moments, mechanical_energy, momentum  # noqa: F401 (public here)
 from ._sim_joint import _JointCoordinates
-from ._sim_passive import _engage, _finite, damping_rate_max
+from ._sim_passive import LIMIT_MIN_STEPS  # noqa: F401 (public here)
+from ._sim_passive import JointLimits, _finite, damping_rate_max
 from .dynamics import mass_matrix, singular_joints
 from .kinematics import jacobian
 
@@ -121,9 +123,6 @@ AUTO_ARMATURE = 1e-4
 STIFF_FRACTION = 0.85
 #: joint limits: time constant ``τ_c`` [s] of the critically damped limit spring-damper
 LIMIT_TIME_CONSTANT = 0.01
-#: joint limits: a limit engages no faster than a time constant of this many steps, with
-#: the joint's inertia at the time (MuJoCo's ``refsafe``: ``timeconst >= 2 timestep``)
-LIMIT_MIN_STEPS = 2.0
 #: Coulomb friction ``-F tanh(q̇ / v_s)``: regularisation velocity ``v_s`` [rad/s or m/s]
 FRICTION_VELOCITY = 1e-3
 #: ``|R(-x)| <= 1`` for ``0 <= x <= limit``: stability interval of each explicit tableau
@@ -143,7 +142,7 @@ class SimulationWarning(UserWarning):
 INTEGRATORS = ('euler', 'heun', 'midpoint', 'rk3', 'rk4', 'rk38')
 
 
-class Simulator:
+class Simulator(JointLimits):
     """
     Step a robot forward in time: ``sim.step(tau, n)``; state in ``t, q, qd, base_pose``.
 
@@ -326,69 +325,6 @@ class Simulator:
                           f'bodies); armature {value:.3g} added to each (armature=auto)',
                           SimulationWarning, stacklevel=3)
         return arm if np.any(arm > 0) else None
-
-    def _limits(self, limits, time_constant, damping_ratio):
-        """
-        Joint position limits: a one-sided spring-damper per limited joint.
-
-        ``k_j = m_j / (τ_c ζ)²``, ``b_j = 2 m_j / τ_c`` with ``m_j = 1 / (M⁻¹)_jj`` (the
-        inertia the joint feels with all others free), so one joint in its limit is a
-        critically damped (``ζ = 1``) oscillator of time constant ``τ_c`` (MuJoCo's
-        ``solref``).  At ``q0``; a joint that got too light engages otherwise
-        (:meth:`_engage_limits`).  Sets ``lower``, ``upper``, ``limit_stiffness``,
-        ``limit_damping``.
-        """
-        m = self.model
-        if not (np.isfinite(time_constant) and time_constant > 0
-                and np.isfinite(damping_ratio) and damping_ratio > 0):
-            raise ValueError('limit_time_constant and limit_damping_ratio must be positive')
-        self.limit_time_constant = float(time_constant)
-        self.limit_damping_ratio = float(damping_ratio)
-        on = (np.isfinite(m.lower) | np.isfinite(m.upper)) & bool(limits)
-        self.lower = np.where(on, m.lower, -np.inf)
-        self.upper = np.where(on, m.upper, np.inf)
-        self._limited = on
-        self.limit_stiffness = np.zeros(m.nq)
-        self.limit_damping = np.zeros(m.nq)
-        self._impedance0 = None
-        if not np.any(on):
-            return
-        M = mass_matrix(m, self._q0, base_pose=self._base0, armature=self.armature)
-        a = m.nv - m.nq
-        try:
-            mj = 1.0 / np.diag(np.linalg.inv(M))[a:]
-        except np.linalg.LinAlgError:
-            mj = np.diag(M)[a:]
-        self.limit_stiffness = np.where(on, mj / (time_constant * damping_ratio) ** 2, 0.0)
-        self.limit_damping = np.where(on, 2.0 * mj / time_constant, 0.0)
-        self._impedance0 = (self.limit_stiffness.copy(), self.limit_damping.copy())
-
-    def _engage_limits(self, joints, q, base=None, M=None):
-        """
-        Set the limit spring-dampers of ``joints`` (bool (nq,)) for engaging at ``q``.
-
-        Those at ``q0`` (:meth:`_limits`), unless the joint's effective inertia ``m_j = 1 /
-        (M⁻¹)_jj(q)`` has fallen so far that its oscillator in the limit would be faster
-        than ``τ_min = 2 dt`` (:data:`LIMIT_MIN_STEPS` steps; MuJoCo's ``refsafe``): then
-        ``k_j = m_j / (τ_min ζ)²``, ``b_j = 2 m_j / τ_min``.  Called for joints within
-        their range only (their springs hold no energy), so a joint in its limit keeps the
-        impedance it engaged with.  ``M``: the mass matrix with the armature at ``q`` when
-        known.  Updates ``limit_stiffness``, ``limit_damping`` in place (the backends hold
-        these arrays).
-        """
-        m = self.model
-        if M is None:
-            M = mass_matrix(m, q, base_pose=base, armature=self.armature)
-        _engage(M, m.nv - m.nq, joints & self._limited, LIMIT_MIN_STEPS * self.dt,
-                self.limit_damping_ratio, self._impedance0[0], self._impedance0[1],
-                self.limit_stiffness, self.limit_damping)
-
-    def _limit_spring(self, q):
-        """Return the limit springs' torques (nq,) and stored energy ``Σ ½ k_j p_j²`` [J] at q."""
-        below = np.minimum(q - self.lower, 0.0)
-        above = np.maximum(q - self.upper, 0.0)
-        pen = below + above
-        return -self.limit_stiffness * pen, 0.5 * float(self.limit_stiffness @ pen ** 2)
 
     def set_wrench(self, link, wrench, frame='link'):
         """

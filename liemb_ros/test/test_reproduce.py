@@ -185,3 +185,30 @@ def test_rp_with_cylindrical_joint1_exact_with_se3_for_large_steps():
 def test_convergence_json_serialisable_with_numpy_values():
     study = rp.convergence('rp_mechanism', dts=(0.02, 0.01), t_end=0.1)
     assert json.loads(json.dumps(study))['updates']['se3']['quantities']
+
+
+def test_convergence_table_text_and_markdown():
+    """One formatter: the command's text table and the pages' markdown table of a study."""
+    q = {'values': [2.5e-3, None], 'roundoff': False, 'order': 3.987, 'floor': 1e-11,
+         'level': 0.0, 'used': [0, 1]}
+    r = {'values': [1e-14, 2e-14], 'roundoff': True, 'order': None, 'floor': 1e-11,
+         'level': 2e-14, 'used': []}
+    study = {'example': 'ex', 'paper': '[MT14]', 'claim': 'a claim', 't_end': 1.0,
+             'dts': [0.01, 0.005], 'dts_source': 'the paper',
+             'updates': {'se3': {'quantities': {'max |det R - 1|': q, 'pivot [m]': r},
+                                 'runs': [{'dt': 0.005, 'status': 'diverged', 't_stop': 0.5,
+                                           'message': 'non-finite (step h=0.005); reduce dt'}]}}}
+    text = rp.convergence_table(study).split('\n')
+    assert text[:3] == ['ex ([MT14]): convergence over t_end = 1 s, step sizes from the paper',
+                        '  paper: a claim', '  update se3']
+    assert text[4].split()[-5:] == ['-', '3.99', '(from', '2', 'points)']
+    assert text[5].endswith('round-off (<= 1e-11)')
+    assert text[6] == ('    dt = 0.005: diverged at t = 0.5 s: non-finite (step h=0.005); '
+                       'reduce dt')
+    md = rp.convergence_table(study, markdown=True).split('\n')
+    assert md[2:6] == ['| update | quantity | dt = 0.01 | dt = 0.005 | order |',
+                       '|---|---|---|---|---|',
+                       '| SE(3) | max \\|det R - 1\\| | 2.50e-03 | - | 3.99 |',
+                       '| SE(3) | pivot [m] | 1.00e-14 | 2.00e-14 | round-off (max 2.0e-14) |']
+    assert md[7] == '- SE(3), dt = 0.005 s: diverged at t = 0.5 s (non-finite)'
+    assert md[-1].startswith('Orders: least-squares slope')

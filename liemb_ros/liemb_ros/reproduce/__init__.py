@@ -22,7 +22,8 @@ reports where it diverged; a step whose stage rotates a body by more than
 unless ``--no-step-guard``.
 """
 # The parts: examples.py (the examples and what their papers claim), study.py (one run and
-# the convergence study), command.py (the command's options, report and plots).  Everything
+# the convergence study), command.py (the command's options, report and plots), table.py (the
+# convergence table, as the command prints it and as the example pages show it).  Everything
 # is importable from here, as from the one module this package was.
 from .command import add_arguments, plot, plot_convergence, run
 from .examples import (EXAMPLES, FLIP_J, FLIP_OMEGA0, FLIP_REFERENCE_H, PAPER_000_DTS,
@@ -31,6 +32,7 @@ from .examples import (EXAMPLES, FLIP_J, FLIP_OMEGA0, FLIP_REFERENCE_H, PAPER_00
                        floating_pair, four_bar, free_box, G, heavy_top_001, heavy_top_spring,
                        rotating_frame, rotating_frame_step_error, rp_mechanism, three_bar)
 from .study import ASYMPTOTIC, DIVERGED, convergence, fit_order, run_example
+from .table import UPDATE_NAMES, convergence_table, escape_cell
 
 __all__ = [
     'add_arguments', 'plot', 'plot_convergence', 'run',
@@ -40,4 +42,5 @@ __all__ = [
     'free_box', 'G', 'heavy_top_001', 'heavy_top_spring', 'rotating_frame',
     'rotating_frame_step_error', 'rp_mechanism', 'three_bar',
     'ASYMPTOTIC', 'DIVERGED', 'convergence', 'fit_order', 'run_example',
+    'UPDATE_NAMES', 'convergence_table', 'escape_cell',
 ]

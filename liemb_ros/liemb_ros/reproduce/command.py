@@ -3,7 +3,8 @@ The ``liemb reproduce`` command: its options, the printed report and the plots.
 
 :func:`add_arguments` and :func:`run` plug into :mod:`liemb_ros.cli`; :func:`plot` draws one
 run's violations and energy drift over time, :func:`plot_convergence` the papers' log-log
-figure of a convergence study (:mod:`.study`).
+figure of a convergence study (:mod:`.study`); the printed convergence table is
+:func:`.table.convergence_table`.
 """
 import json
 import sys
@@ -13,6 +14,7 @@ import numpy as np
 from ..integrators import MAX_STEP_ANGLE
 from .examples import EXAMPLES, UPDATES, build, flip_interval
 from .study import convergence, run_example
+from .table import convergence_table
 
 
 def plot(res, path):
@@ -108,37 +110,6 @@ def _list():
               f'{spec.claim}')
 
 
-def _fmt(v):
-    return '      -  ' if v is None else f'{v:9.2e}'
-
-
-def _print_convergence(study):
-    print(f"{study['example']} ({study['paper']}): convergence over t_end = "
-          f"{study['t_end']:g} s, step sizes from {study['dts_source']}")
-    print(f"  paper: {study['claim']}")
-    if 'omega_reference' in study:
-        r = study['omega_reference']
-        print(f"  Omega reference: RK4 on Euler's equations, h = {r['h']:g}; its round-off "
-              f"level (h vs 2h) {r['roundoff_spread']:.1e}")
-    head = ''.join(f'{d:>10.3g}' for d in study['dts'])
-    for update, data in study['updates'].items():
-        print(f'  update {update}')
-        print(f"    {'dt [s]':<34}{head}   order")
-        for key, q in data['quantities'].items():
-            vals = ''.join(' ' + _fmt(v) for v in q['values'])
-            if q['roundoff']:
-                tail = f"round-off (<= {q['floor']:.0e})"
-            elif q['order'] is not None:
-                tail = f"{q['order']:.2f} (from {len(q['used'])} points)"
-            else:
-                tail = '-'
-            print(f'    {key[:34]:<34}{vals}   {tail}')
-        for r in data['runs']:
-            if r['status'] != 'ok':
-                print(f"    dt = {r['dt']:g}: {r['status']} at t = {r['t_stop']:g} s: "
-                      f"{r['message']}")
-
-
 def run(args):
     """Run ``liemb reproduce`` with parsed ``args``; return the exit status."""
     if args.list or not args.name:
@@ -161,7 +132,7 @@ def run(args):
         if args.json:
             print(json.dumps(study))
         else:
-            _print_convergence(study)
+            print(convergence_table(study))
         return 0
     spec = EXAMPLES[args.name]
     update = args.update or 'se3'

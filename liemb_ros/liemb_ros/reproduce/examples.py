@@ -10,6 +10,7 @@ step size, the paper's claim, its step sizes); :func:`build` builds one by name.
 of [HGS18] also has its analytic flip interval and the reference solution of its
 convergence study here.  Running them: :mod:`.study`.
 """
+import dataclasses
 import math
 
 import numpy as np
@@ -430,6 +431,7 @@ PAPER_000_DTS = (1e-2, 1e-3, 1e-4)
 PAPER_003_DTS = tuple(1.0 / n for n in (10, 40, 80, 160, 320, 640, 1280, 2560, 5120))
 
 
+@dataclasses.dataclass(eq=False)
 class Spec:
     """
     One entry of :data:`EXAMPLES`: how to build it and what the paper says.
@@ -439,18 +441,15 @@ class Spec:
     with the exact SO(3)xR^3 update, so their floor is 3e-10 m).
     """
 
-    def __init__(self, build, section, t_end, dt, claim, dts=PAPER_000_DTS,
-                 updates=('se3', 'so3r3'), dts_source='[MT14] §5: 1e-2, 1e-3, 1e-4 s',
-                 roundoff=ROUNDOFF):
-        self.build = build
-        self.section = section
-        self.t_end = t_end
-        self.dt = dt
-        self.claim = claim
-        self.dts = dts
-        self.updates = updates
-        self.dts_source = dts_source
-        self.roundoff = roundoff
+    build: object   # the builder, NAME(update) -> Example
+    section: str
+    t_end: float
+    dt: float
+    claim: str
+    dts: tuple = PAPER_000_DTS
+    updates: tuple = ('se3', 'so3r3')
+    dts_source: str = '[MT14] §5: 1e-2, 1e-3, 1e-4 s'
+    roundoff: float = ROUNDOFF
 
 
 _001 = '[MT13] uses 1e-3 s only; the sequence of [MT14] §5 (same authors, same scheme)'
