@@ -9,6 +9,20 @@ them (``sensor_msgs/msg/JointState``), each with its dependencies in rosbag2's l
 (:func:`message_definition`, from the installed ``.msg`` files).  Foxglove and ``ros2 bag``
 on a ROS install open the file.  Log times are the receive times (ns since the epoch).
 
+Nodes started after the recorder (``liemb demo/launch --record`` start it first): with Fast
+DDS a participant that is already running is most often matched with a newly started one
+only at its own next periodic participant announcement (every 3 s by default), not on the
+new one's initial announcements; the nodes' volatile messages published before their
+writers have matched the recorder's readers are lost to it (issue 20: the first ~2 s of
+1 run in 3-4).  The recorder's participant therefore announces itself every 0.25 s
+(:data:`DISCOVERY_PROFILE`, loaded by :func:`discovery_profile`), which bounds that delay
+to about 0.25 s plus endpoint discovery; the nodes start publishing later than that (their
+kernels load first).  Fast DDS reads its profile file once per process, at its first
+participant: a :class:`Recorder` created in a process that already has a ROS context
+announces itself every 3 s (``liemb record`` is a process of its own), and later
+participants of the recorder's process use the profile too.  When
+``FASTDDS_DEFAULT_PROFILES_FILE`` names a file of your own, that file is used.
+
 :func:`read_run` turns a recording of the demo (``joint_states``, the dynamics node's
 ``joint_torques``, ``/diagnostics``, ``robot_description``) into the record
 :func:`liemb_ros.ros.monitor.plot` draws, so ``liemb plot FILE.mcap`` draws the demo's plots.
@@ -17,6 +31,7 @@ node's ``~/controller_state`` (``control_msgs/JointTrajectoryControllerState``):
 :func:`plot_control` draws desired against actual positions per joint, the torques and the
 tracking error with its RMS.
 """
+import contextlib
 import fnmatch
 import importlib
 import os
@@ -117,6 +132,41 @@ KNOWN_TOPICS = {
 }
 
 
+#: the Fast DDS profile of the recorder's participant (``config/``): it announces itself
+#: every 0.25 s, so nodes started after it are matched with it at once (see the module's
+#: docstring)
+DISCOVERY_PROFILE = 'record_fastdds.xml'
+#: the variables that name a Fast DDS profile file (3.x; 2.x's)
+PROFILE_VARIABLES = ('FASTDDS_DEFAULT_PROFILES_FILE', 'FASTRTPS_DEFAULT_PROFILES_FILE')
+
+
+@contextlib.contextmanager
+def discovery_profile(log=print):
+    """
+    Name :data:`DISCOVERY_PROFILE` in ``FASTDDS_DEFAULT_PROFILES_FILE`` inside the block.
+
+    Create the recorder's ROS context and first node inside (rmw_fastrtps creates the
+    participant with the first node): Fast DDS reads the file when the first participant
+    of the process is created, so the variable is restored on exit and
+    processes started later (nodes) do not inherit it.  A profile file named by the user
+    is kept (``log`` says what that means for the recording); with an RMW other than Fast
+    DDS the variable does nothing.
+    """
+    mine = [v for v in PROFILE_VARIABLES if os.environ.get(v)]
+    if mine:
+        log(f'liemb record: {mine[0]} is set ({os.environ[mine[0]]}): the recorder uses that '
+            'profile, not its own; unless it shortens leaseAnnouncement, nodes started after '
+            'the recorder may be matched up to 3 s late and their first messages missed')
+        yield
+        return
+    from .resources import find
+    os.environ['FASTDDS_DEFAULT_PROFILES_FILE'] = find('config', DISCOVERY_PROFILE)
+    try:
+        yield
+    finally:
+        os.environ.pop('FASTDDS_DEFAULT_PROFILES_FILE', None)
+
+
 def _message_class(name):
     pkg, _, typ = name.partition('/msg/')
     return getattr(importlib.import_module(f'{pkg}.msg'), typ)
@@ -144,8 +194,9 @@ class Recorder:
         self._writer = Writer(self._file)
         self._writer.start(profile='ros2', library='liemb_ros record')
         self.context = rclpy.Context()
-        rclpy.init(context=self.context)
-        self.node = rclpy.create_node(node_name, context=self.context)
+        with discovery_profile(log):   # the participant is created with the first node
+            rclpy.init(context=self.context)
+            self.node = rclpy.create_node(node_name, context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
         self._last_scan = -1e9
