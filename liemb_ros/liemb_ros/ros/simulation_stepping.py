@@ -109,7 +109,7 @@ class SimulationStepping:
             self._reject(f'~/effort: {len(msg.name)} names (unique: {len(set(msg.name))}) '
                          f'but {len(msg.effort)} efforts')
             return
-        index = self.model._joint_index
+        index = self.model.joint_indices
         pairs = [(index[n], e) for n, e in zip(msg.name, msg.effort) if n in index]
         for n in msg.name:
             if n not in index:
