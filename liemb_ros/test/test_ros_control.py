@@ -242,7 +242,10 @@ def test_computed_torque_tracks_a_trajectory_and_a_payload_matters(graph, tmp_pa
     graph.spin_until(lambda: _now(states) > start + DURATION + 0.5, timeout=120)
     e = _errors(states, start, start, start + DURATION + 0.5)
     rms = float(np.sqrt(np.mean(e ** 2)))
-    print(f'computed_torque: {len(e)} states, RMS {rms:.2e} rad, max {np.abs(e).max():.2e}')
+    stamps = [_stamp(m) for m in states.msgs]
+    print(f'computed_torque: {len(e)} states, RMS {rms:.2e} rad, max {np.abs(e).max():.2e}; '
+          f'{len(stamps) - len(set(stamps))} repeated stamps; simulation: '
+          f"{diagnostics(diags.msgs, 'liemb_simulation')[2]}")
     assert len(e) > 500 and rms < 1e-3, (rms, graph.output())
     _check_controller_state(states, cstates, start, start + DURATION + 0.5)
     # its output: the torques the node publishes for that state (listened to briefly: one more
