@@ -275,3 +275,12 @@ def test_packed_layout_reads_back_every_kernel_array():
         for got, want in zip(dyn + lk, model.dyn + model.lk):
             np.testing.assert_array_equal(got, want)
             assert np.shape(got) == np.shape(want)
+
+
+def test_joint_indices_is_a_read_only_view_of_joint_index():
+    model = lm.load_urdf(erd_path('ur5'))
+    index = model.joint_indices
+    assert dict(index) == {n: model.joint_index(n) for n in model.joint_names}
+    assert list(index.values()) == list(range(model.nq))
+    with pytest.raises(TypeError):
+        index['elbow_joint'] = 0

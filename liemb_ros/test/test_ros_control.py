@@ -19,8 +19,6 @@ analytic motion at its stamp, its feedback the joint state of that stamp, its ou
 torques published for it.
 """
 
-import time
-
 import numpy as np
 import pytest
 
@@ -136,6 +134,8 @@ def _start(graph, mode, params=(), lockstep=False):
     diags = Latest(graph, DiagnosticArray, '/diagnostics')
     wait_ready(graph)
     graph.spin_until(lambda: len(states.msgs) > 10)
+    if lockstep:   # the loop runs (the node answered a state): goals can be accepted
+        graph.spin_until(lambda: _now(states) > _stamp(states.msgs[0]), timeout=60)
     return states, diags
 
 
@@ -175,9 +175,13 @@ def _check_controller_state(states, cstates, start, until):
     by_stamp = {_stamp(m): m for m in states.msgs}
     msgs = [m for m in cstates.msgs if start <= _stamp(m) < until]
     t = np.array([_stamp(m) for m in msgs])
-    rate = (len(t) - 1) / (t[-1] - t[0])
-    print(f'controller_state: {len(t)} messages, {rate:.1f} per second of stamps')
-    assert 80.0 < rate < 101.0 and np.all(np.diff(t) > 0)
+    # the node's rate from the spacing of the stamps (on a grid of 1/rate), whatever this
+    # best-effort subscriber lost: at load 15 on the 2 cores it got 79 % of them
+    rate = 1.0 / np.median(np.diff(t))
+    got = (len(t) - 1) / (t[-1] - t[0]) / rate
+    print(f'controller_state: {len(t)} messages ({got:.0%} of those sent), '
+          f'{rate:.1f} per second of stamps')
+    assert 80.0 < rate < 101.0 and np.all(np.diff(t) > 0) and got > 0.5
     matched = 0
     for m, ti in zip(msgs, t):
         assert list(m.joint_names) == ARM.joint_names
@@ -198,25 +202,29 @@ def _check_controller_state(states, cstates, start, until):
         assert np.allclose(err.velocities, np.subtract(ref.velocities, fb.velocities),
                            rtol=0, atol=1e-15)
         assert m.speed_scaling_factor == 1.0
-    assert matched >= 0.9 * len(msgs)
+    assert matched >= 0.5 * len(msgs)   # (the joint states this process got: see above)
 
 
 def test_computed_torque_tracks_a_trajectory_and_a_payload_matters(graph, tmp_path):
     """
     The simulated arm carries its rated payload; the dynamics node is told by parameters.
 
-    Free-running on wall-clock time (lock-step failed it in 1 of 2 CI runs and 1 of 4 here:
-    the node refused the trajectory, "no complete joint state yet"; not understood, left
-    for the next session), so it is sensitive to the machine's load.
+    In lock-step on simulated time.  The trajectory is sent once the node is ready (its
+    kernels) and states come, which may be before the node has a state: the simulation
+    re-publishes its first state once per ``lockstep_timeout`` until a command answers it,
+    and those sent while the node compiled were skipped.  The node keeps such a trajectory
+    and starts it from its first complete state (it refused it: 1 of 2 CI runs, 1 of 4 here).
     """
     urdf = tmp_path / 'arm_with_payload.urdf'
     text = open(resources.robot_path('liemb_arm7'), encoding='utf-8').read()
     urdf.write_text(text.replace('</robot>', PAYLOAD_LINK))
     graph.run('liemb_simulation', node_argv('simulation', [
         f'urdf_path:={urdf}', 'publish_rate:=500.0', 'wait_for_command:=true',
-        'test_torque_amplitude:=[0.0]', f"initial_positions:=[{', '.join(map(str, Q0))}]"]))
+        'test_torque_amplitude:=[0.0]', f"initial_positions:=[{', '.join(map(str, Q0))}]",
+        *LOCKSTEP_NODE]))
     graph.run('liemb_dynamics', node_argv('dynamics', [
         'urdf_path:=liemb_arm7', 'mode:=computed_torque', 'computed_torque.kp:=[900.0]',
+        'use_sim_time:=true',
         'computed_torque.kd:=[60.0]', 'payload.link:=tool0',
         *(f'payload.{k}:={v}' for k, v in PAYLOAD.items())])
         + ['-r', '~/effort_command:=/liemb_simulation/effort_command'])
@@ -230,12 +238,18 @@ def test_computed_torque_tracks_a_trajectory_and_a_payload_matters(graph, tmp_pa
     wait_ready(graph)
     graph.spin_until(lambda: len(states.msgs) > 10)
     pub = _trajectory_publisher(graph)
-    start = time.time() + 0.3
+    start = _now(states) + 0.3
+    # (the loop may not run yet: the node may not have a complete state, see the docstring)
+    print(f'trajectory sent after {len(states.msgs)} joint states, '
+          f'{len({_stamp(m) for m in states.msgs})} distinct stamps')
     pub.publish(_trajectory(ARM.joint_names, start))
-    graph.spin_until(lambda: time.time() > start + DURATION + 0.5)
+    graph.spin_until(lambda: _now(states) > start + DURATION + 0.5, timeout=120)
     e = _errors(states, start, start, start + DURATION + 0.5)
     rms = float(np.sqrt(np.mean(e ** 2)))
-    print(f'computed_torque: {len(e)} states, RMS {rms:.2e} rad, max {np.abs(e).max():.2e}')
+    stamps = [_stamp(m) for m in states.msgs]
+    print(f'computed_torque: {len(e)} states, RMS {rms:.2e} rad, max {np.abs(e).max():.2e}; '
+          f'{len(stamps) - len(set(stamps))} repeated stamps; simulation: '
+          f"{diagnostics(diags.msgs, 'liemb_simulation')[2]}")
     assert len(e) > 500 and rms < 1e-3, (rms, graph.output())
     _check_controller_state(states, cstates, start, start + DURATION + 0.5)
     # its output: the torques the node publishes for that state (listened to briefly: one more
@@ -255,16 +269,43 @@ def test_computed_torque_tracks_a_trajectory_and_a_payload_matters(graph, tmp_pa
     assert len(cstates.msgs) == n
     # told no payload, the arm sags under the one it carries; told the right one, it is back
     assert _set(graph, **{'payload.mass': 0.0}).successful
-    graph.spin_for(1.5)
-    wrong = np.abs(_errors(states, start, time.time() - 0.3, time.time())).max()
+    _spin_sim(graph, states, 1.5)
+    wrong = np.abs(_errors(states, start, _now(states) - 0.3, _now(states))).max()
     assert _set(graph, **{'payload.mass': PAYLOAD['mass']}).successful
-    graph.spin_for(1.5)
-    right = _errors(states, start, time.time() - 0.3, time.time())
+    _spin_sim(graph, states, 1.5)
+    right = _errors(states, start, _now(states) - 0.3, _now(states))
     print(f'payload parameter 0 kg (2 kg carried): max error {wrong:.2e} rad; 2 kg again: '
           f'RMS {np.sqrt(np.mean(right ** 2)):.2e} rad')
     assert wrong > 5e-3 and np.sqrt(np.mean(right ** 2)) < 1e-3
     level, _, values = diagnostics(diags.msgs, 'liemb_dynamics: cycle')
     assert values['mode'] == 'computed_torque' and float(values['tracking_error_rad']) < 1e-3
+
+
+def test_a_trajectory_before_the_first_joint_state_waits_for_it(graph):
+    """
+    A trajectory that reaches the node before a complete state is kept, and starts from it.
+
+    The lock-step start-up's order of events, made certain: the node is ready but has no state
+    (no simulation here), the trajectory comes, then the states (published by the test).
+    """
+    graph.run('liemb_dynamics', node_argv('dynamics', [
+        'urdf_path:=liemb_arm7', 'mode:=computed_torque']))
+    cstates = Latest(graph, JointTrajectoryControllerState, '/liemb_dynamics/controller_state')
+    wait_ready(graph)
+    js = graph.node.create_publisher(JointState, '/joint_states', RELIABLE)
+    graph.spin_until(lambda: js.get_subscription_count() > 0)
+    _trajectory_publisher(graph).publish(_trajectory(ARM.joint_names, 100.0))
+    graph.spin_until(lambda: 'before a complete joint state' in graph.output(), timeout=10)
+    q, qd, _ = motion(0.0)
+    for t in (100.0, 101.0):   # the motion's start, then a second later (held there)
+        js.publish(JointState(header=Header(stamp=Time(sec=int(t))), name=ARM.joint_names,
+                              position=q.tolist(), velocity=qd.tolist()))
+        graph.spin_until(lambda: cstates.msgs and _stamp(cstates.msgs[-1]) == t, timeout=10)
+    ref = np.array(cstates.msgs[-1].reference.positions)
+    print(f'reference a second after the start: {np.abs(ref - motion(1.0)[0]).max():.1e} rad '
+          'from the motion')
+    assert np.allclose(ref, motion(1.0)[0], rtol=0, atol=1e-5)
+    assert 'refused' not in graph.output()
 
 
 def test_follow_joint_trajectory_action(graph):

@@ -38,6 +38,7 @@ energy of body i is ``½ V_i^bᵀ inertia[i] V_i^b``.
 """
 import math
 import warnings
+from types import MappingProxyType
 
 import numpy as np
 
@@ -215,6 +216,11 @@ class Model:
         except (KeyError, TypeError):
             raise ValueError(f"unknown link {link!r} in model '{self.name}'; links: "
                              f"{', '.join(self.link_names)}") from None
+
+    @property
+    def joint_indices(self):
+        """Return a read-only mapping of each joint name to its coordinate's index in ``q``."""
+        return MappingProxyType(self._joint_index)
 
     def joint_index(self, joint):
         """Return the index of an independent joint coordinate in ``q`` by name."""

@@ -30,8 +30,9 @@ Controller modes (``mode``, switchable at run time; the laws are :mod:`liemb_ros
   term off with ``computed_torque.friction_compensation: false``) tracking ``~/joint_trajectory``
   (``trajectory_msgs/JointTrajectory``: joints by name, a subset holds the others; quintic
   between points with accelerations, cubic with velocities, linear with positions only; a
-  new one replaces the old from its ``header.stamp``, 0 = now; after the end it holds the
-  last point; with none it holds the position where the mode started;
+  new one replaces the old from its ``header.stamp``, 0 = now; one that comes before the
+  first complete joint state waits for it; after the end it holds the last point; with
+  none it holds the position where the mode started;
   ``computed_torque.trajectory_file`` is a YAML trajectory tracked once the state is known,
   ``computed_torque.repeat`` starts it again 1 s after its end); or a
   ``control_msgs/action/FollowJointTrajectory`` goal on ``~/follow_joint_trajectory``, as a
@@ -207,6 +208,7 @@ class DynamicsNode(DynamicsOutput, Node):
         self.engine = None
         self._candidate = self._preparing = self._odom_sub = None
         self._pending_desired = None
+        self._early_trajectory = None   # a ~/joint_trajectory before the first complete state
         self._file_trajectory = self._read_trajectory_file()
         self._file_started = None   # when the file's trajectory last started (node clock)
         self._rejected = 0          # invalid messages (dropped)
@@ -431,6 +433,8 @@ class DynamicsNode(DynamicsOutput, Node):
             self.get_logger().info(f"ignoring joint(s) {', '.join(new)} of joint_states: not "
                                    f"in robot '{self.engine.model.name}'")
         self._last_state = time.monotonic()
+        if self._early_trajectory is not None and self.engine.ready:
+            self._on_trajectory(self._early_trajectory)   # it starts from this state
         if self._timer is not None:
             self._skipped += self._pending   # the one before this never got out
             self._pending = True
@@ -528,6 +532,12 @@ class DynamicsNode(DynamicsOutput, Node):
         """Take a new joint trajectory for computed_torque (it replaces the old one)."""
         if self.engine is None:
             self._refuse('~/joint_trajectory: no robot yet')
+            return
+        self._early_trajectory = None
+        if not self.engine.ready:   # kept: tracked from the first complete state
+            self._early_trajectory = msg
+            self.get_logger().info('~/joint_trajectory before a complete joint state: it '
+                                   'starts from the first one')
             return
         stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
         pts = msg.points

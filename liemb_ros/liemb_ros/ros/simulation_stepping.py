@@ -109,7 +109,7 @@ class SimulationStepping:
             self._reject(f'~/effort: {len(msg.name)} names (unique: {len(set(msg.name))}) '
                          f'but {len(msg.effort)} efforts')
             return
-        index = self.model._joint_index
+        index = self.model.joint_indices
         pairs = [(index[n], e) for n, e in zip(msg.name, msg.effort) if n in index]
         for n in msg.name:
             if n not in index:
@@ -227,8 +227,11 @@ class SimulationStepping:
         never runs more than one period ahead of ``real_time_factor`` x wall-clock time;
         when the loop is slower than that it runs at the loop's pace.  Before the first
         answer the state is re-published every ``lockstep_timeout`` (the controller may
-        not have been subscribed); later a missing answer for ``lockstep_timeout`` steps
-        with the held command and is counted (``lockstep_missed`` in /diagnostics).
+        not have been subscribed, or not ready: the dynamics node skips states while it
+        compiles); later a missing answer for ``lockstep_timeout`` steps with the held
+        command and is counted (``lockstep_missed`` in /diagnostics).  Not re-published
+        sooner: a ready controller answers every copy, an answer names no state, and a
+        second answer would be taken for the next state's (the loop one state late).
         """
         lock, sim = self._lock, self.sim
         if sim is None or self.error is not None or self.paused:
