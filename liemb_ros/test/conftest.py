@@ -70,3 +70,34 @@ def graph(tmp_path, monkeypatch):
         yield g
     finally:
         g.close()
+
+
+def _announce_often():
+    """
+    Give this test process's DDS participants the recorder's 0.25 s discovery announcements.
+
+    A test's client participant exists before the nodes it starts; with Fast DDS's default
+    3 s announcement period a node was often matched with it only at the client's next
+    announcement, and the test missed up to ~2.5 s of the node's start (seen: the
+    simulated arm had fallen before the first state arrived).  Fast DDS reads the profile
+    file when a process creates its first participant, so one is created here, with
+    ``liemb_ros.record.discovery_profile`` (config/record_fastdds.xml), before any test;
+    the variable is gone again, so the node processes the tests start run with the
+    defaults, as a user's do.  A profile file of the user's own is left alone.
+    """
+    try:
+        import rclpy
+        from liemb_ros.record import PROFILE_VARIABLES, discovery_profile
+    except ImportError:
+        return
+    if any(os.environ.get(v) for v in PROFILE_VARIABLES):
+        return
+    context = rclpy.Context()
+    with discovery_profile(log=lambda *_: None):   # a participant without endpoints
+        rclpy.init(context=context, domain_id=101)
+        node = rclpy.create_node('liemb_test_discovery_profile', context=context)
+    node.destroy_node()
+    context.try_shutdown()
+
+
+_announce_often()

@@ -1,15 +1,18 @@
 """
 Node processes and an in-process client on a private ROS 2 domain (shared by the ROS tests).
 
-Each :class:`Graph` picks a random ``ROS_DOMAIN_ID`` with
+Each :class:`Graph` takes a ``ROS_DOMAIN_ID`` no other graph on this machine holds (a lock
+file per domain: test runs side by side never share one) with
 ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST``, starts node processes the way a user does
 (``python -m liemb_ros.ros.<node> --ros-args ...`` with the shipped parameter files, or a
 console command such as ``liemb launch``), records what they print, and spins a client node
 that publishes, subscribes and calls services.
 """
+import fcntl
 import gc
 import os
 import random
+import tempfile
 import signal
 import subprocess
 import sys
@@ -49,7 +52,7 @@ class Graph:
     """Node processes and a client node on a private, localhost-only ROS domain."""
 
     def __init__(self, tmp_path):
-        self.domain = random.randint(1, 101)
+        self.domain, self._domain_lock = free_domain()
         self.env = dict(os.environ, ROS_DOMAIN_ID=str(self.domain),
                         ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
         self.env.pop('ROS_STATIC_PEERS', None)
@@ -127,6 +130,32 @@ class Graph:
         self.executor.shutdown(timeout_sec=1)
         self.node.destroy_node()
         self.context.try_shutdown()
+        self._domain_lock.close()   # the domain is free again
+
+
+_HELD = []   # the lock files of claim_domain(), held until this process ends
+
+
+def claim_domain():
+    """Return a domain id no other process holds, held until this process ends."""
+    domain, lock = free_domain()
+    _HELD.append(lock)
+    return domain
+
+
+def free_domain():
+    """Return ``(domain id, open lock file)`` of a domain no other process holds."""
+    ids = list(range(1, 102))
+    random.shuffle(ids)
+    for domain in ids:
+        f = open(os.path.join(tempfile.gettempdir(), f'liemb-ros-domain-{domain}.lock'), 'w')
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            f.close()
+            continue
+        return domain, f
+    raise RuntimeError('every ROS domain 1-101 is held by another test run')
 
 
 def call_service(spin_until, client, request, attempt=3.0, attempts=5):

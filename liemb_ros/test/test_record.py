@@ -7,7 +7,6 @@ of the demo's node set is read back with the mcap reader (topics, ROS 2 schema n
 and its joint states and torques equal what the demo's monitor received.
 """
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from conftest import ros_importorskip
 
 rclpy, _ = ros_importorskip('rclpy', 'mcap_ros2')
 from liemb_ros import record  # noqa: E402  (after the import check)
+from ros_graph import claim_domain  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
@@ -108,7 +108,7 @@ def test_demo_run_recorded_and_plotted(tmp_path, monkeypatch):
     A process of its own, as with ``--record``: Fast DDS reads the recorder's profile only
     for the first participant of a process, and this one has others.
     """
-    monkeypatch.setenv('ROS_DOMAIN_ID', str(random.randint(1, 101)))
+    monkeypatch.setenv('ROS_DOMAIN_ID', str(claim_domain()))
     monkeypatch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     import liemb_ros as lm
     from liemb_ros import cli, resources
@@ -177,7 +177,7 @@ def test_demo_run_recorded_and_plotted(tmp_path, monkeypatch):
 
 def test_demo_command_records_and_prints_the_view_address(tmp_path, monkeypatch):
     """``liemb demo --record FILE --view-port P``: the address printed, the file written."""
-    monkeypatch.setenv('ROS_DOMAIN_ID', str(random.randint(1, 101)))
+    monkeypatch.setenv('ROS_DOMAIN_ID', str(claim_domain()))
     from liemb_ros.view import check_address
     port = check_address('127.0.0.1', 0)
     path = tmp_path / 'demo.mcap'
@@ -209,7 +209,7 @@ def test_launch_control_records_and_plots_the_tracking(tmp_path, monkeypatch):
     from scipy.interpolate import CubicHermiteSpline
 
     from liemb_ros import resources
-    monkeypatch.setenv('ROS_DOMAIN_ID', str(random.randint(1, 101)))
+    monkeypatch.setenv('ROS_DOMAIN_ID', str(claim_domain()))
     monkeypatch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     path = tmp_path / 'control.mcap'
     log = tmp_path / 'launch.log'

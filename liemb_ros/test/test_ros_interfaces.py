@@ -8,7 +8,6 @@ other ROS graphs on the network do not interfere.
 """
 import array
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -32,7 +31,7 @@ from rclpy.node import Node  # noqa: E402
 from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile,  # noqa: E402
                        ReliabilityPolicy)
 from tf2_msgs.msg import TF2Error, TFMessage  # noqa: E402
-from ros_graph import call_service  # noqa: E402
+from ros_graph import call_service, claim_domain  # noqa: E402
 
 # Official type hashes of tf2_msgs (ros2/geometry2, Jazzy and later): our local build must match
 # them, or RViz / tf2_ros on a real ROS install would not talk to our /tf publisher.
@@ -131,7 +130,7 @@ class RosPeer:
     """A server subprocess and an in-process node on a private, localhost-only ROS domain."""
 
     def __init__(self, kind, tmp_path):
-        self.domain = random.randint(1, 101)  # 0..101: safe with the default DDS port mapping
+        self.domain = claim_domain()  # 1..101: safe with the default DDS port mapping
         env = dict(os.environ, ROS_DOMAIN_ID=str(self.domain),
                    ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
         env.pop('ROS_STATIC_PEERS', None)

@@ -9,7 +9,6 @@ input dropped without killing the node, /tf against forward kinematics, and the
 simulated arm held still by the dynamics node's gravity compensation (falling without).
 """
 import os
-import random
 import re
 import subprocess
 import sys
@@ -28,7 +27,7 @@ from liemb_ros import resources  # noqa: E402
 from liemb_ros.dynamics import inverse_dynamics  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from liemb_interfaces.srv import GetJacobian  # noqa: E402
-from ros_graph import RELIABLE, Latest, wait_ready  # noqa: E402
+from ros_graph import RELIABLE, Latest, claim_domain, wait_ready  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_srvs.srv import SetBool, Trigger  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
@@ -250,7 +249,7 @@ def test_simulation_node_absolute_coordinates_and_bad_commands(graph):
 
 def test_demo_runs_and_writes_its_plots(tmp_path, monkeypatch):
     """The README's main job, shortened: nodes start, status lines print, files appear."""
-    monkeypatch.setenv('ROS_DOMAIN_ID', str(random.randint(1, 101)))
+    monkeypatch.setenv('ROS_DOMAIN_ID', str(claim_domain()))
     out = tmp_path / 'demo'
     proc = subprocess.run([sys.executable, '-m', 'liemb_ros.cli', 'demo', '--duration', '3',
                            '--out', str(out)],
