@@ -379,7 +379,7 @@ def test_follow_joint_trajectory_action(graph):
 
 
 def test_impedance_reaches_a_target_and_bad_input_is_refused(graph):
-    states, diags = _start(graph, 'cartesian_impedance')
+    states, diags = _start(graph, 'cartesian_impedance', lockstep=True)
     tool = lambda: lm.link_pose(ARM, np.array(states.msgs[-1].position), 'tool0')  # noqa
     graph.spin_for(0.5)
     C0 = tool()
@@ -473,11 +473,12 @@ def test_impedance_static_displacement_under_an_external_wrench(graph):
         'liemb_simulation:test_torque_amplitude:=[0.0]', 'liemb_simulation:friction:=0.0',
         'liemb_simulation:wrench_timeout:=0.0', 'liemb_simulation:diagnostics_period:=0.1',
         f"liemb_simulation:initial_positions:=[{', '.join(map(str, Q0))}]"],
-        launch_args={'mode': 'cartesian_impedance'})
+        launch_args=dict(LOCKSTEP, mode='cartesian_impedance'))
     states = Latest(graph, JointState, '/joint_states')
     diags = Latest(graph, DiagnosticArray, '/diagnostics')
     wait_ready(graph)
     graph.spin_until(lambda: len(states.msgs) > 10)
+    graph.spin_until(lambda: _now(states) > _stamp(states.msgs[0]), timeout=60)   # loop runs
     spin_sim(graph, diags, 1.0)
     q0 = np.array(states.msgs[-1].position)
     C0 = lm.link_pose(ARM, q0, 'tool0')
