@@ -13,7 +13,7 @@ import numpy as np
 import liemb_ros as lm
 from liemb_ros import eom
 from liemb_ros._kernels import aba, crba, derivatives, jacobian, rnea, tree
-from liemb_ros.dynamics import FORMS
+from liemb_ros.dynamics import FORMS, forward_dynamics_function
 from liemb_ros.model import random_model
 from liemb_ros.model.synthetic import random_pose
 
@@ -64,7 +64,7 @@ def test_one_specialisation_per_kernel(rng):
         model = random_model(5, rng, floating=floating)
         for B in (None, 3):
             _calls(model, rng, B)
-        fd = lm.forward_dynamics_function(model)
+        fd = forward_dynamics_function(model)
         q = model.random_configuration(rng)
         z = np.zeros(model.nv)
         fd(q, z, z)
