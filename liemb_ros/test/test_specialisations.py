@@ -70,4 +70,8 @@ def test_one_specialisation_per_kernel(rng):
         fd(q, z, z)
         fd(q, z, z, random_pose(rng))
     new = {k.__name__: [str(s) for s in set(k.signatures) - before[k]] for k in KERNELS}
-    assert {name: sigs for name, sigs in new.items() if len(sigs) > 1} == {}
+    # id_plain (no base pose, no wrenches: fewer arguments to unbox) hands the spatial and
+    # hybrid forms the constant identity, a read-only array: their second specialisation
+    # (passing them a writeable copy instead cost the floating-base ID 5 %)
+    allowed = {'rnea_spatial': 2, 'rnea_hybrid': 2}
+    assert {name: sigs for name, sigs in new.items() if len(sigs) > allowed.get(name, 1)} == {}

@@ -278,16 +278,10 @@ def _id_one(dyn, q, qd, qdd, base, fext, lk, form, grav, tau, fb, G, V, A, W):
     body_fext(dyn, fext, lk, fb)
     if form == 0:
         rnea_body(dyn, q, qd, qdd, base, fb, grav, tau, G, V, A, W)
-        return OK
-    # the spatial and hybrid forms read the base rotation alone, as (R, 0) (local_base):
-    # from the work slot past G, one array type whether ``base`` is a caller's array or
-    # the constant identity of id_plain (one compilation of each form)
-    R0 = G[G.shape[0] - 1]
-    local_base(base, R0)
-    if form == 1:
-        rnea_spatial(dyn, q, qd, qdd, R0, fb, grav, tau)
+    elif form == 1:
+        rnea_spatial(dyn, q, qd, qdd, base, fb, grav, tau)
     else:
-        rnea_hybrid(dyn, q, qd, qdd, R0, fb, grav, tau)
+        rnea_hybrid(dyn, q, qd, qdd, base, fb, grav, tau)
     return OK
 
 
@@ -296,17 +290,16 @@ def _id_work(nb):
     """
     One allocation for the RNEA work arrays ``(fb, G, V, A, W)``.
 
-    ``fb`` has two scratch rows past the ``nb + 1`` bodies, ``G`` one 4x4 slot past the
-    ``nb`` relative poses (:func:`_id_one`).
+    ``fb`` has two scratch rows past the ``nb + 1`` bodies.
     """
     n6 = 6 * (nb + 1)
-    work = np.empty(4 * n6 + 12 + 16 * (nb + 1))
+    work = np.empty(4 * n6 + 12 + 16 * nb)
     fb = work[:n6 + 12].reshape((nb + 3, 6))
     V = work[n6 + 12:2 * n6 + 12].reshape((nb + 1, 6))
     A = work[2 * n6 + 12:3 * n6 + 12].reshape((nb + 1, 6))
     W = work[3 * n6 + 12:4 * n6 + 12].reshape((nb + 1, 6))
     o = 4 * n6 + 12
-    G = work[o:o + 16 * (nb + 1)].reshape((nb + 1, 4, 4))
+    G = work[o:o + 16 * nb].reshape((nb, 4, 4))
     return fb, G, V, A, W
 
 
