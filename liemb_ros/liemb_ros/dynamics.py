@@ -108,7 +108,7 @@ def inverse_dynamics(model, q, qd, qdd, form='body', f_ext=None, base_pose=None,
             st = fast(model, 'id plain', id_plain, (model.packed_int, model.packed_float, q,
                                                     qd, qdd, fm, 1.0, tau))
         else:
-            st = fast(model, ('id', base_pose is None, f_ext is None), id_into,
+            st = fast(model, 'id', id_into,
                       (model.packed_int, model.packed_float, q, qd, qdd,
                        EYE4 if base_pose is None else base_arg(model, base_pose, None),
                        NO_FEXT if f_ext is None else fext_arg(model, f_ext, None),
@@ -141,7 +141,7 @@ def gravity_torques(model, q, base_pose=None, threads=None):
             st = fast(model, 'id plain', id_plain, (model.packed_int, model.packed_float, q,
                                                     z, z, 0, 1.0, tau))
         else:
-            st = fast(model, ('id', False, True), id_into,
+            st = fast(model, 'id', id_into,
                       (model.packed_int, model.packed_float, q, z, z,
                        base_arg(model, base_pose, None), NO_FEXT, 0, 1.0, tau))
         if st:
@@ -225,7 +225,7 @@ def mass_matrix(model, q, base_pose=None, out=None, armature=None, threads=None)
         threads_arg(threads)
     if not batched:
         out = out_array(out, (model.nv, model.nv), (('q', q), ('base_pose', base_pose)))
-        st = fast(model, ('crba', base_pose is None), crba_into,
+        st = fast(model, 'crba', crba_into,
                   (model.packed_int, model.packed_float, q, np.zeros(model.nv),
                    EYE4 if base_pose is None else base_arg(model, base_pose, None), False, out))
         if st:
@@ -235,8 +235,8 @@ def mass_matrix(model, q, base_pose=None, out=None, armature=None, threads=None)
     # a new output is allocated by numpy (large arrays get huge pages: ~5x less first-touch
     # time than numba's allocator for talos' 115 MB at B = 10 000)
     out = out_array(out, (B, model.nv, model.nv), (('q', q), ('base_pose', base_pose)))
-    run_batch(crba_batch, (model.dyn, q, np.broadcast_to(np.zeros(model.nv), (B, model.nv)),
-                           base_arg(model, base_pose, B), False, out),
+    run_batch(crba_batch, (model.dyn, q, np.zeros((1, model.nv)), base_arg(model, base_pose, B),
+                           False, out),
               (1, 2, 3, 5), threads, _NS_CRBA * model.nb)
     return out
 
@@ -255,7 +255,7 @@ def mass_matrix_derivative(model, q, qd, base_pose=None, threads=None):
         threads_arg(threads)
     if B is None:
         out = np.empty((model.nv, model.nv))
-        st = fast(model, ('crba', base_pose is None), crba_into,
+        st = fast(model, 'crba', crba_into,
                   (model.packed_int, model.packed_float, q, qd,
                    EYE4 if base_pose is None else base_arg(model, base_pose, None), True, out))
         if st:
@@ -277,7 +277,7 @@ def coriolis_matrix(model, q, qd, base_pose=None):
     (q, qd), B = states(model, q, (('qd', qd),))
     if B is None:
         out = np.empty((model.nv, model.nv))
-        st = fast(model, ('coriolis', base_pose is None), coriolis_into,
+        st = fast(model, 'coriolis', coriolis_into,
                   (model.packed_int, model.packed_float, q, qd,
                    EYE4 if base_pose is None else base_arg(model, base_pose, None), out))
         if st:
@@ -316,10 +316,10 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, base_pose=None, method='aba'
         base = EYE4 if base_pose is None else base_arg(model, base_pose, None)
         fext = NO_FEXT if f_ext is None else fext_arg(model, f_ext, None)
         if arm is None:
-            st = fast(model, ('aba', base_pose is None, f_ext is None), aba_into,
+            st = fast(model, 'aba', aba_into,
                       (model.packed_int, model.packed_float, q, qd, tau, base, fext, qdd))
         else:
-            st = fast(model, ('aba_arm', base_pose is None, f_ext is None), aba_arm_into,
+            st = fast(model, 'aba_arm', aba_arm_into,
                       (model.packed_int, model.packed_float, q, qd, tau, base, fext, qdd,
                        arm))
     else:

@@ -66,7 +66,7 @@ def inverse_dynamics_derivatives(model, q, qd, qdd, f_ext=None, base_pose=None, 
         if np.shares_memory(dq, dqd):
             raise ValueError('the two arrays of out must not overlap')
     if B is None:
-        st = fast(model, ('dtau', base_pose is None, f_ext is None), derivatives_into,
+        st = fast(model, 'dtau', derivatives_into,
                   (model.packed_int, model.packed_float, q, qd, qdd,
                    EYE4 if base_pose is None else base_arg(model, base_pose, None),
                    NO_FEXT if f_ext is None else fext_arg(model, f_ext, None), dq, dqd))

@@ -101,13 +101,9 @@ def link_pose(model, q, link, base_pose=None, threads=None):
     body, T = _link(model, link)
     if not batched:
         out = np.empty((4, 4))
-        if base_pose is None:
-            st = fast(model, 'link_pose', link_pose_into,
-                      (model.packed_int, model.packed_float, q, EYE4, body, T, out))
-        else:
-            st = fast(model, 'link_pose base', link_pose_into,
-                      (model.packed_int, model.packed_float, q, base_arg(model, base_pose, None),
-                       body, T, out))
+        st = fast(model, 'link_pose', link_pose_into,
+                  (model.packed_int, model.packed_float, q,
+                   EYE4 if base_pose is None else base_arg(model, base_pose, None), body, T, out))
         if st:
             check(model, st)
         return out
@@ -184,18 +180,16 @@ def _jacobians(model, q, qd, link, representation, deriv, base_pose, twist=False
             qd, qb = as_batch(model, qd, model.nv, 'qd')
             if qb:
                 raise ValueError(f'q and qd batch shapes differ: {q.shape} vs {qd.shape}')
-        if base_pose is None:
-            key, base = 'jacobian', EYE4
-        else:
-            key, base = 'jacobian base', base_arg(model, base_pose, None)
+        base = EYE4 if base_pose is None else base_arg(model, base_pose, None)
         if twist:
             out = np.empty(6)
-            st = fast(model, key + ' twist', link_twist_into,
+            st = fast(model, 'jacobian twist', link_twist_into,
                       (model.packed_int, model.packed_float, q, qd, base, body, T, rep, out))
         else:
             out = np.empty((2, 6, model.nv))
-            st = fast(model, key, jacobian_into, (model.packed_int, model.packed_float, q, qd,
-                                                  base, body, T, rep, deriv, out[0], out[1]))
+            st = fast(model, 'jacobian', jacobian_into, (model.packed_int, model.packed_float, q,
+                                                         qd, base, body, T, rep, deriv, out[0],
+                                                         out[1]))
         if st:
             check(model, st)
         return out, qd
@@ -245,13 +239,9 @@ def jacobian(model, q, link, representation='body', base_pose=None, threads=None
     if rep < 0:
         rep = rep_index(representation)
     J = np.empty((6, model.nv))
-    if base_pose is None:
-        st = fast(model, 'jacobian tip', jacobian_tip_into,
-                  (model.packed_int, model.packed_float, q, EYE4, body, T, rep, J))
-    else:
-        st = fast(model, 'jacobian tip base', jacobian_tip_into,
-                  (model.packed_int, model.packed_float, q, base_arg(model, base_pose, None),
-                   body, T, rep, J))
+    st = fast(model, 'jacobian tip', jacobian_tip_into,
+              (model.packed_int, model.packed_float, q,
+               EYE4 if base_pose is None else base_arg(model, base_pose, None), body, T, rep, J))
     if st:
         check(model, st)
     return J

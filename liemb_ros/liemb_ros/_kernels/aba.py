@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit
 
 from ..lie._core import Ad_inv_apply_into, Ad_invT_apply_into, ad_apply_into, adT_apply_into
-from .dispatch import BAD_QDD, BAD_TAU, NO_ARM, OK, SINGULAR, check_inputs, raise_status
+from .dispatch import BAD_QDD, BAD_TAU, OK, SINGULAR, at, check_inputs, raise_status
 from .inertia import add_inertia_to_parent, dot6, mat6_vec
 from .layout import unpack_dyn
 from .rnea import body_fext
@@ -178,7 +178,10 @@ def _aba_work(nb):
 @njit(cache=True)
 def aba_into(ki, kf, q, qd, tau, base, fext, qdd):
     dyn, lk = unpack_dyn(ki, kf)
-    return _aba(dyn, q, qd, tau, base, fext, lk, qdd, _aba_work(ki[0]), NO_ARM)
+    work = _aba_work(ki[0])
+    # no armature: an empty slice of the work array, of the type of an armature argument
+    # (the global NO_ARM would be a read-only constant: another compilation of _aba)
+    return _aba(dyn, q, qd, tau, base, fext, lk, qdd, work, work[6][:0])
 
 
 @njit(cache=True)
@@ -191,7 +194,8 @@ def aba_arm_into(ki, kf, q, qd, tau, base, fext, qdd, arm):
 def aba_batch(dyn, Q, QD, TAU, base, fext, lk, out, arm):
     work = _aba_work(dyn[0].shape[0])
     for k in range(Q.shape[0]):
-        st = _aba(dyn, Q[k], QD[k], TAU[k], base[k], fext[k], lk, out[k], work, arm)
+        st = _aba(dyn, Q[k], QD[k], TAU[k], at(base, k), at(fext, k), lk, out[k], work,
+                  arm)
         if st != OK:
             if st < SINGULAR:
                 raise_status(st)

@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit
 
 from ..lie._core import AdT_apply_into, ad_apply_into, adT_apply_into
-from .dispatch import OK, check_state, raise_status
+from .dispatch import OK, at, check_state, raise_status
 from .inertia import dot6, inertia10_apply, inertia10_rate, spatial_inertias10
 from .layout import unpack_dyn
 from .tree import spatial_columns
@@ -123,7 +123,7 @@ def crba_into(ki, kf, q, qd, base, dot, out):
 def crba_batch(dyn, Q, QD, base, dot, out):
     work = _crba_work(dyn)
     for k in range(Q.shape[0]):
-        st = _crba(dyn, Q[k], QD[k], base[k], out[k], dot, work)
+        st = _crba(dyn, Q[k], at(QD, k), at(base, k), out[k], dot, work)
         if st != OK:
             raise_status(st)
     return out
@@ -228,7 +228,7 @@ def coriolis_batch(dyn, Q, QD, base):
     n = Q.shape[1] + dyn[6]
     out = np.empty((Q.shape[0], n, n))
     for k in range(Q.shape[0]):
-        st = _coriolis(dyn, Q[k], QD[k], base[k], out[k])
+        st = _coriolis(dyn, Q[k], QD[k], at(base, k), out[k])
         if st != OK:
             raise_status(st)
     return out

@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from ..lie._core import Ad_apply_into, Ad_invT_apply_into, ad_apply_into, adT_apply_into
-from .dispatch import OK, check_inputs, raise_status
+from .dispatch import OK, at, check_inputs, raise_status
 from .inertia import dot6, inertia10_apply, inertia10_rate, spatial_inertias10
 from .layout import unpack_dyn
 from .rnea import body_fext
@@ -201,6 +201,7 @@ def derivatives_into(ki, kf, q, qd, qdd, base, fext, dq, dqd):
 @njit(cache=True, nogil=True)
 def derivatives_batch(dyn, Q, QD, QDD, base, fext, lk, dq, dqd):
     for k in range(Q.shape[0]):
-        st = _derivatives(dyn, Q[k], QD[k], QDD[k], base[k], fext[k], lk, dq[k], dqd[k])
+        st = _derivatives(dyn, Q[k], QD[k], QDD[k], at(base, k), at(fext, k), lk, dq[k],
+                          dqd[k])
         if st != OK:
             raise_status(st)

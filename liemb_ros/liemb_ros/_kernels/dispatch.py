@@ -8,8 +8,11 @@ Dispatch: between the public functions and the compiled kernels.
   :func:`check` turns a status into the ValueError naming the argument; batch loops raise
   inside the kernel (:func:`raise_status`).
 * **Canonicalisation.**  :func:`as_batch`, :func:`base_arg`, :func:`fext_arg`, :func:`states`,
-  :func:`out_array`, :func:`armature_arg`: user input as float64, C-contiguous, aligned arrays
-  of checked shapes, so that every kernel argument has one numba type per call site.
+  :func:`out_array`, :func:`armature_arg`: user input as float64, C-contiguous, aligned,
+  writeable arrays of checked shapes, and the stand-ins for an omitted argument (identity
+  base pose, no wrenches, no armature) of the same types, so that each kernel argument has
+  one numba type whatever the call (fixed or floating base, pose or wrenches given or not,
+  one base pose for a batch or one each: :func:`at`) and each kernel compiles once.
 * **Entry-point cache.**  :func:`fast` calls a kernel through the compiled entry point of
   its overload, cached in ``model.entry_points``: numba's dispatcher would resolve the
   type of every argument on every call.
@@ -50,17 +53,18 @@ FORM_INDEX = {name: i for i, name in enumerate(FORMS)}
 REP_INDEX = {name: i for i, name in enumerate(REPRESENTATIONS)}
 
 F64 = np.dtype(np.float64)
+# The stand-ins for an omitted argument are writeable, C-contiguous float64 arrays like the
+# caller's canonical ones (:func:`canonical`): numba types an array by dtype, dimensions,
+# layout and writeability, so an identity base pose of another type (read-only, say) would
+# compile every kernel twice, once for a fixed base and once for a given base pose.  No
+# kernel writes into an input; NO_FEXT and NO_ARM have no elements to write.
 EYE4 = np.eye(4)
-EYE4.setflags(write=False)
 NO_FEXT = np.zeros((0, 6))
-NO_FEXT.setflags(write=False)
 NO_ARM = np.zeros(0)
-NO_ARM.setflags(write=False)
-# read-only broadcasts of any batch length: ``EYE4_BATCH[:B]`` is np.broadcast_to(EYE4, (B, 4, 4))
-# (the same strides, flags and numba type) for a slice's cost, not broadcast_to's microseconds
-_LONGEST = np.iinfo(np.intp).max >> 8   # any batch (2**55 on 64 bits); no memory behind it
-EYE4_BATCH = np.broadcast_to(EYE4, (_LONGEST, 4, 4))
-NO_FEXT_BATCH = np.broadcast_to(NO_FEXT, (_LONGEST, 0, 6))
+# batches: one base pose (one set of wrenches) for every configuration is a first axis of
+# length 1 (a view), which the batch kernels use for every k (:func:`at`)
+EYE4_ONE = EYE4.reshape((1, 4, 4))
+NO_FEXT_ONE = NO_FEXT.reshape((1, 0, 6))
 
 
 # --------------------------------------------------------------------------- in kernels
@@ -99,6 +103,12 @@ def check_inputs(q, qd, qdd, base, fext):
     if not finite(fext):
         return BAD_FEXT
     return OK
+
+
+@njit(cache=True, inline='always')
+def at(a, k):
+    """Row ``k`` of a batch argument, or its one row for all (a first axis of length 1)."""
+    return a[k if a.shape[0] != 1 else 0]
 
 
 @njit(cache=True)
@@ -154,8 +164,9 @@ def fast(model, key, kernel, args):
     loaded from the cache skips that (design.md, "Performance design").  The entry point
     does not check types, so ``key`` and ``model`` must fix the numba type of every
     argument: arrays are the model's own, module constants, or canonical (float64, C
-    contiguous, aligned, writeable: :func:`as_batch`, :func:`base_arg`), and ``key`` says
-    which of the alternatives each argument is.
+    contiguous, aligned, writeable: :func:`as_batch`, :func:`base_arg`, or the stand-ins
+    :data:`EYE4`, :data:`NO_FEXT`, :data:`NO_ARM` of the same types), and ``key`` names
+    the kernel.
     """
     entry = model.entry_points.get(key)
     if entry is None:
@@ -199,25 +210,31 @@ def states(model, q, vectors):
 
 
 def base_arg(model, base_pose, B):
-    """Return the base pose as a canonical (4, 4) (``B`` None) or (B, 4, 4) array (or identity)."""
+    """
+    Return the base pose as a canonical (4, 4) array (``B`` None), else (1 or B, 4, 4).
+
+    The identity if omitted.  A batch's poses have a first axis of length ``B``, or of
+    length 1 (a view) for one pose of every configuration (the kernels read it with
+    :func:`at`): one numba type in all cases.
+    """
     if base_pose is None:
-        return EYE4 if B is None else EYE4_BATCH[:B]
+        return EYE4 if B is None else EYE4_ONE
     b = canonical(base_pose)
     if B is None:
         if b.shape != (4, 4):
             raise ValueError(f'base_pose must be a 4x4 pose, got shape {b.shape}')
         return b
     if b.shape == (4, 4):
-        return np.broadcast_to(b, (B, 4, 4))
+        return b.reshape((1, 4, 4))
     if b.shape != (B, 4, 4):
         raise ValueError(f'base_pose must have shape (4, 4) or ({B}, 4, 4), got {b.shape}')
     return b
 
 
 def fext_arg(model, f_ext, B):
-    """``f_ext`` as an (nl, 6) (or (B, nl, 6)) array of link-frame wrenches."""
+    """``f_ext`` as an (nl, 6) (or (1 or B, nl, 6), see :func:`base_arg`) canonical array."""
     if f_ext is None:
-        return NO_FEXT if B is None else NO_FEXT_BATCH[:B]
+        return NO_FEXT if B is None else NO_FEXT_ONE
     nl = len(model.link_names)
     if isinstance(f_ext, dict):
         arr = np.zeros((nl, 6))
@@ -236,7 +253,7 @@ def fext_arg(model, f_ext, B):
                              f'got {arr.shape}')
         return arr
     if arr.shape == (nl, 6):
-        return np.broadcast_to(arr, (B, nl, 6))
+        return arr.reshape((1, nl, 6))
     if arr.shape != (B, nl, 6):
         raise ValueError(f'f_ext must have shape ({nl}, 6) or ({B}, {nl}, 6), got {arr.shape}')
     return arr
@@ -375,11 +392,12 @@ def run_batch(kernel, args, batched, threads, cost_ns):
     Run the batch kernel ``kernel(*args)`` over its configurations; return its status.
 
     ``batched``: the positions in ``args`` of the arrays with the leading batch axis (inputs
-    and outputs); ``threads``: the ``threads`` argument of the public call
-    (:func:`threads_arg`); ``cost_ns``: the estimated time of one configuration.  With one
-    chunk the kernel runs as it always did.  Otherwise ``args`` are cut into contiguous
-    chunks of at least two configurations (a one-configuration slice of a broadcast array
-    would be C-contiguous: another numba type, another compilation) and at least
+    and outputs; the first one's length is the batch size ``B``, one of length 1 is one row
+    for every configuration, :func:`at`); ``threads``: the ``threads`` argument of the
+    public call (:func:`threads_arg`); ``cost_ns``: the estimated time of one
+    configuration.  With one chunk the kernel runs as it always did.  Otherwise the arrays
+    of ``B`` rows are cut into contiguous chunks (those of one row go whole to every chunk)
+    of at least two configurations and at least
     :data:`CHUNK_NS` of work, up to :data:`CHUNKS_PER_THREAD` per thread, which the
     calling thread and ``threads - 1`` pool threads take in turn until none is left (on a
     shared machine a thread that is not scheduled for a while holds up one small chunk, not
@@ -409,7 +427,8 @@ def run_batch(kernel, args, batched, threads, cost_ns):
         while i < m:
             a = list(args)
             for p in batched:
-                a[p] = args[p][bounds[i]:bounds[i + 1]]
+                if args[p].shape[0] == B:
+                    a[p] = args[p][bounds[i]:bounds[i + 1]]
             try:
                 outcomes[i] = (kernel(*a), None)
             except Exception as e:  # noqa: BLE001 (re-raised below, in batch order)

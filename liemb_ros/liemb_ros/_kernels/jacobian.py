@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from ..lie._core import Ad_inv_apply_into, ad_apply_into, compose_into
-from .dispatch import BAD_BASE, BAD_Q, BAD_QD, EYE4, OK, finite, raise_status
+from .dispatch import BAD_BASE, BAD_Q, BAD_QD, EYE4, OK, at, finite, raise_status
 from .layout import unpack_kin, unpack_links
 from .tree import pose_step, support_path, to_parent
 
@@ -313,9 +313,10 @@ def jacobian_batch(kin, Q, QD, base, body, T, rep, deriv, out):
     """Batch of configurations: ``out[k, 0] = J_k`` (and ``out[k, 1] = J̇_k``)."""
     for k in range(Q.shape[0]):
         if deriv:
-            st = _jacobian(kin, Q[k], QD[k], base[k], body, T, rep, deriv, out[k, 0], out[k, 1])
+            st = _jacobian(kin, Q[k], QD[k], at(base, k), body, T, rep, deriv, out[k, 0],
+                           out[k, 1])
         else:
-            st = _jacobian_tip(kin, Q[k], base[k], body, T, rep, out[k, 0])
+            st = _jacobian_tip(kin, Q[k], at(base, k), body, T, rep, out[k, 0])
         if st != OK:
             raise_status(st)
     return out

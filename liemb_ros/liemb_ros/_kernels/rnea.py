@@ -18,7 +18,7 @@ from numba import njit
 
 from ..lie._core import (Ad_apply_into, Ad_inv_apply_into, Ad_invT_apply_into, AdT_apply_into,
                          ad_apply_into, adT_apply_into, compose_into)
-from .dispatch import EYE4, NO_FEXT, OK, check_inputs, raise_status
+from .dispatch import EYE4, NO_FEXT, OK, at, check_inputs, raise_status
 from .inertia import dot6, inertia10_apply, inertia10_to, mat6_vec
 from .layout import unpack_dyn
 from .tree import local_base, rel_pose
@@ -323,8 +323,8 @@ def id_plain(ki, kf, q, qd, qdd, form, grav, tau):
 def id_batch(dyn, Q, QD, QDD, base, fext, lk, form, grav, out):
     fb, G, V, A, W = _id_work(dyn[0].shape[0])
     for k in range(Q.shape[0]):
-        st = _id_one(dyn, Q[k], QD[k], QDD[k], base[k], fext[k], lk, form, grav, out[k], fb,
-                     G, V, A, W)
+        st = _id_one(dyn, Q[k], QD[k], QDD[k], at(base, k), at(fext, k), lk, form, grav, out[k],
+                     fb, G, V, A, W)
         if st != OK:
             raise_status(st)
     return out
@@ -346,5 +346,6 @@ def wrench_batch(dyn, Q, QD, QDD, base, fext, lk, grav):
     nb = dyn[0].shape[0]
     out = np.empty((Q.shape[0], nb, 6))
     for k in range(Q.shape[0]):
-        out[k] = wrench_entry(dyn, Q[k], QD[k], QDD[k], base[k], fext[k], lk, grav)
+        out[k] = wrench_entry(dyn, Q[k], QD[k], QDD[k], at(base, k), at(fext, k), lk,
+                              grav)
     return out

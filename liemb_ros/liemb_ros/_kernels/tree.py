@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 from ..lie._core import Ad_apply_into, compose_into, exp_se3_scalars
-from .dispatch import BAD_BASE, BAD_Q, EYE4, OK, check_state, finite
+from .dispatch import BAD_BASE, BAD_Q, EYE4, OK, at, check_state, finite
 from .layout import unpack_kin, unpack_links
 
 
@@ -215,7 +215,7 @@ def forward_kinematics_plain(ki, kf, q, out):
 def forward_kinematics_batch(kin, Q, base, link_body, link_offset, out):
     C = np.empty((kin[0].shape[0] + 1, 4, 4))
     for k in range(Q.shape[0]):
-        st = _forward_kinematics(kin, Q[k], base[k], link_body, link_offset, out[k], C)
+        st = _forward_kinematics(kin, Q[k], at(base, k), link_body, link_offset, out[k], C)
         if st != OK:
             return st
     return OK
@@ -274,7 +274,7 @@ def link_pose_link(ki, kf, q, li, out):
 @njit(cache=True, nogil=True)
 def link_pose_batch(kin, Q, base, body, T, out):
     for k in range(Q.shape[0]):
-        st = _link_pose(kin, Q[k], base[k], body, T, out[k])
+        st = _link_pose(kin, Q[k], at(base, k), body, T, out[k])
         if st != OK:
             return st
     return OK
