@@ -24,7 +24,7 @@ import numpy as np
 
 from ._kernels.dispatch import fext_arg
 from .kinematics import body_poses, jacobian_factors
-from .lie._core import Ad_matrix_into, ad_matrix_into
+from ._kernels.lie import Ad_matrix_into, ad_matrix_into
 
 
 def _ad(X):

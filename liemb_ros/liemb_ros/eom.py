@@ -29,7 +29,7 @@ from ._kernels.derivatives import derivatives_batch, derivatives_into
 from ._kernels.dispatch import (EYE4, NO_FEXT, base_arg, check, fast, fext_arg, out_array,
                                 run_batch, states, threads_arg)
 from .closed_form import kane_eom, lagrange_eom, system_matrices  # noqa: F401 (API)
-from .lie._core import ad_matrix_into
+from ._kernels.lie import ad_matrix_into
 
 _NS_DERIVATIVES = 200   # estimated time of one configuration per body [ns] (run_batch)
 

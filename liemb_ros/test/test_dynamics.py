@@ -13,7 +13,7 @@ import liemb_ros as lm
 from liemb_ros import dynamics as D
 from liemb_ros._kernels import inertia as KI
 from liemb_ros.kinematics import body_poses, body_twists
-from liemb_ros.lie._core import Ad_matrix_into
+from liemb_ros._kernels.lie import Ad_matrix_into
 from liemb_ros.model import Model
 from liemb_ros.model.joints import prismatic_screw, revolute_screw
 from liemb_ros.model.synthetic import random_inertia, random_model, random_pose

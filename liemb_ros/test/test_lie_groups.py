@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 import scipy.linalg as sl
 
-from liemb_ros.lie import _core, dual_quaternion, quaternion, se3, so3, so3r3
+from liemb_ros._kernels import lie as _core
+from liemb_ros.lie import dual_quaternion, quaternion, se3, so3, so3r3
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FEW = settings(deadline=None, max_examples=40)

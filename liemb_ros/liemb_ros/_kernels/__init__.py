@@ -8,6 +8,7 @@ One algorithm per module (imports point upwards in this list only):
 ============== ================================================================================
 module         contents
 ============== ================================================================================
+lie            the SE(3) single-element operations (Ad, ad, exp, compose, inverse)
 layout         the packed model arrays the single-call kernels read, with named offsets
 dispatch       status codes, finiteness checks, argument canonicalisation, entry-point cache
 tree           tree sweeps: joint poses, body poses, link poses, spatial screws, twists
@@ -20,6 +21,6 @@ derivatives    analytic ∂τ/∂q and ∂τ/∂q̇ of the inverse dynamics
 ============== ================================================================================
 
 The small SE(3) operations the kernels are built of (``Ad``, ``ad``, ``exp``) are the one
-implementation in :mod:`liemb_ros.lie._core`.  Nothing is imported here, so that the model
+implementation in :mod:`liemb_ros._kernels.lie`.  Nothing is imported here, so that the model
 layer can import :mod:`.layout` alone.
 """

@@ -11,7 +11,7 @@ joint's pivot as in Pinocchio's ``aba``.
 import numpy as np
 from numba import njit
 
-from ..lie._core import Ad_inv_apply_into, Ad_invT_apply_into, ad_apply_into, adT_apply_into
+from .lie import Ad_inv_apply_into, Ad_invT_apply_into, ad_apply_into, adT_apply_into
 from .dispatch import BAD_QDD, BAD_TAU, OK, SINGULAR, at, check_inputs, raise_status
 from .inertia import add_inertia_to_parent, dot6, mat6_vec
 from .layout import unpack_dyn

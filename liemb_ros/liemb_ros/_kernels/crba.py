@@ -11,7 +11,7 @@ base origin (:func:`~liemb_ros._kernels.tree.local_base`).
 import numpy as np
 from numba import njit
 
-from ..lie._core import AdT_apply_into, ad_apply_into, adT_apply_into
+from .lie import AdT_apply_into, ad_apply_into, adT_apply_into
 from .dispatch import OK, at, check_state, raise_status
 from .inertia import dot6, inertia10_apply, inertia10_rate, spatial_inertias10
 from .layout import unpack_dyn

@@ -12,7 +12,7 @@ Multibody Syst. Dyn. 42 (2018) 219–248, eq. (37).
 import numpy as np
 from numba import njit
 
-from ..lie._core import Ad_apply_into, Ad_invT_apply_into, ad_apply_into, adT_apply_into
+from .lie import Ad_apply_into, Ad_invT_apply_into, ad_apply_into, adT_apply_into
 from .dispatch import OK, at, check_inputs, raise_status
 from .inertia import dot6, inertia10_apply, inertia10_rate, spatial_inertias10
 from .layout import unpack_dyn

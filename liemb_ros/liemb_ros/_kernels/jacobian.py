@@ -18,7 +18,7 @@ See docs/theory/representations.md and docs/theory/recursions.md.
 import numpy as np
 from numba import njit
 
-from ..lie._core import Ad_inv_apply_into, ad_apply_into, compose_into
+from .lie import Ad_inv_apply_into, ad_apply_into, compose_into
 from .dispatch import BAD_BASE, BAD_Q, BAD_QD, EYE4, OK, at, finite, raise_status
 from .layout import unpack_kin, unpack_links
 from .tree import pose_step, support_path, to_parent

@@ -16,8 +16,8 @@ The spatial and hybrid forms work in the world-aligned frame at the base origin
 import numpy as np
 from numba import njit
 
-from ..lie._core import (Ad_apply_into, Ad_inv_apply_into, Ad_invT_apply_into, AdT_apply_into,
-                         ad_apply_into, adT_apply_into, compose_into)
+from .lie import (Ad_apply_into, Ad_inv_apply_into, Ad_invT_apply_into, AdT_apply_into,
+                  ad_apply_into, adT_apply_into, compose_into)
 from .dispatch import EYE4, NO_FEXT, OK, at, check_inputs, raise_status
 from .inertia import dot6, inertia10_apply, inertia10_to, mat6_vec
 from .layout import unpack_dyn

@@ -26,7 +26,7 @@ them tripled the compile time of a cold cache for a few percent.
 import numpy as np
 from numba import njit
 
-from ..lie._core import Ad_apply_into, compose_into, exp_se3_scalars
+from .lie import Ad_apply_into, compose_into, exp_se3_scalars
 from .dispatch import BAD_BASE, BAD_Q, EYE4, OK, at, check_state, finite
 from .layout import unpack_kin, unpack_links
 

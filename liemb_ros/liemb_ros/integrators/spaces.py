@@ -36,7 +36,7 @@ import numpy as np
 from numba import njit
 
 from ..lie import so3
-from ..lie._core import exp_se3_scalars
+from .._kernels.lie import exp_se3_scalars
 from ..lie.se3 import dexpinv_coefficients
 
 VECTOR, SE3_KIND, SO3R3_KIND, SO3_KIND = 0, 1, 2, 3

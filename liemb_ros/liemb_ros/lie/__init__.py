@@ -12,8 +12,8 @@ coordinates, ``dexp`` is right-trivialised (body-fixed twist ``V = dexp_{-X} X'`
 quaternions are scalar first ``(w, x, y, z)``.
 
 Modules: :mod:`.so3`, :mod:`.se3`, :mod:`.so3r3` (direct product, stored as 4x4),
-:mod:`.quaternion`, :mod:`.dual_quaternion`; :mod:`._core` holds the compiled SE(3)
-kernels shared with the recursive algorithms, :mod:`._batch` the shape checks and
+:mod:`.quaternion`, :mod:`.dual_quaternion`; :mod:`liemb_ros._kernels.lie` holds the
+compiled SE(3) kernels shared with the recursive algorithms, :mod:`._batch` the shape checks and
 flattening of leading axes that every group's batched functions share.
 """
 from . import dual_quaternion, quaternion, se3, so3, so3r3

@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from . import quaternion
-from ._core import rodrigues_coefficients
+from .._kernels.lie import rodrigues_coefficients
 from ._batch import as_batch, as_batch2
 from .so3 import SERIES_ANGLE, even_series
 

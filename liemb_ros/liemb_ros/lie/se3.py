@@ -21,7 +21,7 @@ angular first, with ``X^ = [[xi^, eta], [0, 0]]``; wrenches are moment first
   Theory: docs/theory/conventions.md; references: docs/theory/README.md.
 
 All public functions are batched over leading axes; the numerics are compiled
-single-element kernels (:mod:`liemb_ros.lie._core` and those below).
+single-element kernels (:mod:`liemb_ros._kernels.lie` and those below).
 """
 import math
 
@@ -29,8 +29,8 @@ import numpy as np
 from numba import njit
 
 from . import so3
-from ._core import (Ad_matrix_into, ad_matrix_into, compose_into, exp_se3_into,
-                    inverse_into, rodrigues_coefficients)
+from .._kernels.lie import (Ad_matrix_into, ad_matrix_into, compose_into, exp_se3_into,
+                            inverse_into, rodrigues_coefficients)
 from ._batch import as_batch, as_batch2, shape_tuple
 from .so3 import SERIES_ANGLE, even_series
 

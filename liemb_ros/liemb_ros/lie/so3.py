@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from ._batch import as_batch, as_batch2, shape_tuple
-from ._core import exp_se3_scalars, rodrigues_coefficients
+from .._kernels.lie import exp_se3_scalars, rodrigues_coefficients
 
 # Below this angle the cancelling closed forms (1 - (t/2) cot(t/2)) / t^2 and the SE(3)
 # block coefficients are replaced by their 8-term Taylor series (error < 1e-18 here;
@@ -112,7 +112,7 @@ def exp_into(x, out):
     Write ``exp x^ = I + (sin t/t) x^ + ((1 - cos t)/t^2) x^2`` into ``out`` (3x3).
 
     Euler-Rodrigues, [MT14] eq. (38); the one implementation is the rotation block of
-    :func:`liemb_ros.lie._core.exp_se3_scalars` (series below its SMALL_ANGLE).
+    :func:`liemb_ros._kernels.lie.exp_se3_scalars` (series below its SMALL_ANGLE).
     """
     e = exp_se3_scalars(x[0], x[1], x[2], 0.0, 0.0, 0.0, 1.0)
     for i in range(3):

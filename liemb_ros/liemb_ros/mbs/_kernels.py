@@ -26,7 +26,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..lie._core import adT_apply_into
+from .._kernels.lie import adT_apply_into
 
 SE3_KIND, SO3R3_KIND = 1, 2
 POINT, DOT, LINE = 0, 1, 2

@@ -43,7 +43,7 @@ from types import MappingProxyType
 import numpy as np
 
 from .._kernels import layout
-from ..lie import _core
+from .._kernels import lie as _lie
 from . import joints as J
 from .urdf import URDFError, URDFWarning, parse_urdf, parse_urdf_string
 
@@ -53,22 +53,22 @@ REPRESENTATIONS = ('body', 'spatial', 'hybrid', 'mixed')
 def Ad_matrix(C):
     """Return the 6x6 ``Ad_C`` of one pose (numpy helper for model building)."""
     out = np.empty((6, 6))
-    _core.Ad_matrix_into(np.ascontiguousarray(C, dtype=float), out)
+    _lie.Ad_matrix_into(np.ascontiguousarray(C, dtype=float), out)
     return out
 
 
 def Ad_vector(C, X):
     """Return ``Ad_C X`` for one pose and one 6-vector."""
     out = np.empty(6)
-    _core.Ad_apply_into(np.ascontiguousarray(C, dtype=float),
-                        np.ascontiguousarray(X, dtype=float), out)
+    _lie.Ad_apply_into(np.ascontiguousarray(C, dtype=float),
+                       np.ascontiguousarray(X, dtype=float), out)
     return out
 
 
 def pose_inverse(C):
     """Return the inverse of one homogeneous 4x4 pose."""
     out = np.empty((4, 4))
-    _core.inverse_into(np.ascontiguousarray(C, dtype=float), out)
+    _lie.inverse_into(np.ascontiguousarray(C, dtype=float), out)
     return out
 
 
