@@ -42,9 +42,14 @@ from liemb_ros.ros.common import LATCHED  # noqa: E402
 
 Q0 = [0.3, 0.6, -0.2, -1.2, 0.4, 0.8, 2.5]
 ACC = 5.0          # the shipped acceleration limit [rad/s²]
-# Measured accelerations may exceed it where a starved CI machine runs a servo cycle late
-# (the servo then changes the command by ACC times the real elapsed time at once); a jump
-# (the whole ~0.2 rad/s speed in one step) shows as > 20 rad/s² over 10 ms.
+PERIOD = 1.0 / 500.0   # the shipped publish_rate
+# The servo's outputs obey ACC exactly: two consecutive ones (by publication sequence
+# number) differ by at most ACC times two periods, whatever the load (Arm.max_step).  The
+# simulated arm follows them through its 20 Hz critically damped drive, whose velocity
+# overshoots a ramp: up to 8.4 rad/s² over 10 ms measured quiet.  A jump shows larger: when
+# the servo still caught a late cycle up in one step, a CI run measured 39 after the bad
+# command, and a machine stalled 30 ms every ~0.3 s (real-time busy loops on both cores,
+# plus one busy process) 19-34 in 3 of 4 runs; with the catch-up capped, 0 of 4.
 ACC_TOLERANCE = 3.0 * ACC
 V = np.array([0.05, -0.03, 0.04, 0.02, 0.02, -0.015])   # rad/s, m/s
 
@@ -79,6 +84,19 @@ class Arm:
                                          RELIABLE)
         self.stamped = node.create_publisher(TwistStamped, '/liemb_servo/twist_cmd', RELIABLE)
         self.jog = node.create_publisher(JointState, '/liemb_servo/joint_jog', RELIABLE)
+        self.commands = []     # (publication sequence number, velocities) the servo sent
+        node.create_subscription(
+            Float64MultiArray, '/liemb_simulation/velocity_command',
+            lambda m, info: self.commands.append((info['publication_sequence_number'],
+                                                  np.array(m.data))), RELIABLE)
+
+    def max_step(self, first):
+        """Largest change of a joint velocity between consecutive servo outputs from ``first``."""
+        seq = np.array([c[0] for c in self.commands[first:]])
+        v = np.array([c[1] for c in self.commands[first:]])
+        consecutive = np.flatnonzero(np.diff(seq) == 1)
+        assert consecutive.size > 0.5 * len(seq) > 10, (consecutive.size, len(seq))
+        return float(np.abs(v[consecutive + 1] - v[consecutive]).max())
 
     def hold(self, pub, msg, seconds, samples=0, settle=0.4, timeout=20.0):
         """
@@ -123,14 +141,30 @@ class Arm:
                          for m in msgs if _t(m) - t0 > settle])
 
     def max_acceleration(self, first, window=0.01):
-        """Largest joint acceleration over ``window`` seconds of joint states from ``first``."""
+        """
+        Largest joint acceleration over ``window`` seconds of joint states from ``first``.
+
+        Each state is paired with the first later one (in arrival order) stamped at least
+        ``window`` after it: stamps are the simulation's wall clock, which nothing
+        guarantees to be monotonic.  A failure names the states around the largest.
+        """
         msgs = self.states.msgs[first:]
         t = np.array([_t(m) for m in msgs])
         qd = np.array([m.velocity for m in msgs])
-        j = np.searchsorted(t, t + window)
-        ok = j < len(t)
-        i, j = np.flatnonzero(ok), j[ok]
-        return float(np.max(np.abs(qd[j] - qd[i]).max(axis=1) / (t[j] - t[i]), initial=0.0))
+        best, where = 0.0, None
+        for i in range(len(t)):
+            later = np.flatnonzero(t[i + 1:] - t[i] >= window)
+            if later.size:
+                j = i + 1 + later[0]
+                a = np.abs(qd[j] - qd[i]).max() / (t[j] - t[i])
+                if a > best:
+                    best, where = a, (i, j)
+        if best >= ACC_TOLERANCE:
+            i, j = where
+            rows = '\n'.join(f'{k}: t={t[k] - t[i]:+.4f} qd={np.round(qd[k], 4).tolist()}'
+                             for k in range(max(i - 2, 0), min(j + 3, len(t))))
+            print(f'largest acceleration {best:.3g} between states {i} and {j}:\n{rows}')
+        return best
 
 
 def _t(msg):
@@ -179,10 +213,12 @@ def test_servo_flies_the_simulated_arm(graph):
         assert np.abs(positions - p).max(axis=1).min() < 1e-12
 
     # bad commands: refused, counted; the moving arm decelerates, never jumps
+    sent = len(arm.commands)
     first = arm.hold(arm.rep, _represented('hybrid', V), 0.4)
     arm.rep.publish(_represented('hybrid', [math.nan] * 6))
     arm.wait_status('invalid_command')
     graph.spin_until(lambda: np.abs(arm.qd()).max() < 1e-3, timeout=5.0)
+    assert arm.max_step(sent) <= 2.0 * ACC * PERIOD + 1e-12
     assert arm.max_acceleration(first) < ACC_TOLERANCE
     bad = _represented('body', V)   # a frame the representation does not name
     bad.angular_frame = 'world'
@@ -219,7 +255,7 @@ def test_servo_flies_the_simulated_arm(graph):
                          param('hard_stop_singularity_threshold', 10.0)])).result
     assert res.successful, res.reason
     up = _represented('hybrid', [0, 0, 0, 0, 0, 0.3])
-    first = len(arm.states.msgs)
+    first, sent = len(arm.states.msgs), len(arm.commands)
     seen = len(arm.status.msgs)
     end = graph.node.get_clock().now().nanoseconds + 6e9
     while arm.status.msgs[-1].data != 'halt_for_singularity':
@@ -230,6 +266,7 @@ def test_servo_flies_the_simulated_arm(graph):
     names = [m.data for m in arm.status.msgs[seen:]]
     assert 'decelerate_for_singularity' in names, names
     assert np.abs(arm.qd()).max() < 1e-2
+    assert arm.max_step(sent) <= 2.0 * ACC * PERIOD + 1e-12
     assert arm.max_acceleration(first) < ACC_TOLERANCE
     _, _, values = diagnostics(arm.diags.msgs, 'liemb_servo')
     assert float(values['condition_number']) > 5.0

@@ -33,9 +33,12 @@ JointGroupPositionController: remap them to ``/<controller>/commands``) and
 ``trajectory_lookahead`` seconds ahead, for a JointTrajectoryController).  A new command is
 served at once, in an extra step (at most one between two timer steps: the output rate
 stays below twice ``publish_rate``); the timer then restarts.  The latency is the DDS
-hop and one step, not up to a period.  ``~/status`` (``std_msgs/String``,
-latched, on change): the status name (``no_warning``, ``decelerate_for_singularity``,
-``halt_for_singularity``, ``decelerate_for_joint_limit``, ``halt_for_joint_limit``,
+hop and one step, not up to a period.  Consecutive outputs differ by at most the
+acceleration limits times the time between them, counted as at most two periods (unless
+a joint limit forces a harder stop): a cycle that runs late (a starved machine) slows the
+ramp instead of stepping.  ``~/status`` (``std_msgs/String``, latched, on change): the
+status name (``no_warning``, ``decelerate_for_singularity``, ``halt_for_singularity``,
+``decelerate_for_joint_limit``, ``halt_for_joint_limit``,
 ``stale_command``, ``idle``, ``invalid_command``); ``/diagnostics``: status, condition
 number, compute time p50/p99, command arrival -> published output p50/p99, command age,
 refused commands.
@@ -409,10 +412,12 @@ class ServoNode(Node):
         # the present state: the last measurement advanced by the commands sent since
         t_ros = self._ros_now()
         q = self._history.predict(state.q, self._state_time, t_ros)
-        # the time that really passed (acceleration limits, position output); after a
-        # pause (stale state), one period
+        # the time that really passed (acceleration limits, position output), at most two
+        # periods: timer jitter is absorbed, but a late cycle (a starved machine) is not
+        # caught up in one step, which the robot would see as a jump; after a pause
+        # (stale state), one period
         elapsed = math.inf if self._last_step is None else now - self._last_step
-        dt = max(elapsed, 1e-6) if elapsed < 0.1 else servo.period
+        dt = min(max(elapsed, 1e-6), 2.0 * servo.period) if elapsed < 0.1 else servo.period
         self._last_step = now
         t0 = time.perf_counter()
         cmd = self._cmd
