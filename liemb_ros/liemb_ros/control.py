@@ -42,7 +42,10 @@ Control laws of the dynamics node, without ROS: trajectories, computed torque, i
 
 Conventions: twists and wrenches angular first, poses 4x4 link -> world, SI units.
 """
+import math
+
 import numpy as np
+from numba import njit
 
 from .dynamics import gravity_torques, inverse_dynamics
 from .kinematics import jacobian, link_pose
@@ -201,14 +204,50 @@ def computed_torque(model, q, qd, q_d, qd_d, qdd_d, kp, kd, friction=True, base_
     arrays (1/s², 1/s); ``D = model.damping``, ``F = model.friction`` (left out when
     ``friction`` is false), ``v_f`` = :data:`FRICTION_VELOCITY`, ``q̇_r`` =
     :func:`reference_velocity`.  One inverse dynamics call (``M a + C q̇ + g``) plus the
-    feed-forwards.
+    feed-forwards, which one compiled pass computes with ``a`` (a 1 kHz loop calls this).
     """
-    a = qdd_d + kd * (qd_d - qd) + kp * (q_d - q)
-    tau = inverse_dynamics(model, q, qd, a, base_pose=base_pose) + model.damping * qd_d
-    if friction:
-        tau += model.friction * np.tanh(reference_velocity(q, q_d, qd_d, kp, kd)
-                                        / FRICTION_VELOCITY)
+    q, qd, q_d, qd_d, qdd_d = (np.asarray(x, dtype=float) for x in (q, qd, q_d, qd_d, qdd_d))
+    n = q.shape[0]
+    a, ff = np.empty(n), np.empty(n)
+    _computed_torque_terms(q, qd, q_d, qd_d, qdd_d, _per_joint(kp, n), _per_joint(kd, n),
+                           model.damping, model.friction, bool(friction), a, ff)
+    tau = inverse_dynamics(model, q, qd, a, base_pose=base_pose)
+    tau += ff
     return tau
+
+
+def _per_joint(gain, n):
+    """Return ``gain`` (a scalar or ``n`` values) as a float array of ``n`` values."""
+    g = np.asarray(gain, dtype=float)
+    # writeable and contiguous, as the engine's gains are: one compiled specialisation
+    if g.ndim == 0:
+        return np.full(n, float(g))
+    return g if g.shape == (n,) and g.flags.writeable else np.array(np.broadcast_to(g, (n,)))
+
+
+@njit(cache=True, inline='always')
+def _reference_velocity(q, q_d, qd_d, kp, kd, j):
+    """``q̇_r`` of joint ``j`` (:func:`reference_velocity`)."""
+    ratio = kp[j] / kd[j] if kd[j] > 0.0 else 0.0
+    return qd_d[j] + ratio * (q_d[j] - q[j])
+
+
+@njit(cache=True)
+def _computed_torque_terms(q, qd, q_d, qd_d, qdd_d, kp, kd, damping, friction, with_friction,
+                           a, ff):
+    """Write ``a = q̈_d + K_d ė + K_p e`` and ``ff = D q̇_d (+ F tanh(q̇_r / v_f))``."""
+    for j in range(q.shape[0]):
+        a[j] = qdd_d[j] + kd[j] * (qd_d[j] - qd[j]) + kp[j] * (q_d[j] - q[j])
+        ff[j] = damping[j] * qd_d[j]
+        if with_friction:
+            ff[j] += friction[j] * math.tanh(_reference_velocity(q, q_d, qd_d, kp, kd, j)
+                                             / FRICTION_VELOCITY)
+
+
+@njit(cache=True)
+def _reference_velocity_into(q, q_d, qd_d, kp, kd, out):
+    for j in range(q.shape[0]):
+        out[j] = _reference_velocity(q, q_d, qd_d, kp, kd, j)
 
 
 def reference_velocity(q, q_d, qd_d, kp, kd):
@@ -218,9 +257,11 @@ def reference_velocity(q, q_d, qd_d, kp, kd):
     Its sign is the direction the friction feed-forward pushes: along the desired motion,
     and towards the target when the joint sticks off it (``K_d = 0``: ``q̇_d`` alone).
     """
-    kp, kd = np.broadcast_to(kp, np.shape(q)), np.broadcast_to(kd, np.shape(q))
-    ratio = np.divide(kp, kd, out=np.zeros(np.shape(q)), where=kd > 0)
-    return qd_d + ratio * (q_d - q)
+    q, q_d, qd_d = (np.asarray(x, dtype=float) for x in (q, q_d, qd_d))
+    n = q.shape[0]
+    out = np.empty(n)
+    _reference_velocity_into(q, q_d, qd_d, _per_joint(kp, n), _per_joint(kd, n), out)
+    return out
 
 
 def pose_error(C, C_d, representation):

@@ -112,6 +112,33 @@ def test_computed_torque_against_pinocchio(panda, rng):
         np.testing.assert_allclose(tau[order], ref, atol=1e-9 * (1 + np.abs(ref).max()))
 
 
+def test_computed_torque_gains_in_any_form_agree_and_compile_once(panda, rng):
+    # scalars, lists, per-joint arrays and kd = 0 (no K_d⁻¹ K_p term) give the formula's
+    # numbers, and the compiled pass is typed once for all of them (issue 19: compile time)
+    model = panda[0]
+    q, qd, q_d, qd_d, qdd_d = (model.random_configuration(rng), *rng.normal(size=(4, 9)))
+    terms = control._computed_torque_terms
+    control.computed_torque(model, q, qd, q_d, qd_d, qdd_d, 100.0, 20.0)
+    typed = len(terms.signatures)
+    M = lm.mass_matrix(model, q)
+    h = lm.inverse_dynamics(model, q, qd, np.zeros(9))
+    for kp, kd in ((100.0, 20.0), ([100.0], [20.0]), (np.full(9, 100.0), np.full(9, 20.0)),
+                   (list(rng.uniform(10, 500, 9)), np.r_[0.0, rng.uniform(1, 50, 8)])):
+        kp_, kd_ = np.broadcast_to(kp, (9,)), np.broadcast_to(kd, (9,))
+        ratio = np.divide(kp_, kd_, out=np.zeros(9), where=kd_ > 0)
+        q_r = qd_d + ratio * (q_d - q)
+        np.testing.assert_allclose(control.reference_velocity(q, q_d, qd_d, kp, kd), q_r,
+                                   rtol=1e-15, atol=1e-15)
+        ref = (M @ (qdd_d + kd_ * (qd_d - qd) + kp_ * (q_d - q)) + h
+               + model.damping * qd_d + model.friction * np.tanh(q_r / 0.003))
+        for friction in (True, False):
+            tau = control.computed_torque(model, list(q), qd, q_d, qd_d, qdd_d, kp, kd,
+                                          friction)
+            want = ref if friction else ref - model.friction * np.tanh(q_r / 0.003)
+            np.testing.assert_allclose(tau, want, atol=1e-9 * (1 + np.abs(want).max()))
+    assert len(terms.signatures) == typed
+
+
 def test_pose_error_closed_form():
     C = np.eye(4)
     C[:3, :3] = so3.exp([0.0, 0.0, 0.5])

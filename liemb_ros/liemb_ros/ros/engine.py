@@ -309,6 +309,9 @@ class DynamicsEngine(EngineSettings, EngineState):
                 self.mode = m                                         # other modes call too
                 self.torques()
             control.pose_error(np.eye(4), np.eye(4), 'body')
+            if not self.model.floating:   # computed_torque's own pass (fixed base only)
+                control.computed_torque(self.model, self.q, self.qd, self.q, self.qd,
+                                        np.zeros(self.model.nq), self.kp, self.kd)
             for r in REPRESENTATIONS:
                 self.representation = r
                 self.twists()
