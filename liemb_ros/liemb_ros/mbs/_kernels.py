@@ -87,24 +87,36 @@ def _direction(C, V, u, d, Jw, g, dd):
 
 
 @njit(cache=True)
-def _attach(kinds, C, V, body, a, is_point, x, Jw, Jv, g, xd):
-    """Point or direction on ``body`` (``-1``: fixed world vector ``a``)."""
+def _fixed(a, x, Jw, Jv, g, xd):
+    """A fixed world vector ``a``: ``x = a``, no Jacobian, no velocity or acceleration."""
+    for i in range(3):
+        x[i] = a[i]
+        g[i] = 0.0
+        xd[i] = 0.0
+        for k in range(3):
+            Jw[i, k] = 0.0
+            Jv[i, k] = 0.0
+
+
+@njit(cache=True)
+def _attach_point(kinds, C, V, body, a, x, Jw, Jv, g, xd):
+    """Point ``a`` of ``body`` (``-1``: the fixed world point ``a``): :func:`_point`."""
     if body < 0:
-        for i in range(3):
-            x[i] = a[i]
-            g[i] = 0.0
-            xd[i] = 0.0
-            for k in range(3):
-                Jw[i, k] = 0.0
-                Jv[i, k] = 0.0
-        return
-    if is_point:
-        _point(kinds[body], C[body], V[body], a, x, Jw, Jv, g, xd)
+        _fixed(a, x, Jw, Jv, g, xd)
     else:
-        _direction(C[body], V[body], a, x, Jw, g, xd)
-        for i in range(3):
-            for k in range(3):
-                Jv[i, k] = 0.0
+        _point(kinds[body], C[body], V[body], a, x, Jw, Jv, g, xd)
+
+
+@njit(cache=True)
+def _attach_direction(C, V, body, a, x, Jw, Jv, g, xd):
+    """Direction ``a`` of ``body`` (``-1``: the fixed world direction): :func:`_direction`."""
+    if body < 0:
+        _fixed(a, x, Jw, Jv, g, xd)
+        return
+    _direction(C[body], V[body], a, x, Jw, g, xd)
+    for i in range(3):
+        for k in range(3):
+            Jv[i, k] = 0.0
 
 
 @njit(cache=True)
@@ -134,8 +146,8 @@ def constraints(kinds, C, V, prims, pvec, pval, m, h, J, gamma, hd):
     for k in range(prims.shape[0]):
         typ, i, j, row = prims[k, 0], prims[k, 1], prims[k, 2], prims[k, 3]
         if typ == POINT or typ == LINE:
-            _attach(kinds, C, V, i, pvec[k, 0], True, xi, Jwi, Jvi, gi, xdi)
-            _attach(kinds, C, V, j, pvec[k, 1], True, xj, Jwj, Jvj, gj, xdj)
+            _attach_point(kinds, C, V, i, pvec[k, 0], xi, Jwi, Jvi, gi, xdi)
+            _attach_point(kinds, C, V, j, pvec[k, 1], xj, Jwj, Jvj, gj, xdj)
         if typ == POINT:
             for r in range(3):
                 h[row + r] = xi[r] - xj[r]
@@ -149,8 +161,8 @@ def constraints(kinds, C, V, prims, pvec, pval, m, h, J, gamma, hd):
                         J[row + r, 6 * j + c] -= Jwj[r, c]
                         J[row + r, 6 * j + 3 + c] -= Jvj[r, c]
         elif typ == DOT:
-            _attach(kinds, C, V, i, pvec[k, 0], False, xi, Jwi, Jvi, gi, xdi)
-            _attach(kinds, C, V, j, pvec[k, 1], False, xj, Jwj, Jvj, gj, xdj)
+            _attach_direction(C, V, i, pvec[k, 0], xi, Jwi, Jvi, gi, xdi)
+            _attach_direction(C, V, j, pvec[k, 1], xj, Jwj, Jvj, gj, xdj)
             val = 0.0
             ga = 0.0
             vel = 0.0
@@ -172,7 +184,7 @@ def constraints(kinds, C, V, prims, pvec, pval, m, h, J, gamma, hd):
                 if j >= 0:
                     J[row, 6 * j + c] += sj
         else:  # LINE: n . (x_i - x_j), n = R_j p3
-            _attach(kinds, C, V, j, pvec[k, 2], False, n, Jwn, Jvn, gn, nd)
+            _attach_direction(C, V, j, pvec[k, 2], n, Jwn, Jvn, gn, nd)
             val = 0.0
             ga = 0.0
             vel = 0.0
@@ -313,8 +325,8 @@ def springs_apply(kinds, C, V, sp_idx, sp_vec, sp_par, Q):
     zero = np.zeros(3)
     for s in range(sp_idx.shape[0]):
         i, j = sp_idx[s, 0], sp_idx[s, 1]
-        _attach(kinds, C, V, i, sp_vec[s, 0], True, x1, Jw, Jv, g, xd1)
-        _attach(kinds, C, V, j, sp_vec[s, 1], True, x2, Jw, Jv, g, xd2)
+        _attach_point(kinds, C, V, i, sp_vec[s, 0], x1, Jw, Jv, g, xd1)
+        _attach_point(kinds, C, V, j, sp_vec[s, 1], x2, Jw, Jv, g, xd2)
         k, L0, damp = sp_par[s, 0], sp_par[s, 1], sp_par[s, 2]
         d0, d1, d2 = x2[0] - x1[0], x2[1] - x1[1], x2[2] - x1[2]
         L = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
