@@ -14,12 +14,15 @@ What every liemb node shares: parameters, the robot's source, names, the process
 * :class:`Preparation` compiles a new robot's kernels in a thread while the node spins, so
   that it answers parameter and service requests meanwhile and reports "compiling" in its
   log and ``/diagnostics`` (minutes on a cold numba cache, a fraction of a second after).
+* :class:`StateTimeout`: the age of the last good joint state against ``state_timeout``
+  (the dynamics and servo nodes stop commanding from a stale state).
 * :func:`topic_token` turns a joint or link name into a valid topic name token.
 * :func:`run` is every node's ``main``: a clean exit on Ctrl-C and SIGTERM (no traceback
   from callbacks that race the shutdown), exit code 1 with the reason for a
   configuration that cannot work.
 """
 import gc
+import math
 import re
 import sys
 import threading
@@ -72,6 +75,26 @@ def declare(node, specs):
             node.set_parameters([Parameter(name, Parameter.Type(kind), [])])
         if final.read_only:
             node.set_descriptor(name, final)
+
+
+class StateTimeout:
+    """
+    Mixin of the nodes that command from joint states: how old the last good one is.
+
+    The node sets ``_last_state`` (steady clock) on every good joint state and declares
+    ``state_timeout`` (seconds; 0: never stale).
+    """
+
+    _last_state = None
+
+    def _state_age(self):
+        """Seconds since the last good joint state (inf before the first)."""
+        return math.inf if self._last_state is None else time.monotonic() - self._last_state
+
+    def _stale(self):
+        """Whether the last good joint state is older than ``state_timeout``."""
+        timeout = self.p('state_timeout')
+        return timeout > 0 and self._state_age() > timeout
 
 
 def settle_heap():

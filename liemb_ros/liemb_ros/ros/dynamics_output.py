@@ -22,23 +22,15 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ..kinematics import link_twist
-from .common import STEADY
+from .common import STEADY, StateTimeout
 from .engine import FRAMES, OutputError
 from .wire import Template
 
 
-class DynamicsOutput:
+class DynamicsOutput(StateTimeout):
     """The output side of :class:`~liemb_ros.ros.dynamics_node.DynamicsNode`."""
 
     # -- output -----------------------------------------------------------------------------
-    def _state_age(self):
-        """Seconds since the last good joint state (inf before the first)."""
-        return math.inf if self._last_state is None else time.monotonic() - self._last_state
-
-    def _stale(self):
-        timeout = self.p('state_timeout')
-        return timeout > 0 and self._state_age() > timeout
-
     def _publish(self):
         """Compute and publish the outputs of the current state; return whether it did."""
         e = self.engine

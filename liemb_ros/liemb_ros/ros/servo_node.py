@@ -66,7 +66,8 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..model import REPRESENTATIONS
 from ..servo import CommandHistory, Servo, ServoOutput, Status
-from .common import LATCHED, STEADY, ConfigError, RobotSource, declare, run, settle_heap
+from .common import (LATCHED, STEADY, ConfigError, RobotSource, StateTimeout, declare, run,
+                     settle_heap)
 from .engine import FRAMES, CycleStats, DynamicsEngine, StateError, leaf_links
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -84,7 +85,7 @@ OTHER = ('command_timeout', 'state_timeout', 'trajectory_lookahead', 'outputs',
          'command_joints')
 
 
-class ServoNode(Node):
+class ServoNode(StateTimeout, Node):
     """Thin ROS adapter over :class:`liemb_ros.servo.Servo`."""
 
     NAME = 'liemb_servo'
@@ -367,13 +368,6 @@ class ServoNode(Node):
         self._command('jog', qd)
 
     # -- the loop -------------------------------------------------------------------------
-    def _state_age(self):
-        return math.inf if self._last_state is None else time.monotonic() - self._last_state
-
-    def _stale_state(self):
-        timeout = self.p('state_timeout')
-        return timeout > 0 and self._state_age() > timeout
-
     def _tick(self):
         self._served = False
         try:
@@ -406,7 +400,7 @@ class ServoNode(Node):
 
     def _cycle(self):
         servo, state = self.servo, self.state
-        if servo is None or not state.ready or self._stale_state():
+        if servo is None or not state.ready or self._stale():
             return
         now = time.monotonic()
         # the present state: the last measurement advanced by the commands sent since
@@ -487,7 +481,7 @@ class ServoNode(Node):
                 st.level = DiagnosticStatus.WARN
                 st.message = ('waiting for joint states of '
                               + ', '.join(self.state.missing_joints()))
-            elif self._stale_state():
+            elif self._stale():
                 st.level = DiagnosticStatus.WARN
                 st.message = f'no joint_states for {age:.2f} s: not commanding'
             elif self._failed:
