@@ -13,6 +13,9 @@ torques and calls ``~/get_jacobian`` at ``--jacobian-rate`` Hz, then prints:
 * the node's own compute time per cycle, p50/p99/max (from ``/diagnostics``);
 * end-to-end latency joint_states -> joint_torques (the torque message carries the state's
   stamp), p50/p99, as seen by this process: it includes this subscriber's own queue;
+  ``latency_rx_*``: to the middleware's reception stamp in this process instead (what a
+  C++ controller would see: no wait for this Python callback, whose thread shares the GIL
+  with the publishing thread);
 * Jacobian service round trips, p50/p99.
 
 The node's own counts give the callback time (receive, convert, compute, publish) beside
@@ -28,6 +31,7 @@ loop: ``--mode computed_torque --controller-state-rate 0`` or ``100``) costs on 
 """
 import argparse
 import json
+import math
 import os
 import random
 import subprocess
@@ -158,9 +162,11 @@ def main(argv=None):
     reliable = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
     latency, diag, cycles = [], {}, []
 
-    def on_torque(msg):
+    def on_torque(msg, info):
         sent = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-        latency.append((sent, time.time() - sent))
+        # also to the middleware's reception in this process (its own thread): without the
+        # wait for this Python callback, which shares the GIL with the publishing thread
+        latency.append((sent, time.time() - sent, info['received_timestamp'] * 1e-9 - sent))
 
     def on_diag(msg):
         for st in msg.status:
@@ -192,7 +198,7 @@ def main(argv=None):
     t0_wall = time.time()
     cpu0 = _cpu_s(proc.pid)
     n_cycles0 = len(cycles)
-    t_jac = t0
+    t_jac = t0 if args.jacobian_rate > 0 else math.inf   # 0: no Jacobian requests
     while time.monotonic() - t0 < args.duration:
         if time.monotonic() >= t_jac:
             t_jac += 1.0 / args.jacobian_rate
@@ -208,7 +214,8 @@ def main(argv=None):
     received = len(latency)
     # states sent during the warm-up may still be queued when it ends: they are counted as
     # received but left out of the latency, which is that of states sent while measuring
-    measured = [lat for sent, lat in latency[:received] if sent >= t0_wall]
+    measured = [lat for sent, lat, _ in latency[:received] if sent >= t0_wall]
+    at_rx = np.array([rx for sent, _, rx in latency[:received] if sent >= t0_wall]) * 1e6
     window = cycles[n_cycles0:]
     node_rate = ((window[-1][1] - window[0][1]) / (window[-1][0] - window[0][0])
                  if len(window) > 1 and window[-1][0] > window[0][0] else float('nan'))
@@ -248,6 +255,8 @@ def main(argv=None):
         'dropped': int(diag.get('dropped', -1)),
         'latency_p50_us': float(np.percentile(lat, 50)) if lat.size else float('nan'),
         'latency_p99_us': float(np.percentile(lat, 99)) if lat.size else float('nan'),
+        'latency_rx_p50_us': float(np.percentile(at_rx, 50)) if at_rx.size else float('nan'),
+        'latency_rx_p99_us': float(np.percentile(at_rx, 99)) if at_rx.size else float('nan'),
         'jacobian_rtt_p50_us': float(np.percentile(rtt, 50)) if rtt.size else float('nan'),
         'jacobian_rtt_p99_us': float(np.percentile(rtt, 99)) if rtt.size else float('nan'),
         'twist_links': len(model.link_names), 'duration_s': elapsed,
