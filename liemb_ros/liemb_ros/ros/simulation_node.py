@@ -67,7 +67,9 @@ ros2_control's JointGroupVelocityController / JointGroupPositionController take)
 joint drive that the simulated robot obeys through its dynamics: computed torque
 ``τ = ID(q, q̇, K_p (q_ref - q) + K_d (q̇_ref - q̇)) + D q̇ + F tanh(q̇/v_s)`` (inverse dynamics
 of the model, gravity and Coriolis terms included, plus the joint damping and friction the
-simulation applies; clamped by the effort limits like any torque), with
+simulation applies; clamped by the effort limits like any torque, except the friction
+term: it cancels the simulation's friction exactly, which is switched off while the drive
+acts, so a light joint does not chatter where its velocity reverses), with
 ``K_p = ω²``, ``K_d = 2ω``, ``ω = 2π drive_frequency`` (critically damped).  A velocity
 command sets ``q̇_ref`` and integrates ``q_ref`` from the state where the drive engaged
 (joint velocities then follow the command exactly once the transient of ``1/ω`` has
@@ -283,7 +285,7 @@ class SimulationNode(SimulationParameters, SimulationStepping, SimulationOutput,
         self.sim.reset()
         self.error = None
         self._command = self._command_time = None   # a held command must not act again
-        self._drive = None
+        self._release_drive()
         self._wrenches = {}
         self.sim.clear_wrenches()
         self._wall = time.monotonic()

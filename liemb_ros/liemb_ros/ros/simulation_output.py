@@ -40,7 +40,7 @@ class SimulationOutput:
         js.velocity = sim.qd[model.nv - model.nq:].tolist()
         effort = self.applied_torque(sim.t)
         if self._drive is not None:
-            effort = effort + self._drive['tau']
+            effort = effort + self.drive_effort()
         if self._hold is not None:
             effort = effort + self._hold_tau
         js.effort = np.clip(effort, -sim.effort_limit, sim.effort_limit).tolist()   # applied

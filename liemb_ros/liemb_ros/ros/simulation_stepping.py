@@ -44,7 +44,7 @@ class SimulationStepping:
         tau = self._joint_array(msg, '~/effort_command')
         if tau is not None:
             self._command, self._command_time = tau, time.monotonic()
-            self._drive = None
+            self._release_drive()
             self._answered()
 
     def _on_drive(self, kind, msg):
@@ -58,14 +58,30 @@ class SimulationStepping:
         if target is None:
             return
         if self._drive is None:
+            # the drive cancels the joints' Coulomb friction exactly (drive_torque): the
+            # simulator's is switched off while it acts and reported as the drive's effort
+            friction = self.sim.friction.copy()
+            self.sim.friction[:] = 0.0
             self._drive = {'q_ref': self.sim.q.copy(), 'tau': np.zeros(self.model.nq),
-                           'queue': []}
+                           'queue': [], 'friction': friction}
         # by arrival time: each step of the next tick obeys the command of its own moment
         queue = self._drive['queue']
         queue.append((time.monotonic(), kind, target))
         del queue[:-64]
         self._command = self._command_time = None
         self._answered()
+
+    def _release_drive(self):
+        """Hand the robot back from the drive: the simulator's friction acts again."""
+        if self._drive is not None:
+            self.sim.friction[:] = self._drive['friction']
+            self._drive = None
+
+    def drive_effort(self):
+        """Return the drive's joint torques at the present state, friction included (nq,)."""
+        d, sim = self._drive, self.sim
+        return d['tau'] + d['friction'] * np.tanh(sim.qd[self.model.nv - self.model.nq:]
+                                                  / sim.friction_velocity)
 
     def _on_wrench(self, link, msg):
         """
@@ -169,8 +185,12 @@ class SimulationStepping:
             qd_ref = target if fresh else np.zeros(self.model.nq)
         w = 2.0 * math.pi * self.p('drive_frequency')
         qdd = w * w * (d['q_ref'] - sim.q) + 2.0 * w * (qd_ref - sim.qd)
-        d['tau'] = (inverse_dynamics(self.model, sim.q, sim.qd, qdd) + sim.damping * sim.qd
-                    + sim.friction * np.tanh(sim.qd / sim.friction_velocity))
+        # + F tanh(q̇/v_s) cancels the joints' friction exactly: the simulator's is off
+        # while the drive acts.  Computed here from the step's initial velocity, it would
+        # act explicitly against the simulator's implicit friction and chatter a light
+        # joint where its velocity reverses (liemb_arm7's wrist: F/m = 325 rad/s²,
+        # 176 rad/s² spikes in a 5 rad/s² stop; 6 rad/s² with the exact cancellation)
+        d['tau'] = inverse_dynamics(self.model, sim.q, sim.qd, qdd) + sim.damping * sim.qd
         d['q_ref'] = d['q_ref'] + qd_ref * sim.dt
         return d['tau']
 
