@@ -6,10 +6,13 @@ publishes after every tick ``joint_states`` (with the applied effort), ``/tf`` (
 ``/tf_static``), ``~/odom`` for a floating base, ``/clock`` in simulation time, and with
 contact ``~/contacts`` and ``~/contact_markers``; on its own timer ``/diagnostics``.
 """
+import time
+
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point, TransformStamped, WrenchStamped
 from nav_msgs.msg import Odometry
+from rclpy.duration import Duration
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from tf2_msgs.msg import TFMessage
@@ -23,14 +26,24 @@ class SimulationOutput:
     """The publishing side of :class:`~liemb_ros.ros.simulation_node.SimulationNode`."""
 
     # -- output -----------------------------------------------------------------------------
-    def _stamp(self):
+    def _stamp(self, at=None):
+        """
+        Return the stamp of the present state: simulation time with ``/clock``, else ROS time.
+
+        ``at`` (steady clock): the instant the state describes (a tick integrates up to its
+        start), stamped as such even when the publish comes later (a starved machine).
+        """
         if self.pub_clock is not None:
             return to_time(self.sim.t)
-        return self.get_clock().now().to_msg()
+        now = self.get_clock().now()
+        if at is None:
+            return now.to_msg()
+        late = max(time.monotonic() - at, 0.0)
+        return (now - Duration(nanoseconds=int(late * 1e9))).to_msg()
 
-    def _publish(self):
+    def _publish(self, at=None):
         sim, model = self.sim, self.model
-        stamp = self._stamp()
+        stamp = self._stamp(at)
         if self.pub_clock is not None:
             self.pub_clock.publish(Clock(clock=stamp))
         js = JointState()

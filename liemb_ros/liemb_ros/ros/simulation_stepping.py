@@ -296,6 +296,7 @@ class SimulationStepping:
             return
         waiting = (self.p('wait_for_command') and self._command is None
                    and self._drive is None)
+        at = None
         if not self.paused and not waiting:
             rtf = self.p('real_time_factor')
             t0 = self.sim.t
@@ -307,6 +308,7 @@ class SimulationStepping:
                     self._advance(10 * self.sim.dt)
             else:
                 self._advance(rtf * budget, budget)
+                at = now        # the state is the robot at this instant, not when published
             self._rtf_window.append((now, self.sim.t - t0, elapsed))
             del self._rtf_window[:-100]
-        self._publish()
+        self._publish(at)
