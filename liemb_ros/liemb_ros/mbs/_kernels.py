@@ -88,7 +88,7 @@ def _direction(C, V, u, d, Jw, g, dd):
 
 @njit(cache=True)
 def _fixed(a, x, Jw, Jv, g, xd):
-    """A fixed world vector ``a``: ``x = a``, no Jacobian, no velocity or acceleration."""
+    """Write a fixed world vector ``a``: ``x = a``, no Jacobian, velocity or acceleration."""
     for i in range(3):
         x[i] = a[i]
         g[i] = 0.0
