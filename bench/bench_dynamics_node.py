@@ -30,10 +30,10 @@ the callback's mean, which shows what a rarer extra (``~/controller_state`` at 1
 loop: ``--mode computed_torque --controller-state-rate 0`` or ``100``) costs on average.
 """
 import argparse
+import atexit
 import json
 import math
 import os
-import random
 import subprocess
 import sys
 import time
@@ -42,6 +42,25 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, '..', 'liemb_ros', 'test'))
+
+
+_CHILDREN = []
+
+
+def _child(proc):
+    """Register a child process: whatever ends this run (an error too) ends it."""
+    if not _CHILDREN:
+        atexit.register(_reap)
+    _CHILDREN.append(proc)
+    return proc
+
+
+def _reap():
+    """Kill the children still running (a node left behind answers another run's states)."""
+    for proc in _CHILDREN:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def _rss_mb(pid):
@@ -129,8 +148,9 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.publisher:
         return publish(args.rate, args.duration)
-    domain = random.randint(1, 101)
-    os.environ.update(ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
+    from ros_graph import claim_domain   # held against the tests' graphs and other runs
+    os.environ.update(ROS_DOMAIN_ID=str(claim_domain()),
+                      ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
     import rclpy
     from conftest import erd_path
     from diagnostic_msgs.msg import DiagnosticArray
@@ -154,7 +174,7 @@ def main(argv=None):
     if args.controller_state_rate is not None:
         argv_node += ['-p', f'controller_state_rate:={args.controller_state_rate}']
     log = open(os.path.join(os.environ.get('TMPDIR', '/tmp'), 'bench_dynamics_node.log'), 'w')
-    proc = subprocess.Popen(argv_node, stdout=log, stderr=subprocess.STDOUT)
+    proc = _child(subprocess.Popen(argv_node, stdout=log, stderr=subprocess.STDOUT))
     rclpy.init()
     node = rclpy.create_node('liemb_bench')
     executor = SingleThreadedExecutor()
@@ -183,10 +203,10 @@ def main(argv=None):
         executor.spin_once(timeout_sec=0.05)
         if time.monotonic() > deadline or proc.poll() is not None:
             raise SystemExit('the dynamics node did not come up; see ' + log.name)
-    pub_proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), '--publisher',
-                                 '--rate', str(args.rate),
-                                 '--duration', str(args.duration + 4.0)])
-    busy = (subprocess.Popen([sys.executable, '-c', 'while True: pass'])
+    pub_proc = _child(subprocess.Popen([sys.executable, os.path.abspath(__file__),
+                                        '--publisher', '--rate', str(args.rate),
+                                        '--duration', str(args.duration + 4.0)]))
+    busy = (_child(subprocess.Popen([sys.executable, '-c', 'while True: pass']))
             if args.busy else None)
     # warm-up (numba caches, DDS discovery), then measure
     t_warm = time.monotonic() + 3.0
