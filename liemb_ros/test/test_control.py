@@ -115,13 +115,15 @@ def test_computed_torque_against_pinocchio(panda, rng):
 def test_computed_torque_gains_in_any_form_agree_and_compile_once(panda, rng):
     # scalars, lists, per-joint arrays and kd = 0 (no K_d⁻¹ K_p term) give the formula's
     # numbers, and the compiled pass is typed once for all of them (issue 19: compile time)
-    model = panda[0]
+    model, pm, data, order = panda
     q, qd, q_d, qd_d, qdd_d = (model.random_configuration(rng), *rng.normal(size=(4, 9)))
     terms = control._computed_torque_terms
     control.computed_torque(model, q, qd, q_d, qd_d, qdd_d, 100.0, 20.0)
     typed = len(terms.signatures)
-    M = lm.mass_matrix(model, q)
-    h = lm.inverse_dynamics(model, q, qd, np.zeros(9))
+    inv = np.argsort(order)          # Pinocchio's joint order back to the model's
+    Mp = pin.crba(pm, data, q[order])
+    M = (np.triu(Mp) + np.triu(Mp, 1).T)[np.ix_(inv, inv)]
+    h = pin.rnea(pm, data, q[order], qd[order], np.zeros(9))[inv]
     for kp, kd in ((100.0, 20.0), ([100.0], [20.0]), (np.full(9, 100.0), np.full(9, 20.0)),
                    (list(rng.uniform(10, 500, 9)), np.r_[0.0, rng.uniform(1, 50, 8)])):
         kp_, kd_ = np.broadcast_to(kp, (9,)), np.broadcast_to(kd, (9,))
