@@ -5,7 +5,7 @@ See :mod:`liemb_ros.simulation` (``coordinates='absolute'``) and :mod:`liemb_ros
 """
 import numpy as np
 
-from ._sim_passive import _joint_torques, _limit_state
+from ._sim_passive import limit_state, passive_torques
 from .integrators import TABLEAUS, Stepper
 
 
@@ -64,12 +64,12 @@ class _AbsoluteCoordinates:
         q, V = self._joints()[:2]
         qd = V[self.model.nv - self.model.nq:]
         reaching = np.zeros(len(q), dtype=np.bool_)
-        if _limit_state(q, qd, sim.lower, sim.upper, h, reaching) == 2:
+        if limit_state(q, qd, sim.lower, sim.upper, h, reaching) == 2:
             sim._engage_limits(reaching, q, self._joints()[3] if self.model.floating else None)
         tau = np.empty(self.model.nq)
-        p0 = _joint_torques(q, qd, sim._tau, (sim.damping, sim.friction, sim.friction_velocity,
-                                              sim.lower, sim.upper, sim.limit_stiffness,
-                                              sim.limit_damping), tau)
+        p0 = passive_torques(q, qd, sim._tau, (sim.damping, sim.friction, sim.friction_velocity,
+                                               sim.lower, sim.upper, sim.limit_stiffness,
+                                               sim.limit_damping), tau)
         nc = tau - sim._limit_spring(q)[0]      # held: its work, the springs' in U
         self.sysm.set_torques(tau)
         try:

@@ -13,7 +13,7 @@ from ._dense import cho_solve as _cho_solve, damped_cholesky as _damped_cholesky
 from ._dense import cholesky_in_place
 from ._kernels.crba import crba_into
 from ._kernels.dispatch import EYE4, check, fast
-from ._sim_passive import _finite, _jacobian_diagonals, _joint_torques, _limit_state
+from ._sim_passive import all_finite, jacobian_diagonals, limit_state, passive_torques
 from .contact import is_stiff
 from .dynamics import forward_dynamics_function
 from .integrators import TABLEAUS, SE3, IntegrationError, Product, Stepper, Vector
@@ -81,7 +81,7 @@ class _JointCoordinates:
         q = y[self._sq]
         v = y[self._sv]
         qd = v[self.nb6:]
-        power = _joint_torques(q, qd, self.sim._tau, self._passive, self._tau_joints)
+        power = passive_torques(q, qd, self.sim._tau, self._passive, self._tau_joints)
         ext = None
         if self.sim._wrenches:
             ext = self.sim._wrench_force(q, y[:16].reshape(4, 4) if self.o else None)
@@ -125,8 +125,8 @@ class _JointCoordinates:
             if self.limited:
                 y, sim = self.y, self.sim
                 q = y[self._sq]
-                near = _limit_state(q, y[self._sv][self.nb6:], sim.lower, sim.upper, h,
-                                    self._reaching)
+                near = limit_state(q, y[self._sv][self.nb6:], sim.lower, sim.upper, h,
+                                   self._reaching)
                 if near == 2:   # a joint reaches its limit: it engages with its inertia now
                     base = y[:16].reshape(4, 4) if self.o else None
                     M = self._mass(q, base)
@@ -190,7 +190,7 @@ class _JointCoordinates:
         q = y[self._sq]
         if M is None:
             M = self._mass(q, base)
-        c, kq = _jacobian_diagonals(q, y[self._sv][self.nb6:], self._passive, g, h)
+        c, kq = jacobian_diagonals(q, y[self._sv][self.nb6:], self._passive, g, h)
         if contact is None:
             L = _damped_cholesky(M, self._P, c, g)
             solve = self._w_solve
@@ -210,7 +210,7 @@ class _JointCoordinates:
         k2 -= 2.0 * k1
         solve(L, g, k2, c, kq)
         y1 = space.exp_mul(y, h * (1.5 * k1 + 0.5 * k2))
-        if not _finite(y1):
+        if not all_finite(y1):
             raise IntegrationError(f'non-finite state after the step at t={t:g} (h={h:g})')
         if contact is not None:
             # the work by the trapezoidal rule on the step's ends, not on the stage y2:

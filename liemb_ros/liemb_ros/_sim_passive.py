@@ -43,7 +43,7 @@ def damping_rate_max(model, damping, q, base_pose=None, armature=None):
 
 
 @njit(cache=True)
-def _joint_torques(q, qd, tau, passive, out):
+def passive_torques(q, qd, tau, passive, out):
     """
     Joint torques ``out = τ - D q̇ - F tanh(q̇ / v_s) + τ_limit``; return the power ``q̇ᵀτ_nc``.
 
@@ -82,7 +82,7 @@ def _joint_torques(q, qd, tau, passive, out):
 
 
 @njit(cache=True)
-def _finite(y):
+def all_finite(y):
     """Whether every entry of ``y`` is finite."""
     for i in range(y.shape[0]):
         if not np.isfinite(y[i]):
@@ -91,7 +91,7 @@ def _finite(y):
 
 
 @njit(cache=True)
-def _limit_state(q, qd, lo, hi, h, reaching):
+def limit_state(q, qd, lo, hi, h, reaching):
     """
     Return 0, 1 or 2: no joint near a limit, some in a limit, some reaching one.
 
@@ -112,7 +112,7 @@ def _limit_state(q, qd, lo, hi, h, reaching):
 
 
 @njit(cache=True)
-def _jacobian_diagonals(q, qd, passive, g, h):
+def jacobian_diagonals(q, qd, passive, g, h):
     """
     Return ``c = diag(B + g K)``, ``kq = diag(K)`` of the ROS2 Jacobian at the step's start.
 

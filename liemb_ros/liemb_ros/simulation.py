@@ -107,7 +107,7 @@ from ._sim_absolute import _AbsoluteCoordinates
 from ._sim_energy import com_moments, mechanical_energy, momentum  # noqa: F401 (public here)
 from ._sim_joint import _JointCoordinates
 from ._sim_passive import LIMIT_MIN_STEPS  # noqa: F401 (public here)
-from ._sim_passive import JointLimits, _finite, damping_rate_max
+from ._sim_passive import JointLimits, all_finite, damping_rate_max
 from .dynamics import mass_matrix, singular_joints
 from .kinematics import jacobian
 
@@ -473,7 +473,7 @@ class Simulator(JointLimits):
 
     def _check(self, saved):
         y = self._backend.y
-        if not _finite(y):
+        if not all_finite(y):
             self._backend.restore(saved)
             self.t -= self.dt
             self.steps -= 1

@@ -34,6 +34,19 @@ def as_batch2(x, tx, y, ty, func, names=('x', 'y')):
     return np.ascontiguousarray(a), np.ascontiguousarray(b), lead
 
 
+def run_batch(loop, x, trailing, out_shape, func, name='X'):
+    """
+    Check and flatten ``x`` (``(..., *trailing)``), run ``loop(x, out)`` into a new array.
+
+    ``loop`` is a compiled loop over the flattened leading axis writing ``out``
+    ``(N, *out_shape)``; the result has ``x``'s leading axes restored.
+    """
+    a, lead = as_batch(x, trailing, func, name)
+    out = np.empty((a.shape[0],) + tuple(out_shape))
+    loop(a, out)
+    return out.reshape(lead + tuple(out_shape))
+
+
 def shape_tuple(shape):
     """Return ``shape`` (an int or a sequence of ints) as a tuple."""
     return (int(shape),) if np.ndim(shape) == 0 else tuple(int(n) for n in shape)

@@ -20,7 +20,7 @@ from numba import njit
 
 from . import quaternion
 from .._kernels.lie import rodrigues_coefficients
-from ._batch import as_batch, as_batch2
+from ._batch import as_batch, as_batch2, run_batch
 from .so3 import SERIES_ANGLE, even_series
 
 # (cos t - sin t / t) / t^2
@@ -152,23 +152,15 @@ def _log_loop(D, out):
         log_into(D[n], out[n])
 
 
-def _run(loop, x, trailing, out_shape, func, name):
-    """Check/flatten ``x``, run a compiled loop into a new array, restore the leading axes."""
-    a, lead = as_batch(x, trailing, func, name)
-    out = np.empty((a.shape[0],) + out_shape)
-    loop(a, out)
-    return out.reshape(lead + out_shape)
-
-
 # --------------------------------------------------------------------------- public API
 def from_matrix(C):
     """Return the unit dual quaternion (``w >= 0``) of a pose: ``[..., 4, 4] -> [..., 8]``."""
-    return _run(_from_matrix_loop, C, (4, 4), (8,), 'dual_quaternion.from_matrix', 'C')
+    return run_batch(_from_matrix_loop, C, (4, 4), (8,), 'dual_quaternion.from_matrix', 'C')
 
 
 def to_matrix(D):
     """Pose of a dual quaternion: ``[..., 8] -> [..., 4, 4]`` (``+-D`` give the same pose)."""
-    return _run(_to_matrix_loop, D, (8,), (4, 4), 'dual_quaternion.to_matrix', 'D')
+    return run_batch(_to_matrix_loop, D, (8,), (4, 4), 'dual_quaternion.to_matrix', 'D')
 
 
 def multiply(A, B):
@@ -196,7 +188,7 @@ def exp(X):
     ``X = (xi, eta)`` as in :func:`liemb_ros.lie.se3.exp`, and
     ``to_matrix(exp(X)) == se3.exp(X)``.
     """
-    return _run(_exp_loop, X, (6,), (8,), 'dual_quaternion.exp', 'X')
+    return run_batch(_exp_loop, X, (6,), (8,), 'dual_quaternion.exp', 'X')
 
 
 def log(D):
@@ -205,4 +197,4 @@ def log(D):
 
     Equal to ``se3.log(to_matrix(D))``; ``exp(log(D)) = D`` for ``w >= 0`` (``-D`` otherwise).
     """
-    return _run(_log_loop, D, (8,), (6,), 'dual_quaternion.log', 'D')
+    return run_batch(_log_loop, D, (8,), (6,), 'dual_quaternion.log', 'D')

@@ -31,7 +31,7 @@ from numba import njit
 from . import so3
 from .._kernels.lie import (Ad_matrix_into, ad_matrix_into, compose_into, exp_se3_into,
                             inverse_into, rodrigues_coefficients)
-from ._batch import as_batch, as_batch2, shape_tuple
+from ._batch import as_batch, as_batch2, run_batch, shape_tuple
 from .so3 import SERIES_ANGLE, even_series
 
 # (alpha - beta) / t^2,  alpha = sin t / t,  beta = 2 (1 - cos t) / t^2
@@ -293,14 +293,6 @@ def _Ad_r_loop(r, out):
         Ad_r_into(r[n], out[n])
 
 
-def _run(loop, x, trailing, out_shape, func, name='X'):
-    """Check/flatten ``x``, run a compiled loop into a new array, restore the leading axes."""
-    a, lead = as_batch(x, trailing, func, name)
-    out = np.empty((a.shape[0],) + out_shape)
-    loop(a, out)
-    return out.reshape(lead + out_shape)
-
-
 # --------------------------------------------------------------------------- public API
 def hat(X):
     """
@@ -309,12 +301,12 @@ def hat(X):
     Example: ``hat([0, 0, 1, 1, 0, 0]) = [[0, -1, 0, 1], [1, 0, 0, 0], [0, 0, 0, 0],
     [0, 0, 0, 0]]``.
     """
-    return _run(_hat_loop, X, (6,), (4, 4), 'se3.hat')
+    return run_batch(_hat_loop, X, (6,), (4, 4), 'se3.hat')
 
 
 def vee(M):
     """Inverse of :func:`hat`: ``[..., 4, 4] -> [..., 6]`` (skew part of the 3x3 block)."""
-    return _run(_vee_loop, M, (4, 4), (6,), 'se3.vee', 'M')
+    return run_batch(_vee_loop, M, (4, 4), (6,), 'se3.vee', 'M')
 
 
 def exp(X):
@@ -326,7 +318,7 @@ def exp(X):
     relative pose of the joint.  Example: ``exp([0, 0, pi/2, 0, 0, 0])`` rotates a quarter
     turn about z, ``exp([0, 0, 0, 1, 2, 3])`` translates by ``(1, 2, 3)``.
     """
-    return _run(_exp_loop, X, (6,), (4, 4), 'se3.exp')
+    return run_batch(_exp_loop, X, (6,), (4, 4), 'se3.exp')
 
 
 def log(C):
@@ -336,7 +328,7 @@ def log(C):
     ``log(exp(X)) = X`` for ``|xi| < pi``; at ``|xi| = pi`` the sign of ``xi`` is
     arbitrary (see :func:`log_into`).
     """
-    return _run(_log_loop, C, (4, 4), (6,), 'se3.log', 'C')
+    return run_batch(_log_loop, C, (4, 4), (6,), 'se3.log', 'C')
 
 
 def Ad(C):
@@ -346,17 +338,17 @@ def Ad(C):
     Maps a body-fixed twist to the spatial twist, ``V^s = Ad_C V^b`` ([M18k] eqs. (88),
     (99)); ``(Ad_C X)^ = C X^ C^-1``.
     """
-    return _run(_Ad_loop, C, (4, 4), (6, 6), 'se3.Ad', 'C')
+    return run_batch(_Ad_loop, C, (4, 4), (6, 6), 'se3.Ad', 'C')
 
 
 def Ad_inv(C):
     """``Ad_C^-1 = Ad_{C^-1} = [[R^T, 0], [-R^T r^, R^T]]``: ``[..., 4, 4] -> [..., 6, 6]``."""
-    return _run(_Ad_inv_loop, C, (4, 4), (6, 6), 'se3.Ad_inv', 'C')
+    return run_batch(_Ad_inv_loop, C, (4, 4), (6, 6), 'se3.Ad_inv', 'C')
 
 
 def ad(X):
     """``ad_X = [[xi^, 0], [eta^, xi^]]`` ([MT14] eq. (50)): ``[..., 6] -> [..., 6, 6]``."""
-    return _run(_ad_loop, X, (6,), (6, 6), 'se3.ad')
+    return run_batch(_ad_loop, X, (6,), (6, 6), 'se3.ad')
 
 
 def ad_star(X):
@@ -369,7 +361,7 @@ def ad_star(X):
     gyroscopic wrench on the left-hand side is ``-ad_V^T M V``.  A wrench ``W`` transforms
     by ``-ad_star(X) W`` under an infinitesimal motion ``X`` (the co-adjoint action).
     """
-    return np.swapaxes(_run(_ad_loop, X, (6,), (6, 6), 'se3.ad_star'), -1, -2).copy()
+    return np.swapaxes(run_batch(_ad_loop, X, (6,), (6, 6), 'se3.ad_star'), -1, -2).copy()
 
 
 def dexp(X):
@@ -380,7 +372,7 @@ def dexp(X):
     is ``V = dexp(-X) @ X'`` (eq. (53)), the spatial twist ``dexp(X) @ X'``.
     Singular at ``|xi| = 2 k pi``, ``k >= 1``.
     """
-    return _run(_dexp_loop, X, (6,), (6, 6), 'se3.dexp')
+    return run_batch(_dexp_loop, X, (6,), (6, 6), 'se3.dexp')
 
 
 def dexpinv(X):
@@ -391,7 +383,7 @@ def dexpinv(X):
     ``X' = dexpinv(-X) @ V`` reconstructs screw coordinates from a body-fixed twist.
     Valid for ``|xi| < 2 pi``.
     """
-    return _run(_dexpinv_loop, X, (6,), (6, 6), 'se3.dexpinv')
+    return run_batch(_dexpinv_loop, X, (6,), (6, 6), 'se3.dexpinv')
 
 
 def compose(C1, C2):
@@ -404,7 +396,7 @@ def compose(C1, C2):
 
 def inverse(C):
     """Group inverse ``[[R^T, -R^T r], [0, 1]]`` ([M18k] eq. (78)): ``[..., 4, 4]``."""
-    return _run(_inverse_loop, C, (4, 4), (4, 4), 'se3.inverse', 'C')
+    return run_batch(_inverse_loop, C, (4, 4), (4, 4), 'se3.inverse', 'C')
 
 
 def act(C, p):
@@ -417,7 +409,7 @@ def act(C, p):
 
 def Ad_R(R):
     """Return ``Ad_R = diag(R, R)``, change of basis only ([M18k] eq. (91)), ``[..., 6, 6]``."""
-    return _run(_Ad_R_loop, R, (3, 3), (6, 6), 'se3.Ad_R', 'R')
+    return run_batch(_Ad_R_loop, R, (3, 3), (6, 6), 'se3.Ad_R', 'R')
 
 
 def Ad_r(r):
@@ -426,7 +418,7 @@ def Ad_r(r):
 
     Changes the reference point of a twist: ``V^s = Ad_r V^h``; ``Ad(C) = Ad_r(r) Ad_R(R)``.
     """
-    return _run(_Ad_r_loop, r, (3,), (6, 6), 'se3.Ad_r', 'r')
+    return run_batch(_Ad_r_loop, r, (3,), (6, 6), 'se3.Ad_r', 'r')
 
 
 def from_Rr(R, r):

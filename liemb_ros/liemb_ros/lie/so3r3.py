@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from . import se3, so3
-from ._batch import as_batch, as_batch2
+from ._batch import as_batch2, run_batch
 
 
 # --------------------------------------------------------------------------- kernels
@@ -155,14 +155,6 @@ def _dexpinv_loop(X, out):
         dexpinv_into(X[n], out[n])
 
 
-def _run(loop, x, trailing, out_shape, func, name='X'):
-    """Check/flatten ``x``, run a compiled loop into a new array, restore the leading axes."""
-    a, lead = as_batch(x, trailing, func, name)
-    out = np.empty((a.shape[0],) + out_shape)
-    loop(a, out)
-    return out.reshape(lead + out_shape)
-
-
 # --------------------------------------------------------------------------- public API
 def compose(C1, C2):
     """Return the direct product ``(R1 R2, r1 + r2)``: ``[..., 4, 4]`` (leading axes broadcast)."""
@@ -174,27 +166,27 @@ def compose(C1, C2):
 
 def inverse(C):
     """Direct-product inverse ``(R^T, -r)``: ``[..., 4, 4] -> [..., 4, 4]``."""
-    return _run(_inverse_loop, C, (4, 4), (4, 4), 'so3r3.inverse', 'C')
+    return run_batch(_inverse_loop, C, (4, 4), (4, 4), 'so3r3.inverse', 'C')
 
 
 def exp(X):
     """Return ``(exp xi^, r)`` as a 4x4 array ([MT14] eq. (65)): ``[..., 6] -> [..., 4, 4]``."""
-    return _run(_exp_loop, X, (6,), (4, 4), 'so3r3.exp')
+    return run_batch(_exp_loop, X, (6,), (4, 4), 'so3r3.exp')
 
 
 def log(C):
     """``(log R, r)``, ``|log R| <= pi``: ``[..., 4, 4] -> [..., 6]``; inverse of :func:`exp`."""
-    return _run(_log_loop, C, (4, 4), (6,), 'so3r3.log', 'C')
+    return run_batch(_log_loop, C, (4, 4), (6,), 'so3r3.log', 'C')
 
 
 def Ad(C):
     """``Ad_C = blockdiag(R, I3)``: ``[..., 4, 4] -> [..., 6, 6]``."""
-    return _run(_Ad_loop, C, (4, 4), (6, 6), 'so3r3.Ad', 'C')
+    return run_batch(_Ad_loop, C, (4, 4), (6, 6), 'so3r3.Ad', 'C')
 
 
 def ad(X):
     """Return ``ad_X = [[xi^, 0], [0, 0]]``, ``[X1, X2] = (xi1 x xi2, 0)``: ``[..., 6, 6]``."""
-    return _run(_ad_loop, X, (6,), (6, 6), 'so3r3.ad')
+    return run_batch(_ad_loop, X, (6,), (6, 6), 'so3r3.ad')
 
 
 def dexp(X):
@@ -203,12 +195,12 @@ def dexp(X):
 
     The mixed twist of ``C = exp X`` is ``V^m = (omega^b, r') = dexp(-X) @ X'`` (eq. (68)).
     """
-    return _run(_dexp_loop, X, (6,), (6, 6), 'so3r3.dexp')
+    return run_batch(_dexp_loop, X, (6,), (6, 6), 'so3r3.dexp')
 
 
 def dexpinv(X):
     """``dexp_X^-1 = blockdiag(dexp_xi^-1, I3)``: ``[..., 6] -> [..., 6, 6]``."""
-    return _run(_dexpinv_loop, X, (6,), (6, 6), 'so3r3.dexpinv')
+    return run_batch(_dexpinv_loop, X, (6,), (6, 6), 'so3r3.dexpinv')
 
 
 def random(rng, shape=()):
