@@ -14,7 +14,10 @@ Control laws of the dynamics node, without ROS: trajectories, computed torque, i
   model (URDF ``<dynamics damping friction>``) enter as feed-forwards, the friction
   along the reference velocity ``q̇_r = q̇_d + K_d⁻¹ K_p e`` (:func:`reference_velocity`;
   ``v_f`` = :data:`FRICTION_VELOCITY`; it can be left out).  ``M a + C q̇ + g`` is
-  one inverse dynamics call ([M18d] §4), never the matrices.
+  one inverse dynamics call ([M18d] §4), never the matrices.  A joint's rotor inertia
+  (``armature``, which no URDF states) adds ``armature · a``: on a light joint with
+  large friction it is what keeps the friction's reversals from jerking the link (the
+  shipped arm's wrist: ``F / M_jj`` ≈ 300 rad/s² without it; see the README).
 * :func:`pose_error` and :func:`cartesian_impedance`:
   ``τ = Jᵀ(K e - D V) + g + N(K_n (q_n - q) - D_n q̇)`` for one link, with ``J``, ``V``,
   ``K``, ``D`` and the wrench in one representation (``body`` or ``hybrid``), angular rows
@@ -196,21 +199,26 @@ def segment(T, s, p0, p1, V=None, A=None):
     return p, v, a
 
 
-def computed_torque(model, q, qd, q_d, qd_d, qdd_d, kp, kd, friction=True, base_pose=None):
+def computed_torque(model, q, qd, q_d, qd_d, qdd_d, kp, kd, friction=True, base_pose=None,
+                    armature=0.0):
     """
     Return ``τ = M(q̈_d + K_d ė + K_p e) + C q̇ + g + D q̇_d + F tanh(q̇_r/v_f)``, (nv,).
 
     ``e = q_d - q``, ``ė = q̇_d - q̇`` (fixed base).  ``kp``, ``kd``: scalars or per-joint
     arrays (1/s², 1/s); ``D = model.damping``, ``F = model.friction`` (left out when
     ``friction`` is false), ``v_f`` = :data:`FRICTION_VELOCITY`, ``q̇_r`` =
-    :func:`reference_velocity`.  One inverse dynamics call (``M a + C q̇ + g``) plus the
-    feed-forwards, which one compiled pass computes with ``a`` (a 1 kHz loop calls this).
+    :func:`reference_velocity`.  ``armature``: rotor inertia reflected to each joint
+    (kg m² or kg; a scalar or per joint; Pinocchio's ``model.armature``, the simulation's
+    ``armature``): ``M`` is then ``M(q) + diag(armature)``.  One inverse dynamics call
+    (``M a + C q̇ + g``) plus the feed-forwards, which one compiled pass computes with ``a``
+    (a 1 kHz loop calls this).
     """
     q, qd, q_d, qd_d, qdd_d = (np.asarray(x, dtype=float) for x in (q, qd, q_d, qd_d, qdd_d))
     n = q.shape[0]
     a, ff = np.empty(n), np.empty(n)
     _computed_torque_terms(q, qd, q_d, qd_d, qdd_d, _per_joint(kp, n), _per_joint(kd, n),
-                           model.damping, model.friction, bool(friction), a, ff)
+                           model.damping, model.friction, bool(friction),
+                           _per_joint(armature, n), a, ff)
     tau = inverse_dynamics(model, q, qd, a, base_pose=base_pose)
     tau += ff
     return tau
@@ -234,11 +242,11 @@ def _reference_velocity(q, q_d, qd_d, kp, kd, j):
 
 @njit(cache=True)
 def _computed_torque_terms(q, qd, q_d, qd_d, qdd_d, kp, kd, damping, friction, with_friction,
-                           a, ff):
-    """Write ``a = q̈_d + K_d ė + K_p e`` and ``ff = D q̇_d (+ F tanh(q̇_r / v_f))``."""
+                           armature, a, ff):
+    """Write ``a = q̈_d + K_d ė + K_p e``, ``ff = armature a + D q̇_d (+ F tanh(q̇_r / v_f))``."""
     for j in range(q.shape[0]):
         a[j] = qdd_d[j] + kd[j] * (qd_d[j] - qd[j]) + kp[j] * (q_d[j] - q[j])
-        ff[j] = damping[j] * qd_d[j]
+        ff[j] = armature[j] * a[j] + damping[j] * qd_d[j]
         if with_friction:
             ff[j] += friction[j] * math.tanh(_reference_velocity(q, q_d, qd_d, kp, kd, j)
                                              / FRICTION_VELOCITY)

@@ -226,6 +226,30 @@ def test_controller_modes_compute_their_laws(engine, rng):
         engine.impedance_damping * (J @ qd)), atol=1e-10)
 
 
+def test_armature_adds_the_rotor_inertia_to_the_laws_that_accelerate(engine, rng):
+    """computed_torque and inverse_dynamics use M + diag(armature); gravity_compensation not."""
+    m = engine.model
+    q, qd = m.random_configuration(rng), rng.normal(size=9) * 0.1
+    engine.update_state(m.joint_names, q, qd)
+    armature = rng.uniform(0.01, 0.3, 9)
+    qdd = rng.normal(size=9)
+    engine.set_desired_acceleration(qdd[engine.command_index])
+    for mode in ('inverse_dynamics', 'computed_torque', 'gravity_compensation'):
+        engine.configure(mode=mode, armature=[])
+        bare = engine.cycle(now=1.0)['tau']
+        engine.configure(armature=armature)
+        tau = engine.cycle(now=1.0)['tau']
+        if mode == 'inverse_dynamics':
+            want = lm.inverse_dynamics(m, q, qd, qdd) + armature * qdd
+        elif mode == 'computed_torque':   # holds q: a = -K_d q̇
+            want = bare - armature * engine.kd * qd
+        else:
+            want = bare
+        np.testing.assert_allclose(tau, want, atol=1e-10)
+    engine.configure(armature=[0.2])
+    np.testing.assert_array_equal(engine.armature, np.full(9, 0.2))
+
+
 @pytest.mark.parametrize('settings,message', [
     (dict(kp=[-1.0]), 'kp must be'), (dict(kd=[np.nan]), 'kd must be'),
     (dict(kp=[1.0, 2.0]), 'kp must be 1 or 9'), (dict(stiffness=[1e9]), 'stiffness'),
@@ -235,6 +259,7 @@ def test_controller_modes_compute_their_laws(engine, rng):
     (dict(payload=('panda_hand', 1.0, (0, 0), ())), 'payload_com takes 3'),
     (dict(payload=('panda_hand', 1.0, (), (1, 0, 0, 1, 0, 3))), 'triangle'),
     (dict(gravity=[0.0, np.inf, 0.0]), 'gravity'),
+    (dict(armature=[-0.1]), 'armature must be'), (dict(armature=[0.1, 0.2]), 'armature'),
 ])
 def test_bad_gains_and_payloads_are_refused_all_or_none(engine, settings, message):
     model = engine.model

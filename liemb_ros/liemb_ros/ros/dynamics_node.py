@@ -25,9 +25,10 @@ Controller modes (``mode``, switchable at run time; the laws are :mod:`liemb_ros
 
 * ``gravity_compensation``: ``τ = g(q)``; ``inverse_dynamics``: ``τ = ID(q, q̇, q̈_d)`` of
   ``~/desired``;
-* ``computed_torque``: ``τ = M(q̈_d + K_d ė + K_p e) + C q̇ + g + D q̇_d + F tanh(q̇_d/v_f)``
-  (``D``, ``F`` the URDF joint damping and Coulomb friction, as feed-forwards; the friction
-  term off with ``computed_torque.friction_compensation: false``) tracking ``~/joint_trajectory``
+* ``computed_torque``: ``τ = M(q̈_d + K_d ė + K_p e) + C q̇ + g + D q̇_d + F tanh(q̇_r/v_f)``
+  (``D``, ``F`` the URDF joint damping and Coulomb friction, as feed-forwards, the friction
+  along ``q̇_r = q̇_d + K_d⁻¹ K_p e``; the friction term off with
+  ``computed_torque.friction_compensation: false``) tracking ``~/joint_trajectory``
   (``trajectory_msgs/JointTrajectory``: joints by name, a subset holds the others; quintic
   between points with accelerations, cubic with velocities, linear with positions only; a
   new one replaces the old from its ``header.stamp``, 0 = now; one that comes before the
@@ -55,6 +56,10 @@ Controller modes (``mode``, switchable at run time; the laws are :mod:`liemb_ros
   (``geometry_msgs/PoseStamped`` in ``world_frame``; with none it holds the pose where the
   mode started).  ``impedance.friction_compensation`` (off by default) adds the URDF
   Coulomb friction along where the springs pull (``liemb_ros.control`` says when to use it).
+
+``armature`` (one value or one per joint, kg m² or kg) is the rotor inertia reflected to
+each joint, which no URDF states: computed_torque and inverse_dynamics use
+``M(q) + diag(armature)`` (give the simulation node the same ``armature``).
 
 ``payload.link``, ``payload.mass``, ``payload.com`` (link frame), ``payload.inertia``
 (ixx ixy ixz iyy iyz izz about the centre of mass) and ``gravity`` (world frame; empty: the
@@ -125,7 +130,7 @@ RENAMED = {'computed_torque.kp': 'kp', 'computed_torque.kd': 'kd',
            'impedance.null_stiffness': 'null_stiffness',
            'impedance.null_damping': 'null_damping',
            'impedance.friction_compensation': 'impedance_friction_compensation',
-           'gravity': 'gravity'}
+           'gravity': 'gravity', 'armature': 'armature'}
 #: the payload parameters, one engine setting ``payload = (link, mass, com, inertia)``
 PAYLOAD = ('payload.link', 'payload.mass', 'payload.com', 'payload.inertia')
 
@@ -186,6 +191,9 @@ class DynamicsNode(DynamicsOutput, Node):
              'ixx ixy ixz iyy iyz izz [kg m^2] (empty: a point mass)', DA, {}),
             ('gravity', [], 'gravity in the world frame [m/s^2] (empty: the model, 0 0 -9.81)',
              DA, {}),
+            ('armature', [], 'rotor inertia reflected to each joint [kg m^2 or kg]: one value '
+             'or one per joint (empty: none); computed_torque and inverse_dynamics use '
+             'M + diag(armature), as the simulation node does with its armature', DA, {}),
             ('clamp_effort', True, 'limit ~/effort_command to the URDF <limit effort> of each '
              'joint (~/joint_torques stays the computed torque)', B, {}),
             ('publish_rate', 0.0, 'outputs per second; 0 publishes on every joint_states '

@@ -102,7 +102,7 @@ class DynamicsEngine(EngineSettings, EngineState):
                  impedance_representation='hybrid',
                  stiffness=(5.0, 5.0, 5.0, 1000.0, 1000.0, 1000.0),
                  impedance_damping=(0.1, 0.1, 0.1, 60.0, 60.0, 60.0), null_stiffness=0.0,
-                 null_damping=0.0, payload=('', 0.0, (), ()), gravity=()):
+                 null_damping=0.0, payload=('', 0.0, (), ()), gravity=(), armature=()):
         self.base_model = self.model = model
         self.stats = CycleStats()
         self.clamped = 0            # commands limited to the URDF <limit effort>
@@ -131,6 +131,7 @@ class DynamicsEngine(EngineSettings, EngineState):
         self._payload = None
         self.set_kp(kp)
         self.set_kd(kd)
+        self.set_armature(armature)
         self.set_friction_compensation(friction_compensation)
         self.set_impedance_friction_compensation(impedance_friction_compensation)
         self.set_stiffness(stiffness)
@@ -156,6 +157,7 @@ class DynamicsEngine(EngineSettings, EngineState):
         elif self.mode == 'inverse_dynamics':
             tau = dynamics.inverse_dynamics(m, self.q, self.qd, self.qdd_desired,
                                             base_pose=self.base_pose)
+            tau[m.nv - m.nq:] += self.armature * self.qdd_desired[m.nv - m.nq:]
         elif self.mode == 'computed_torque':
             if self.trajectory is None:   # hold where the mode found the robot
                 self.trajectory = control.JointTrajectory(
@@ -166,7 +168,7 @@ class DynamicsEngine(EngineSettings, EngineState):
             self.tracking_error = float(np.abs(q_d - self.q).max())
             tau = control.computed_torque(m, self.q, self.qd, q_d, qd_d, qdd_d, self.kp,
                                           self.kd, self.friction_compensation,
-                                          base_pose=self.base_pose)
+                                          base_pose=self.base_pose, armature=self.armature)
         else:
             if self.target_pose is None:   # hold the pose and posture the mode found
                 self.target_pose = self.link_pose(self.impedance_link)

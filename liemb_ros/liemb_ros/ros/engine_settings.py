@@ -19,7 +19,7 @@ MODES = ('gravity_compensation', 'inverse_dynamics', 'computed_torque', 'cartesi
 FIXED_BASE_MODES = ('computed_torque', 'cartesian_impedance')
 #: the gains' upper bounds: beyond these a 1 kHz loop with a few ms of delay is unstable
 GAIN_LIMITS = {'kp': 1e6, 'kd': 1e4, 'stiffness': 1e7, 'impedance_damping': 1e5,
-               'null_stiffness': 1e4, 'null_damping': 1e3}
+               'null_stiffness': 1e4, 'null_damping': 1e3, 'armature': 1e4}
 
 
 def leaf_links(model):
@@ -80,6 +80,18 @@ class EngineSettings:
     def set_kd(self, kd):
         """Set the computed torque velocity gains K_d (1/s): one value or one per joint."""
         self.kd = self._gains('kd', kd, self.model.nq)
+
+    def set_armature(self, armature):
+        """
+        Set the rotor inertia reflected to each joint (kg m² or kg): none, one or one per joint.
+
+        computed_torque's ``M`` is ``M(q) + diag(armature)`` and inverse_dynamics adds
+        ``armature q̈_d`` (Pinocchio's ``model.armature``; the simulation node's
+        ``armature``): set both nodes to the robot's rotor inertias.
+        """
+        n = self.model.nq
+        values = np.asarray(armature, dtype=float).ravel()
+        self.armature = np.zeros(n) if values.size == 0 else self._gains('armature', values, n)
 
     def set_friction_compensation(self, on):
         """Add the URDF Coulomb friction as a computed torque feed-forward (or not)."""
