@@ -190,7 +190,11 @@ class SimulationStepping:
         # act explicitly against the simulator's implicit friction and chatter a light
         # joint where its velocity reverses (liemb_arm7's wrist: F/m = 325 rad/s²,
         # 176 rad/s² spikes in a 5 rad/s² stop; 6 rad/s² with the exact cancellation)
-        d['tau'] = inverse_dynamics(self.model, sim.q, sim.qd, qdd) + sim.damping * sim.qd
+        tau = inverse_dynamics(self.model, sim.q, sim.qd, qdd) + sim.damping * sim.qd
+        # the effort limit bounds the drive's whole torque, the friction it supplies
+        # included: what is left of it for the motion is the limit less the friction
+        spare = np.maximum(sim.effort_limit - d['friction'], 0.0)
+        d['tau'] = np.clip(tau, -spare, spare)
         d['q_ref'] = d['q_ref'] + qd_ref * sim.dt
         return d['tau']
 
