@@ -23,11 +23,12 @@ the dynamics' compute time, and the fraction of the states it received in the wi
 it processed (``--busy``: while another process keeps one core busy).
 
 Usage: ``python bench/bench_dynamics_node.py [--rate 1000] [--duration 10] [--busy]
-[--secondary-rate HZ] [--mode MODE] [--controller-state-rate HZ] [--json]``.  Targets: rate
->= 995 Hz, callback p99 <= 150 us, latency p99 <= 1 ms on a quiet machine, >= 99 % processed
-with a busy core, node resident memory (``node_rss_mb``) <= 300 MB.  ``callback_mean_us``:
-the callback's mean, which shows what a rarer extra (``~/controller_state`` at 100 Hz of a 1 kHz
-loop: ``--mode computed_torque --controller-state-rate 0`` or ``100``) costs on average.
+[--secondary-rate HZ] [--mode MODE] [--controller-state-rate HZ] [--realtime-priority N]
+[--json]``.  Targets: rate >= 995 Hz, callback p99 <= 150 us, latency p99 <= 1 ms on a
+quiet machine, >= 99 % processed with a busy core, node resident memory (``node_rss_mb``)
+<= 300 MB.  ``callback_mean_us``: the callback's mean, which shows what a rarer extra
+(``~/controller_state`` at 100 Hz of a 1 kHz loop: ``--mode computed_torque
+--controller-state-rate 0`` or ``100``) costs on average.
 """
 import argparse
 import atexit
@@ -144,6 +145,9 @@ def main(argv=None):
                          '~/controller_state per second; 0: none); default: the node\'s')
     ap.add_argument('--busy', action='store_true',
                     help='keep one core busy with another process while measuring')
+    ap.add_argument('--realtime-priority', type=int, default=0,
+                    help="the node's realtime_priority (SCHED_FIFO of its loop thread; 0: "
+                         'normal)')
     ap.add_argument('--publisher', action='store_true', help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.publisher:
@@ -171,6 +175,8 @@ def main(argv=None):
                  '-p', 'diagnostics_period:=0.5']
     if args.secondary_rate is not None:
         argv_node += ['-p', f'secondary_rate:={args.secondary_rate}']
+    if args.realtime_priority:
+        argv_node += ['-p', f'realtime_priority:={args.realtime_priority}']
     if args.controller_state_rate is not None:
         argv_node += ['-p', f'controller_state_rate:={args.controller_state_rate}']
     log = open(os.path.join(os.environ.get('TMPDIR', '/tmp'), 'bench_dynamics_node.log'), 'w')
@@ -271,6 +277,7 @@ def main(argv=None):
         # a figure that other load on the machine changes far less than the times above
         'node_cpu_us_per_state': 1e6 * cpu / received_in if received_in else float('nan'),
         'lost': int(diag.get('lost', -1)),
+        'scheduling': diag.get('scheduling', '?'),
         'busy_core': bool(args.busy),
         'dropped': int(diag.get('dropped', -1)),
         'latency_p50_us': float(np.percentile(lat, 50)) if lat.size else float('nan'),

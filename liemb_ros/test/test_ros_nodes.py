@@ -27,7 +27,8 @@ from liemb_ros import resources  # noqa: E402
 from liemb_ros.dynamics import inverse_dynamics  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from liemb_interfaces.srv import GetJacobian  # noqa: E402
-from ros_graph import RELIABLE, Latest, claim_domain, wait_ready  # noqa: E402
+from ros_graph import RELIABLE, Latest, claim_domain, diagnostics, node_argv  # noqa: E402
+from ros_graph import wait_ready  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_srvs.srv import SetBool, Trigger  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
@@ -106,6 +107,46 @@ def test_dynamics_node_torques_jacobians_and_bad_input(graph, rng):
     np.testing.assert_allclose(torques.msgs[-1].effort,
                                inverse_dynamics(model, q2, qd, qdd), atol=1e-9)
     assert 'dropped joint_states' in graph.output()
+
+
+@pytest.mark.parametrize('priority', [10, 100])
+def test_realtime_priority_applied_or_refused_with_the_reason(graph, rng, priority):
+    """
+    ``realtime_priority``: every thread of the node at SCHED_FIFO where the machine grants it.
+
+    Whether it does is asked of a separate process first (root or CAP_SYS_NICE: yes; an
+    ordinary user without an rtprio limit: no; priority 100 is out of Linux's 1-99: never);
+    either way the node computes, and says what it got in ``/diagnostics`` (and, refused,
+    why, in its log).
+    """
+    probe = subprocess.run([sys.executable, '-c', 'import os; os.sched_setscheduler(0, '
+                            f'os.SCHED_FIFO, os.sched_param({priority}))'], capture_output=True)
+    granted = probe.returncode == 0
+    assert not (granted and priority == 100)
+    path = erd_path('panda')
+    model = lm.load_urdf(path)
+    proc = graph.run('liemb_dynamics', node_argv('dynamics', [
+        f'urdf_path:={path}', f'realtime_priority:={priority}', 'diagnostics_period:=0.2']))
+    torques = Latest(graph, JointState, '/liemb_dynamics/joint_torques')
+    diags = Latest(graph, DiagnosticArray, '/diagnostics')
+    pub = graph.node.create_publisher(JointState, '/joint_states', RELIABLE)
+    wait_ready(graph)
+    q = model.random_configuration(rng)
+    graph.spin_until(lambda: pub.publish(_joint_state(model, q, np.zeros(9))) or torques.msgs)
+    np.testing.assert_allclose(torques.msgs[-1].effort, lm.gravity_torques(model, q),
+                               atol=1e-9)
+    graph.spin_until(lambda: diagnostics(diags.msgs, 'liemb_dynamics: cycle')[2]
+                     .get('scheduling'))
+    scheduling = diagnostics(diags.msgs, 'liemb_dynamics: cycle')[2]['scheduling']
+    policies = {os.sched_getscheduler(int(t)) for t in os.listdir(f'/proc/{proc.pid}/task')}
+    print(f'realtime_priority {priority}: {scheduling}')
+    if granted:
+        assert scheduling == f'SCHED_FIFO {priority}' and policies == {os.SCHED_FIFO}, \
+            (scheduling, policies)
+    else:
+        assert scheduling.startswith(f'normal (SCHED_FIFO {priority} refused') and \
+            policies == {os.SCHED_OTHER}, (scheduling, policies)
+        assert 'refused' in graph.output('liemb_dynamics')
 
 
 def test_invalid_robot_description_is_reported(graph):

@@ -23,6 +23,7 @@ What every liemb node shares: parameters, the robot's source, names, the process
 """
 import gc
 import math
+import os
 import re
 import sys
 import threading
@@ -75,6 +76,35 @@ def declare(node, specs):
             node.set_parameters([Parameter(name, Parameter.Type(kind), [])])
         if final.read_only:
             node.set_descriptor(name, final)
+
+
+def realtime_priority(priority):
+    """
+    Give every thread of this process the real-time policy ``SCHED_FIFO`` at ``priority``.
+
+    What ros2_control's controller manager does for its loop: a thread of this policy runs
+    as soon as it is ready, before every normal (``SCHED_OTHER``) thread on its core, so other
+    work on the machine no longer preempts a cycle.  All threads, not the loop's alone: a
+    publish waits on locks the middleware's own threads hold, and a preempted holder would
+    stall the loop anyway (measured: the loop thread alone cut the callback p99 less than
+    half as much).  Threads created later inherit the policy (:class:`Preparation` drops it).
+    Linux only; it needs the right (root, ``CAP_SYS_NICE`` or an ``rtprio`` limit in
+    ``/etc/security/limits.conf``).  ``priority`` 0: nothing to do.  Returns a description for
+    the log and ``/diagnostics``: ``'SCHED_FIFO 50'``, ``'normal'`` or ``'normal
+    (SCHED_FIFO 50 refused: ...)'``.
+    """
+    if priority <= 0:
+        return 'normal'
+    try:
+        param = os.sched_param(int(priority))
+        for tid in sorted(int(t) for t in os.listdir('/proc/self/task')):
+            try:
+                os.sched_setscheduler(tid, os.SCHED_FIFO, param)
+            except ProcessLookupError:   # a thread that ended meanwhile
+                pass
+    except (AttributeError, OSError) as exc:   # no such call here, or not permitted
+        return f'normal (SCHED_FIFO {priority} refused: {exc})'
+    return f'SCHED_FIFO {priority}'
 
 
 class StateTimeout:
@@ -138,6 +168,10 @@ class Preparation:
         return time.monotonic() - self.started
 
     def _run(self, work):
+        if hasattr(os, 'sched_getscheduler') and os.sched_getscheduler(0) != os.SCHED_OTHER:
+            # a thread inherits its creator's policy: a real-time loop thread (see
+            # realtime_priority) must not hand a minute of compiling a real-time priority
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
         try:
             self._result = work()
         except Exception as exc:  # reported in the executor thread by _poll

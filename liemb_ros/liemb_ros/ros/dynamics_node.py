@@ -107,8 +107,8 @@ from visualization_msgs.msg import MarkerArray
 
 from .. import control
 from ..resources import find
-from .common import (STEADY, ConfigError, Preparation, RobotSource, declare, run,
-                     settle_heap, topic_token)
+from .common import (STEADY, ConfigError, Preparation, RobotSource, declare,
+                     realtime_priority, run, settle_heap, topic_token)
 from .conversions import pose_matrix
 from .dynamics_output import DynamicsOutput
 from .engine import FRAMES, MODES, CycleStats, DynamicsEngine, StateError
@@ -211,6 +211,10 @@ class DynamicsNode(DynamicsOutput, Node):
              'they cost time)', D, dict(lo=0.1, hi=1000.0)),
             ('marker_scale', 0.2, 'arrow length per unit of velocity (m per m/s, m per '
              'rad/s) and per 10 N', D, dict(lo=0.0, hi=100.0)),
+            ('realtime_priority', 0, 'SCHED_FIFO priority (1-99) of the node threads (its '
+             'loop and the middleware ones) once the kernels are ready, as ros2_control '
+             'gives its loop; needs the right (rtprio limit or CAP_SYS_NICE), else a '
+             'warning; 0: normal', ParameterType.PARAMETER_INTEGER, dict(read_only=True)),
             ('diagnostics_period', 1.0, 'seconds between /diagnostics messages', D,
              dict(lo=0.05, hi=60.0))))
         self.engine = None
@@ -221,6 +225,7 @@ class DynamicsNode(DynamicsOutput, Node):
         self._file_started = None   # when the file's trajectory last started (node clock)
         self._rejected = 0          # invalid messages (dropped)
         self._refused = 0           # non-finite outputs (not published)
+        self._scheduling = 'normal'   # the loop thread's (realtime_priority)
         self._received = self._processed = self._skipped = self._lost = 0
         self._pending = False       # publish_rate > 0: a state arrived since the last output
         self._secondary_due = None   # stamp of a state whose twists and wrenches are due
@@ -323,6 +328,11 @@ class DynamicsNode(DynamicsOutput, Node):
         if first:
             self._set_rate(self.p('publish_rate'))
             self._set_secondary_rate(self.p('secondary_rate'))
+            self._scheduling = realtime_priority(self.p('realtime_priority'))
+            if self._scheduling.startswith('normal ('):
+                self.get_logger().warning(f'{self._scheduling}: the loop runs at normal '
+                                          'priority (grant rtprio in /etc/security/limits.conf '
+                                          'or CAP_SYS_NICE)')
         base = ' floating base (odometry on ' + self.resolve_topic_name('odom') + ');' \
             if model.floating else ''
         settle_heap()   # no full garbage collection over the libraries in the loop

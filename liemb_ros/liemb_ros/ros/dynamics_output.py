@@ -268,7 +268,8 @@ class DynamicsOutput(StateTimeout):
                  if e.mode == 'computed_torque' else 'n/a'),
                 ('payload', f'{self.p("payload.mass")} kg at {self.p("payload.link")}'
                  if self.p('payload.link') else 'none'),
-                ('representation', e.representation))]
+                ('representation', e.representation),
+                ('scheduling', self._scheduling))]
         msg = DiagnosticArray(status=[st])
         msg.header.stamp = self.get_clock().now().to_msg()
         self.pub_diag.publish(msg)
