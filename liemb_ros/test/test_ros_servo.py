@@ -340,6 +340,7 @@ def test_a_failing_cycle_commands_a_stop_and_the_node_goes_on():
     callbacks called directly (no DDS timing involved).
     """
     from rclpy.parameter import Parameter
+    from rclpy.serialization import serialize_message
     from liemb_ros.ros.servo_node import ServoNode
     context = rclpy.Context()
     rclpy.init(context=context)
@@ -355,7 +356,9 @@ def test_a_failing_cycle_commands_a_stop_and_the_node_goes_on():
         model = node.servo.model
         state = JointState(name=list(model.joint_names), position=Q0,
                            velocity=[0.0] * model.nq)
-        node._on_joint_state(state)
+        node._on_joint_state(b'\x00\x01\x00\x00 not a joint state')   # dropped, logged
+        assert node.state.stamp is None
+        node._on_joint_state(serialize_message(state))   # the CDR bytes (a raw subscription)
         node._on_represented(_represented('hybrid', V))
         node._tick()
         assert np.abs(sent['velocity'][-1]).max() > 0         # flying
