@@ -279,15 +279,35 @@ def pose_error(C, C_d, representation):
     ``body``: ``(log(Rᵀ R_d), Rᵀ (p_d - p))`` resolved in the link frame; ``hybrid``:
     ``(R log(Rᵀ R_d), p_d - p)`` resolved in the world frame.
     """
-    R, p = C[:3, :3], C[:3, 3]
-    w = so3.log(R.T @ C_d[:3, :3])
-    dp = C_d[:3, 3] - p
-    if representation == 'body':
-        return np.r_[w, R.T @ dp]
-    if representation == 'hybrid':
-        return np.r_[R @ w, dp]
-    raise ValueError(f'impedance representation {representation!r}: expected one of '
-                     f"{', '.join(IMPEDANCE_REPRESENTATIONS)}")
+    if representation not in IMPEDANCE_REPRESENTATIONS:
+        raise ValueError(f'impedance representation {representation!r}: expected one of '
+                         f"{', '.join(IMPEDANCE_REPRESENTATIONS)}")
+    C, C_d = (np.ascontiguousarray(x, dtype=float) for x in (C, C_d))
+    if C.shape != (4, 4) or C_d.shape != (4, 4):
+        raise ValueError(f'pose_error takes two 4x4 poses, got {C.shape} and {C_d.shape}')
+    e = np.empty(6)
+    _pose_error_into(C, C_d, representation == 'body', e)
+    return e
+
+
+@njit(cache=True)
+def _pose_error_into(C, C_d, body, e):
+    """Write :func:`pose_error` into ``e`` (6,); one compiled pass (a 1 kHz loop calls it)."""
+    R_rel = np.empty((3, 3))   # Rᵀ R_d
+    for i in range(3):
+        for j in range(3):
+            R_rel[i, j] = C[0, i] * C_d[0, j] + C[1, i] * C_d[1, j] + C[2, i] * C_d[2, j]
+    w = np.empty(3)
+    so3.log_into(R_rel, w)
+    d0, d1, d2 = C_d[0, 3] - C[0, 3], C_d[1, 3] - C[1, 3], C_d[2, 3] - C[2, 3]
+    for i in range(3):
+        if body:     # (log(Rᵀ R_d), Rᵀ (p_d - p))
+            e[i] = w[i]
+            e[3 + i] = C[0, i] * d0 + C[1, i] * d1 + C[2, i] * d2
+        else:        # (R log(Rᵀ R_d), p_d - p)
+            e[i] = C[i, 0] * w[0] + C[i, 1] * w[1] + C[i, 2] * w[2]
+    if not body:
+        e[3], e[4], e[5] = d0, d1, d2
 
 
 def cartesian_impedance(model, q, qd, link, C_d, K, D, representation='hybrid',

@@ -172,6 +172,19 @@ def test_pose_error_closed_form():
                                np.r_[R @ [0.1, 0, 0], 0, 0.2, 0], atol=1e-12)
     with pytest.raises(ValueError, match='spatial'):
         control.pose_error(C, Cd, 'spatial')
+    # random poses (rotations up to pi) against Pinocchio's log3, lists accepted
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        A, B = (pin.SE3(pin.exp3(rng.uniform(-1.8, 1.8, 3)), rng.normal(size=3))
+                for _ in range(2))
+        w = pin.log3(A.rotation.T @ B.rotation)
+        dp = B.translation - A.translation
+        body = control.pose_error(A.homogeneous.tolist(), B.homogeneous, 'body')
+        hybrid = control.pose_error(A.homogeneous, B.homogeneous, 'hybrid')
+        np.testing.assert_allclose(body, np.r_[w, A.rotation.T @ dp], atol=1e-12)
+        np.testing.assert_allclose(hybrid, np.r_[A.rotation @ w, dp], atol=1e-12)
+    with pytest.raises(ValueError, match='4x4'):
+        control.pose_error(np.eye(3), np.eye(4), 'body')
 
 
 def _pin_hand(panda, q, ref):
