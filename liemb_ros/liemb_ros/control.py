@@ -50,6 +50,10 @@ import math
 import numpy as np
 from numba import njit
 
+from ._kernels.dispatch import REP_INDEX, canonical, check, fast, states
+from ._kernels.jacobian import jacobian_link
+from ._kernels.rnea import id_plain
+from ._kernels.tree import link_pose_link
 from .dynamics import gravity_torques, inverse_dynamics
 from .kinematics import jacobian, link_pose
 from .lie import so3
@@ -279,15 +283,20 @@ def pose_error(C, C_d, representation):
     ``body``: ``(log(Rᵀ R_d), Rᵀ (p_d - p))`` resolved in the link frame; ``hybrid``:
     ``(R log(Rᵀ R_d), p_d - p)`` resolved in the world frame.
     """
-    if representation not in IMPEDANCE_REPRESENTATIONS:
-        raise ValueError(f'impedance representation {representation!r}: expected one of '
-                         f"{', '.join(IMPEDANCE_REPRESENTATIONS)}")
+    _check_representation(representation)
     C, C_d = (np.ascontiguousarray(x, dtype=float) for x in (C, C_d))
     if C.shape != (4, 4) or C_d.shape != (4, 4):
         raise ValueError(f'pose_error takes two 4x4 poses, got {C.shape} and {C_d.shape}')
     e = np.empty(6)
     _pose_error_into(C, C_d, representation == 'body', e)
     return e
+
+
+def _check_representation(representation):
+    """Raise ValueError unless ``representation`` is one the impedance law takes."""
+    if representation not in IMPEDANCE_REPRESENTATIONS:
+        raise ValueError(f'impedance representation {representation!r}: expected one of '
+                         f"{', '.join(IMPEDANCE_REPRESENTATIONS)}")
 
 
 @njit(cache=True)
@@ -323,12 +332,30 @@ def cartesian_impedance(model, q, qd, link, C_d, K, D, representation='hybrid',
     ``friction``: add the Coulomb friction feed-forward ``F tanh(q̇_r / v_f)`` along
     :func:`impedance_reference_velocity` (module docstring: when to use it).
     """
-    J = jacobian(model, q, link, representation, base_pose=base_pose)
-    e = pose_error(link_pose(model, q, link, base_pose=base_pose), C_d, representation)
-    K, D = np.asarray(K, dtype=float), np.asarray(D, dtype=float)
-    V = J @ qd
-    W = (K @ e if K.ndim == 2 else K * e) - (D @ V if D.ndim == 2 else D * V)
-    tau = J.T @ W + gravity_torques(model, q, base_pose=base_pose)
+    (q, qd), batch = states(model, q, (('qd', qd),))
+    if batch is not None:
+        raise ValueError('cartesian_impedance takes one state (q of shape (nq,))')
+    K, D, C_d = canonical(K), canonical(D), canonical(C_d)
+    if K.shape not in ((6,), (6, 6)) or D.shape not in ((6,), (6, 6)) or C_d.shape != (4, 4):
+        raise ValueError(f'cartesian_impedance: K, D must be 6 values or 6x6 and C_d 4x4, '
+                         f'got {K.shape}, {D.shape}, {C_d.shape}')
+    # the compiled law takes gains as 2-D: a diagonal as its one row (1, 6), else (6, 6)
+    K6 = K.reshape(1, 6) if K.ndim == 1 else K
+    D6 = D.reshape(1, 6) if D.ndim == 1 else D
+    _check_representation(representation)
+    body = representation == 'body'
+    J, e, tau = np.empty((6, model.nv)), np.empty(6), np.empty(model.nv)
+    li = model.link_ids.get(link) if link.__class__ is str else None
+    if li is not None and base_pose is None:   # one compiled pass: pose, J, g and the law
+        st = fast(model, 'impedance', _impedance_link,
+                  (model.packed_int, model.packed_float, q, qd, li, REP_INDEX[representation],
+                   C_d, K6, D6, body, np.empty((4, 4)), J, e, tau))
+        if st:
+            check(model, st)
+    else:                                      # a frame, or a robot mounted at base_pose
+        J[:] = jacobian(model, q, link, representation, base_pose=base_pose)
+        _pose_error_into(link_pose(model, q, link, base_pose=base_pose), C_d, body, e)
+        _impedance_law(J, e, K6, D6, qd, gravity_torques(model, q, base_pose=base_pose), tau)
     J_pinv = np.linalg.pinv(J) if posture is not None or friction else None
     if posture is not None:
         t0 = k_null * (posture - q) - d_null * qd
@@ -337,6 +364,54 @@ def cartesian_impedance(model, q, qd, link, C_d, K, D, representation='hybrid',
         qd_r = impedance_reference_velocity(J, J_pinv, e, K, D, q, posture, k_null, d_null)
         tau += model.friction * np.tanh(qd_r / FRICTION_VELOCITY)
     return tau
+
+
+@njit(cache=True)
+def _impedance_law(J, e, K, D, qd, g, tau):
+    """
+    Write ``τ = Jᵀ(K e - D J q̇) + g`` into ``tau`` (``g`` may be ``tau``).
+
+    ``K``, ``D``: (6, 6), or (1, 6) for a diagonal given by its six values.
+    """
+    n = qd.shape[0]
+    V = np.zeros(6)
+    for r in range(6):
+        for c in range(n):
+            V[r] += J[r, c] * qd[c]
+    W = np.empty(6)
+    for r in range(6):
+        if K.shape[0] == 1:
+            w = K[0, r] * e[r]
+        else:
+            w = 0.0
+            for c in range(6):
+                w += K[r, c] * e[c]
+        if D.shape[0] == 1:
+            w -= D[0, r] * V[r]
+        else:
+            for c in range(6):
+                w -= D[r, c] * V[c]
+        W[r] = w
+    for c in range(n):
+        t = g[c]
+        for r in range(6):
+            t += J[r, c] * W[r]
+        tau[c] = t
+
+
+@njit(cache=True)
+def _impedance_link(ki, kf, q, qd, li, rep, C_d, K, D, body, C, J, e, tau):
+    """The impedance law for model link ``li`` (no base pose) in one pass; return a status."""
+    st = link_pose_link(ki, kf, q, li, C)
+    if st == 0:
+        st = jacobian_link(ki, kf, q, li, rep, J)
+    if st == 0:
+        z = np.zeros(qd.shape[0])
+        st = id_plain(ki, kf, q, z, z, 0, 1.0, tau)     # g(q)
+    if st == 0:
+        _pose_error_into(C, C_d, body, e)
+        _impedance_law(J, e, K, D, qd, tau, tau)
+    return st
 
 
 def impedance_reference_velocity(J, J_pinv, e, K, D, q, posture=None, k_null=0.0,

@@ -219,6 +219,12 @@ def test_impedance_torque_against_its_definition_with_pinocchio(panda, rng,
     e = control.pose_error(C, Cd, representation)
     tau = control.cartesian_impedance(model, q, qd, 'panda_hand', Cd, K, D, representation)
     np.testing.assert_allclose(tau, J.T @ (K * e - D * (J @ qd)) + g, atol=1e-8)
+    # the same through the general path (a robot mounted at base_pose), gains as 6x6
+    general = control.cartesian_impedance(model, q, qd, 'panda_hand', Cd, np.diag(K),
+                                          np.diag(D), representation, base_pose=np.eye(4))
+    np.testing.assert_allclose(general, tau, rtol=0, atol=1e-10)
+    with pytest.raises(ValueError, match='6x6'):
+        control.cartesian_impedance(model, q, qd, 'panda_hand', Cd, K[:5], D, representation)
     # the posture term makes no task wrench: J⁺ᵀ Δτ = 0
     qn = model.random_configuration(rng)
     dtau = control.cartesian_impedance(model, q, qd, 'panda_hand', Cd, K, D, representation,

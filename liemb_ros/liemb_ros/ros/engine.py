@@ -311,9 +311,12 @@ class DynamicsEngine(EngineSettings, EngineState):
                 self.mode = m                                         # other modes call too
                 self.torques()
             control.pose_error(np.eye(4), np.eye(4), 'body')
-            if not self.model.floating:   # computed_torque's own pass (fixed base only)
+            if not self.model.floating:   # the controller modes' own passes (fixed base)
                 control.computed_torque(self.model, self.q, self.qd, self.q, self.qd,
                                         np.zeros(self.model.nq), self.kp, self.kd)
+                control.cartesian_impedance(self.model, self.q, self.qd, self.impedance_link,
+                                            np.eye(4), self.stiffness, self.impedance_damping,
+                                            self.impedance_representation)
             for r in REPRESENTATIONS:
                 self.representation = r
                 self.twists()
