@@ -217,15 +217,39 @@ def computed_torque(model, q, qd, q_d, qd_d, qdd_d, kp, kd, friction=True, base_
     (``M a + C q̇ + g``) plus the feed-forwards, which one compiled pass computes with ``a``
     (a 1 kHz loop calls this).
     """
-    q, qd, q_d, qd_d, qdd_d = (np.asarray(x, dtype=float) for x in (q, qd, q_d, qd_d, qdd_d))
-    n = q.shape[0]
-    a, ff = np.empty(n), np.empty(n)
-    _computed_torque_terms(q, qd, q_d, qd_d, qdd_d, _per_joint(kp, n), _per_joint(kd, n),
-                           model.damping, model.friction, bool(friction),
-                           _per_joint(armature, n), a, ff)
+    n = model.nq
+    q, qd, q_d, qd_d, qdd_d = (canonical(x) for x in (q, qd, q_d, qd_d, qdd_d))
+    for name, x in (('q', q), ('qd', qd), ('q_d', q_d), ('qd_d', qd_d), ('qdd_d', qdd_d)):
+        if x.shape != (n,):
+            raise ValueError(f"computed_torque: {name} must have shape ({n},) for model "
+                             f"'{model.name}', got {x.shape}")
+    gains = (_per_joint(kp, n), _per_joint(kd, n), model.damping, model.friction,
+             bool(friction), _per_joint(armature, n))
+    a, ff, tau = np.empty(n), np.empty(n), np.empty(n)
+    if base_pose is None and not model.floating:   # one compiled pass with the RNEA
+        st = fast(model, 'computed torque', _computed_torque_pass,
+                  (model.packed_int, model.packed_float, q, qd, q_d, qd_d, qdd_d, *gains,
+                   a, ff, tau))
+        if st:
+            check(model, st)
+        return tau
+    _computed_torque_terms(q, qd, q_d, qd_d, qdd_d, *gains, a, ff)
     tau = inverse_dynamics(model, q, qd, a, base_pose=base_pose)
     tau += ff
     return tau
+
+
+@njit(cache=True)
+def _computed_torque_pass(ki, kf, q, qd, q_d, qd_d, qdd_d, kp, kd, damping, friction,
+                          with_friction, armature, a, ff, tau):
+    """:func:`computed_torque` of a fixed-base model in one pass; return the RNEA's status."""
+    _computed_torque_terms(q, qd, q_d, qd_d, qdd_d, kp, kd, damping, friction, with_friction,
+                           armature, a, ff)
+    st = id_plain(ki, kf, q, qd, a, 0, 1.0, tau)     # M a + C q̇ + g
+    if st == 0:
+        for j in range(tau.shape[0]):
+            tau[j] += ff[j]
+    return st
 
 
 def _per_joint(gain, n):

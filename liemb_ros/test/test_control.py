@@ -134,9 +134,9 @@ def test_computed_torque_gains_in_any_form_agree_and_compile_once(panda, rng):
     # numbers, and the compiled pass is typed once for all of them (issue 19: compile time)
     model, pm, data, order = panda
     q, qd, q_d, qd_d, qdd_d = (model.random_configuration(rng), *rng.normal(size=(4, 9)))
-    terms = control._computed_torque_terms
+    passes = (control._computed_torque_terms, control._computed_torque_pass)
     control.computed_torque(model, q, qd, q_d, qd_d, qdd_d, 100.0, 20.0)
-    typed = len(terms.signatures)
+    typed = [len(f.signatures) for f in passes]
     inv = np.argsort(order)          # Pinocchio's joint order back to the model's
     Mp = pin.crba(pm, data, q[order])
     M = (np.triu(Mp) + np.triu(Mp, 1).T)[np.ix_(inv, inv)]
@@ -155,7 +155,7 @@ def test_computed_torque_gains_in_any_form_agree_and_compile_once(panda, rng):
                                           friction)
             want = ref if friction else ref - model.friction * np.tanh(q_r / 0.003)
             np.testing.assert_allclose(tau, want, atol=1e-9 * (1 + np.abs(want).max()))
-    assert len(terms.signatures) == typed
+    assert [len(f.signatures) for f in passes] == typed
 
 
 def test_pose_error_closed_form():
