@@ -50,7 +50,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._kernels.dispatch import REP_INDEX, canonical, check, fast, states
+from ._kernels.dispatch import F64, REP_INDEX, canonical, check, fast, states
 from ._kernels.jacobian import jacobian_link
 from ._kernels.rnea import id_plain
 from ._kernels.tree import link_pose_link
@@ -217,38 +217,92 @@ def computed_torque(model, q, qd, q_d, qd_d, qdd_d, kp, kd, friction=True, base_
     (``M a + C q̇ + g``) plus the feed-forwards, which one compiled pass computes with ``a``
     (a 1 kHz loop calls this).
     """
-    n = model.nq
-    q, qd, q_d, qd_d, qdd_d = (canonical(x) for x in (q, qd, q_d, qd_d, qdd_d))
-    for name, x in (('q', q), ('qd', qd), ('q_d', q_d), ('qd_d', qd_d), ('qdd_d', qdd_d)):
-        if x.shape != (n,):
-            raise ValueError(f"computed_torque: {name} must have shape ({n},) for model "
-                             f"'{model.name}', got {x.shape}")
-    gains = (_per_joint(kp, n), _per_joint(kd, n), model.damping, model.friction,
-             bool(friction), _per_joint(armature, n))
-    a, ff, tau = np.empty(n), np.empty(n), np.empty(n)
     if base_pose is None and not model.floating:   # one compiled pass with the RNEA
-        st = fast(model, 'computed torque', _computed_torque_pass,
-                  (model.packed_int, model.packed_float, q, qd, q_d, qd_d, qdd_d, *gains,
-                   a, ff, tau))
-        if st:
-            check(model, st)
-        return tau
-    _computed_torque_terms(q, qd, q_d, qd_d, qdd_d, *gains, a, ff)
+        return ComputedTorque(model, kp, kd, friction, armature)(q, qd, q_d, qd_d, qdd_d)
+    n = model.nq
+    q, qd, q_d, qd_d, qdd_d = _states(model, (q, qd, q_d, qd_d, qdd_d))
+    a, ff = np.empty(n), np.empty(n)
+    _computed_torque_terms(q, qd, q_d, qd_d, qdd_d, _per_joint(kp, n), _per_joint(kd, n),
+                           model.damping, model.friction, bool(friction),
+                           _per_joint(armature, n), a, ff)
     tau = inverse_dynamics(model, q, qd, a, base_pose=base_pose)
     tau += ff
     return tau
 
 
+_STATE_NAMES = ('q', 'qd', 'q_d', 'qd_d', 'qdd_d')
+
+
+def _states(model, xs):
+    """Return the five joint vectors canonical (float64, contiguous); check their shapes."""
+    n = model.nq
+    out = []
+    for name, x in zip(_STATE_NAMES, xs):
+        x = canonical(x)
+        if x.shape != (n,):
+            raise ValueError(f"computed_torque: {name} must have shape ({n},) for model "
+                             f"'{model.name}', got {x.shape}")
+        out.append(x)
+    return out
+
+
+class ComputedTorque:
+    """
+    :func:`computed_torque` of one fixed-base model with set gains, for a control loop.
+
+    The gains (``kp``, ``kd``, ``friction``, ``armature``: as :func:`computed_torque`)
+    are checked once; each call checks the five joint vectors and runs one compiled pass
+    (the law's terms and the RNEA).  ``tau = law(q, q̇, q_d, q̇_d, q̈_d)`` (nq,); after
+    a call, :attr:`tracking_error` is ``max |q_d - q|`` (rad or m).
+    """
+
+    def __init__(self, model, kp, kd, friction=True, armature=0.0):
+        if model.floating:
+            raise ValueError(f"ComputedTorque needs a fixed-base robot; '{model.name}' has a "
+                             'floating base (computed_torque takes base_pose)')
+        n = model.nq
+        self.model = model
+        self._args = (model.packed_int, model.packed_float)
+        self._gains = (_per_joint(kp, n), _per_joint(kd, n), model.damping, model.friction,
+                       bool(friction), _per_joint(armature, n))
+        self._a, self._ff = np.empty(n), np.empty(n)
+        self.tracking_error = 0.0
+
+    def __call__(self, q, qd, q_d, qd_d, qdd_d):
+        """Return the joint torques (nq,) for the state and the desired motion."""
+        xs = (q, qd, q_d, qd_d, qdd_d)
+        n = self.model.nq
+        for x in xs:   # the canonical arrays a loop passes go straight through
+            if not (x.__class__ is np.ndarray and x.dtype is F64 and x.flags.carray
+                    and x.shape == (n,)):
+                xs = _states(self.model, xs)
+                break
+        tau = np.empty(n)
+        st = fast(self.model, 'computed torque', _computed_torque_pass,
+                  (*self._args, *xs, *self._gains, self._a, self._ff, tau))
+        if st:
+            check(self.model, st)
+        self.tracking_error = float(self._ff[-1]) if n else 0.0   # (see the pass)
+        return tau
+
+
 @njit(cache=True)
 def _computed_torque_pass(ki, kf, q, qd, q_d, qd_d, qdd_d, kp, kd, damping, friction,
                           with_friction, armature, a, ff, tau):
-    """:func:`computed_torque` of a fixed-base model in one pass; return the RNEA's status."""
+    """
+    :func:`computed_torque` of a fixed-base model in one pass; return the RNEA's status.
+
+    Leaves ``max |q_d - q|`` in ``ff[-1]`` (the scratch is not needed after the pass).
+    """
     _computed_torque_terms(q, qd, q_d, qd_d, qdd_d, kp, kd, damping, friction, with_friction,
                            armature, a, ff)
     st = id_plain(ki, kf, q, qd, a, 0, 1.0, tau)     # M a + C q̇ + g
-    if st == 0:
-        for j in range(tau.shape[0]):
-            tau[j] += ff[j]
+    error = 0.0
+    for j in range(tau.shape[0]):
+        tau[j] += ff[j]
+        error = max(error, abs(q_d[j] - q[j]))
+    if tau.shape[0] > 0:
+        ff[-1] = error
     return st
 
 

@@ -129,6 +129,27 @@ def test_computed_torque_with_armature_against_pinocchio(panda, rng):
         np.testing.assert_allclose(tau[order], ref, atol=1e-9 * (1 + np.abs(ref).max()))
 
 
+def test_computed_torque_object_equals_the_function_and_reports_the_error(panda, rng):
+    # what the dynamics node's loop calls: gains checked once, the same numbers
+    model = panda[0]
+    law = control.ComputedTorque(model, 100.0, [20.0], armature=0.1)
+    for _ in range(3):
+        q, qd, q_d, qd_d, qdd_d = (model.random_configuration(rng), *rng.normal(size=(4, 9)))
+        tau = law(q, qd, q_d, qd_d, qdd_d)
+        np.testing.assert_array_equal(tau, control.computed_torque(
+            model, q, qd, q_d, qd_d, qdd_d, 100.0, 20.0, armature=0.1))
+        assert law.tracking_error == np.abs(q_d - q).max()
+        np.testing.assert_array_equal(law(list(q), qd, q_d.astype('>f8'),
+                                          qd_d, qdd_d), law(q, qd, q_d, qd_d, qdd_d))
+    with pytest.raises(ValueError, match=r'q_d must have shape \(9,\)'):
+        law(q, qd, q_d[:8], qd_d, qdd_d)
+    with pytest.raises(ValueError, match='NaN'):
+        law(q, qd * np.nan, q_d, qd_d, qdd_d)
+    with pytest.raises(ValueError, match='floating base'):
+        control.ComputedTorque(lm.load_urdf(erd_path('solo12'), floating_base=True), 100.0,
+                               20.0)
+
+
 def test_computed_torque_gains_in_any_form_agree_and_compile_once(panda, rng):
     # scalars, lists, per-joint arrays and kd = 0 (no K_d⁻¹ K_p term) give the formula's
     # numbers, and the compiled pass is typed once for all of them (issue 19: compile time)

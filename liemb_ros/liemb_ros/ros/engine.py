@@ -129,6 +129,7 @@ class DynamicsEngine(EngineSettings, EngineState):
         self.reference = None       # (q_d, q̇_d, q̈_d) of the last computed-torque cycle
         self._gravity = None
         self._payload = None
+        self._law = None            # (settings, control.ComputedTorque) of computed_torque
         self.set_kp(kp)
         self.set_kd(kd)
         self.set_armature(armature)
@@ -165,10 +166,18 @@ class DynamicsEngine(EngineSettings, EngineState):
                     qd=self.qd)
             q_d, qd_d, qdd_d = self.trajectory.sample(self.now)
             self.reference = (q_d, qd_d, qdd_d)
-            self.tracking_error = float(np.abs(q_d - self.q).max())
-            tau = control.computed_torque(m, self.q, self.qd, q_d, qd_d, qdd_d, self.kp,
-                                          self.kd, self.friction_compensation,
-                                          base_pose=self.base_pose, armature=self.armature)
+            if self.base_pose is not None:   # a robot mounted at base_pose
+                self.tracking_error = float(np.abs(q_d - self.q).max())
+                return control.computed_torque(
+                    m, self.q, self.qd, q_d, qd_d, qdd_d, self.kp, self.kd,
+                    self.friction_compensation, base_pose=self.base_pose,
+                    armature=self.armature)[m.nv - m.nq:]
+            key = (m, self.kp, self.kd, self.friction_compensation, self.armature)
+            if self._law is None or any(a is not b for a, b in zip(key, self._law[0])):
+                self._law = (key, control.ComputedTorque(*key))   # gains checked once
+            law = self._law[1]
+            tau = law(self.q, self.qd, q_d, qd_d, qdd_d)
+            self.tracking_error = law.tracking_error
         else:
             if self.target_pose is None:   # hold the pose and posture the mode found
                 self.target_pose = self.link_pose(self.impedance_link)
