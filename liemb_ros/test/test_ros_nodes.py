@@ -149,6 +149,32 @@ def test_realtime_priority_applied_or_refused_with_the_reason(graph, rng, priori
         assert 'refused' in graph.output('liemb_dynamics')
 
 
+def test_a_compile_thread_of_a_realtime_node_runs_at_normal_priority():
+    # a later robot's kernels compile in a thread the real-time loop thread creates (which
+    # inherits its policy): for a minute that would hold a core from every normal process
+    code = (
+        'import os, threading, types\n'
+        'from liemb_ros.ros.common import Preparation, realtime_priority\n'
+        "assert realtime_priority(5) == 'SCHED_FIFO 5'\n"
+        'seen = []\n'
+        'node = types.SimpleNamespace(get_logger=lambda: types.SimpleNamespace(info=print),\n'
+        '                             create_timer=lambda *a, **k: None)\n'
+        'p = Preparation(node, lambda: seen.append(os.sched_getscheduler(0)), None, "x")\n'
+        'p._thread.join()\n'
+        'inherited = []\n'
+        't = threading.Thread(target=lambda: inherited.append(os.sched_getscheduler(0)))\n'
+        't.start(); t.join()\n'
+        'print(seen == [os.SCHED_OTHER], inherited == [os.SCHED_FIFO])\n')
+    probe = subprocess.run([sys.executable, '-c', 'import os; os.sched_setscheduler(0, '
+                            'os.SCHED_FIFO, os.sched_param(5))'], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip('SCHED_FIFO is not granted to this user (the test needs it)')
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0 and out.stdout.split()[-2:] == ['True', 'True'], \
+        out.stdout + out.stderr
+
+
 def test_invalid_robot_description_is_reported(graph):
     """A description given as a parameter that cannot work: exit 1 naming the culprit."""
     graph.start('dynamics', ['liemb_dynamics'], [

@@ -168,7 +168,8 @@ class Preparation:
         return time.monotonic() - self.started
 
     def _run(self, work):
-        if hasattr(os, 'sched_getscheduler') and os.sched_getscheduler(0) != os.SCHED_OTHER:
+        realtime = (os.SCHED_FIFO, os.SCHED_RR) if hasattr(os, 'SCHED_FIFO') else ()
+        if realtime and os.sched_getscheduler(0) in realtime:
             # a thread inherits its creator's policy: a real-time loop thread (see
             # realtime_priority) must not hand a minute of compiling a real-time priority
             os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
