@@ -479,7 +479,7 @@ def _impedance_law(J, e, K, D, qd, g, tau):
 
 @njit(cache=True)
 def _impedance_link(ki, kf, q, qd, li, rep, C_d, K, D, body, C, J, e, tau):
-    """The impedance law for model link ``li`` (no base pose) in one pass; return a status."""
+    """Compute the impedance law for model link ``li`` (no base pose); return a status."""
     st = link_pose_link(ki, kf, q, li, C)
     if st == 0:
         st = jacobian_link(ki, kf, q, li, rep, J)
