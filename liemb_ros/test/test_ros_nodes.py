@@ -108,6 +108,27 @@ def test_dynamics_node_torques_jacobians_and_bad_input(graph, rng):
                                inverse_dynamics(model, q2, qd, qdd), atol=1e-9)
     assert 'dropped joint_states' in graph.output()
 
+    # the rotor inertia set at run time: M + diag(armature) in the torques (Pinocchio's
+    # model.armature); a negative one is refused with the reason
+    from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+    from rcl_interfaces.srv import SetParameters
+
+    def set_armature(values):
+        p = Parameter(name='armature', value=ParameterValue(
+            type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=values))
+        return graph.call(SetParameters, '/liemb_dynamics/set_parameters',
+                          SetParameters.Request(parameters=[p])).results[0]
+    refused = set_armature([-0.1])
+    assert not refused.successful and 'armature' in refused.reason, refused.reason
+    assert set_armature([0.25]).successful
+    n_before = len(torques.msgs)
+    pub.publish(_joint_state(model, q2, qd))
+    graph.spin_until(lambda: len(torques.msgs) > n_before)
+    pa = pin.Model(pm)
+    pa.armature[:] = 0.25
+    np.testing.assert_allclose(torques.msgs[-1].effort,
+                               pin.rnea(pa, pa.createData(), q2, qd, qdd), atol=1e-8)
+
 
 @pytest.mark.parametrize('priority', [10, 100])
 def test_realtime_priority_applied_or_refused_with_the_reason(graph, rng, priority):
