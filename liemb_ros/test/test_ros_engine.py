@@ -197,6 +197,8 @@ def test_effort_command_is_limited_by_the_urdf(engine):
                 for j in engine.command_joints]
     np.testing.assert_array_equal(cmd, expected)
     assert engine.clamped == 1
+    engine.command(tau * 1e-3)   # within every limit: not counted
+    assert engine.clamped == 1
     engine.configure(clamp_effort=False)
     np.testing.assert_array_equal(engine.command(tau), tau[::-1])
 

@@ -25,6 +25,7 @@ rclpy, _, _ = ros_importorskip('rclpy', 'liemb_interfaces.srv', 'tf2_msgs.msg')
 import liemb_ros as lm  # noqa: E402
 from liemb_ros import resources  # noqa: E402
 from liemb_ros.dynamics import inverse_dynamics  # noqa: E402
+from liemb_ros.lie import quaternion  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from liemb_interfaces.srv import GetJacobian  # noqa: E402
 from ros_graph import RELIABLE, Latest, claim_domain, diagnostics, node_argv  # noqa: E402
@@ -255,7 +256,7 @@ def test_tf_matches_forward_kinematics_and_services(graph):
             p = tr.transform.translation
             np.testing.assert_allclose([p.x, p.y, p.z], C[:3, 3], atol=1e-9)
             o = tr.transform.rotation
-            R = lm.lie.quaternion.to_matrix(np.array([o.w, o.x, o.y, o.z]))
+            R = quaternion.to_matrix(np.array([o.w, o.x, o.y, o.z]))
             np.testing.assert_allclose(R, C[:3, :3], atol=1e-9)
             checked += 1
     assert checked > 0

@@ -458,7 +458,7 @@ class DynamicsNode(DynamicsOutput, Node):
             self._skipped += self._pending   # the one before this never got out
             self._pending = True
             return
-        if self._publish():
+        if self._publish(fresh=True):
             self._processed += 1
         else:
             self._skipped += 1

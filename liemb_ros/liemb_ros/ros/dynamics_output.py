@@ -31,8 +31,12 @@ class DynamicsOutput(StateTimeout):
     """The output side of :class:`~liemb_ros.ros.dynamics_node.DynamicsNode`."""
 
     # -- output -----------------------------------------------------------------------------
-    def _publish(self):
-        """Compute and publish the outputs of the current state; return whether it did."""
+    def _publish(self, fresh=False):
+        """
+        Compute and publish the outputs of the current state; return whether it did.
+
+        ``fresh``: the state has just arrived (it cannot be stale).
+        """
         e = self.engine
         if e is None or not e.ready:
             if e is not None:
@@ -40,7 +44,7 @@ class DynamicsOutput(StateTimeout):
                     f'no state yet for {", ".join(e.missing_joints())}',
                     throttle_duration_sec=5.0)
             return False
-        if self._stale():
+        if not fresh and self._stale():
             self.get_logger().warning(f'no joint_states for {self._state_age():.2f} s: '
                                       'not commanding', throttle_duration_sec=5.0)
             return False

@@ -34,8 +34,10 @@ import time
 from collections import deque
 
 import numpy as np
+from numba import njit
 
 from .. import control, dynamics
+from .._sim_passive import all_finite
 from ..kinematics import (body_twists, forward_kinematics, jacobian, jacobian_derivative,
                           link_pose, link_twist)
 from ..model import REPRESENTATIONS
@@ -129,7 +131,7 @@ class DynamicsEngine(EngineSettings, EngineState):
         self.reference = None       # (q_d, q̇_d, q̈_d) of the last computed-torque cycle
         self._gravity = None
         self._payload = None
-        self._law = None            # (settings, control.ComputedTorque) of computed_torque
+        self._law = None   # the control.ComputedTorque of the settings in its .settings
         self.set_kp(kp)
         self.set_kd(kd)
         self.set_armature(armature)
@@ -172,10 +174,14 @@ class DynamicsEngine(EngineSettings, EngineState):
                     m, self.q, self.qd, q_d, qd_d, qdd_d, self.kp, self.kd,
                     self.friction_compensation, base_pose=self.base_pose,
                     armature=self.armature)[m.nv - m.nq:]
-            key = (m, self.kp, self.kd, self.friction_compensation, self.armature)
-            if self._law is None or any(a is not b for a, b in zip(key, self._law[0])):
-                self._law = (key, control.ComputedTorque(*key))   # gains checked once
-            law = self._law[1]
+            law = self._law
+            if (law is None or law.model is not m or law.settings[0] is not self.kp
+                    or law.settings[1] is not self.kd
+                    or law.settings[2] is not self.friction_compensation
+                    or law.settings[3] is not self.armature):   # (one cheap look per cycle)
+                law = self._law = control.ComputedTorque(
+                    m, self.kp, self.kd, self.friction_compensation, self.armature)
+                law.settings = (self.kp, self.kd, self.friction_compensation, self.armature)
             tau = law(self.q, self.qd, q_d, qd_d, qdd_d)
             self.tracking_error = law.tracking_error
         else:
@@ -204,16 +210,13 @@ class DynamicsEngine(EngineSettings, EngineState):
         the commands that were.
         """
         idx = self._command_index
-        cmd = tau[idx]
-        if self.clamp_effort:
-            key = self._limit_key
-            if key is None or key[0] is not idx or key[1] is not self.model:
-                self._limit_key = (idx, self.model)   # the limits of these joints
-                self._limit = self.model.effort_limit[idx]
-            lim = self._limit
-            if (np.abs(cmd) > lim).any():   # NaN is not: _check_finite refuses it
-                self.clamped += 1
-                cmd = np.clip(cmd, -lim, lim)
+        key = self._limit_key
+        if key is None or key[0] is not idx or key[1] is not self.model:
+            self._limit_key = (idx, self.model)   # the limits of these joints
+            self._limit = np.ascontiguousarray(self.model.effort_limit[idx])
+        cmd = np.empty(idx.size)
+        if _command_into(tau, idx, self._limit, bool(self.clamp_effort), cmd):
+            self.clamped += 1
         return cmd
 
     def twists(self):
@@ -371,9 +374,31 @@ class DynamicsEngine(EngineSettings, EngineState):
                 'wrenches': self.wrenches() if self.wrench_joints else np.zeros((0, 6))}
 
 
+@njit(cache=True)
+def _command_into(tau, idx, limit, clamp, out):
+    """
+    Write ``tau[idx]`` into ``out``, with ``clamp`` each within ``±limit``.
+
+    Return whether any was limited (NaN is not: :func:`_check_finite` refuses it).
+    """
+    clamped = False
+    for i in range(idx.size):
+        x = tau[idx[i]]
+        if clamp and x > limit[i]:
+            x = limit[i]
+            clamped = True
+        elif clamp and x < -limit[i]:
+            x = -limit[i]
+            clamped = True
+        out[i] = x
+    return clamped
+
+
 def _check_finite(out, engine):
     """Raise OutputError naming the outputs of ``out`` that are not finite."""
     # a sum is finite when every term is, but for an overflow: then look closer
+    if out['twists'] is None and all_finite(out['tau']):
+        return   # the cycle's torques alone (every cycle but the secondary outputs')
     bad = [k for k in ('tau', 'twists', 'wrenches')
            if out.get(k) is not None and not math.isfinite(out[k].sum())
            and not np.isfinite(out[k]).all()]

@@ -70,24 +70,27 @@ class Template:
         if stamp:
             spots.append((_find_once(data, _STAMP.pack(*_PROBE_STAMP), 'stamp'), 8, -1))
         spots.sort()
-        self._parts, self._order, at = [], [], 0
+        # the message's bytes, refilled in place: a float64 view of each array's spot
+        self._buf = bytearray(data)
+        self._views = [np.empty(0) for _ in fields]
+        self._stamp_at = None
         for off, size, k in spots:
-            self._parts.append(data[at:off])
-            self._order.append(k)
-            at = off + size
-        self._tail = data[at:]
+            if k < 0:
+                self._stamp_at = off
+            else:
+                self._views[k] = np.frombuffer(self._buf, dtype=_F64, count=size // 8,
+                                               offset=off)
 
     def fill(self, sec, nanosec, *arrays):
         """Return the serialised message with this stamp and these float64 arrays."""
-        for a, n in zip(arrays, self.lengths):
-            if a.shape != (n,) or a.dtype != _F64:
-                raise ValueError(f'expected {n} float64 values, got {a.shape} {a.dtype}')
-        pieces = []
-        for part, k in zip(self._parts, self._order):
-            pieces.append(part)
-            pieces.append(_STAMP.pack(sec, nanosec) if k < 0 else arrays[k].tobytes())
-        pieces.append(self._tail)
-        return b''.join(pieces)
+        for a, view in zip(arrays, self._views):
+            if a.shape != view.shape or a.dtype != _F64:
+                raise ValueError(f'expected {view.size} float64 values, got {a.shape} '
+                                 f'{a.dtype}')
+            view[:] = a
+        if self._stamp_at is not None:
+            _STAMP.pack_into(self._buf, self._stamp_at, sec, nanosec)
+        return bytes(self._buf)
 
 
 def _owner(msg, path):
