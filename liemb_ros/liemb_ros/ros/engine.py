@@ -328,7 +328,10 @@ class DynamicsEngine(EngineSettings, EngineState):
                                         np.zeros(self.model.nq), self.kp, self.kd)
                 control.cartesian_impedance(self.model, self.q, self.qd, self.impedance_link,
                                             np.eye(4), self.stiffness, self.impedance_damping,
-                                            self.impedance_representation)
+                                            self.impedance_representation, posture=self.q)
+                names = self.model.joint_names   # (the posture term: SVD, 2 s cold)
+                control.JointTrajectory(names, names, [1.0], [self.q], start=0.0, q=self.q,
+                                        qd=self.qd).sample(0.5)
             for r in REPRESENTATIONS:
                 self.representation = r
                 self.twists()
