@@ -125,6 +125,30 @@ def publish(rate, duration):
     rclpy.shutdown()
 
 
+def _trajectory(model, duration):
+    """
+    Return a ``JointTrajectory`` of the Panda's seven arm joints for ``duration`` s.
+
+    Slow sines (0.2 rad, 0.1-0.25 Hz) about the middle of each joint's range, a point every
+    0.5 s with positions, velocities and accelerations: the node interpolates quintics.
+    """
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+    names = [n for n in model.joint_names if 'finger' not in n]
+    idx = [model.joint_names.index(n) for n in names]
+    mid = (model.lower[idx] + model.upper[idx]) / 2
+    w = 2 * np.pi * np.linspace(0.1, 0.25, len(names))
+    msg = JointTrajectory(joint_names=names)
+    for t in np.arange(0.5, duration, 0.5):
+        ns = int(round(t * 1e9))
+        msg.points.append(JointTrajectoryPoint(
+            positions=(mid + 0.2 * np.sin(w * t)).tolist(),
+            velocities=(0.2 * w * np.cos(w * t)).tolist(),
+            accelerations=(-0.2 * w**2 * np.sin(w * t)).tolist(),
+            time_from_start=Duration(sec=ns // 10**9, nanosec=ns % 10**9)))
+    return msg
+
+
 def main(argv=None):
     """Run the benchmark; return the figures as a dict."""
     ap = argparse.ArgumentParser(description=__doc__,
@@ -138,8 +162,15 @@ def main(argv=None):
     ap.add_argument('--mode', default='inverse_dynamics',
                     choices=['gravity_compensation', 'inverse_dynamics', 'computed_torque',
                              'cartesian_impedance'],
-                    help="the node's mode (computed_torque holds the first state received, "
-                         'cartesian_impedance the pose of panda_hand there)')
+                    help="the node's mode (computed_torque tracks a quintic trajectory of "
+                         'the seven arm joints for the whole run, cartesian_impedance holds '
+                         'the pose of panda_hand where it started, with a null-space posture '
+                         'term: --null-stiffness)')
+    ap.add_argument('--null-stiffness', type=float, default=10.0,
+                    help='cartesian_impedance: impedance.null_stiffness [N m/rad] (damping '
+                         'a tenth of it); 0: no posture term')
+    ap.add_argument('--markers', action='store_true',
+                    help='listen to ~/markers too (as RViz does): the node then builds them')
     ap.add_argument('--controller-state-rate', type=float, default=None,
                     help="the node's controller_state_rate (computed_torque: "
                          '~/controller_state per second; 0: none); default: the node\'s')
@@ -161,7 +192,11 @@ def main(argv=None):
     from liemb_interfaces.srv import GetJacobian
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from geometry_msgs.msg import WrenchStamped
+    from liemb_interfaces.msg import TwistRepresentedArray
     from sensor_msgs.msg import JointState
+    from trajectory_msgs.msg import JointTrajectory
+    from visualization_msgs.msg import MarkerArray
 
     import liemb_ros as lm
     path = erd_path('panda')
@@ -173,6 +208,9 @@ def main(argv=None):
                  '-p', f'twist_links:={links}',
                  '-p', 'wrench_joints:=[panda_joint1, panda_joint2]',
                  '-p', 'diagnostics_period:=0.5']
+    if args.mode == 'cartesian_impedance':
+        argv_node += ['-p', f'impedance.null_stiffness:={args.null_stiffness}',
+                      '-p', f'impedance.null_damping:={args.null_stiffness / 10}']
     if args.secondary_rate is not None:
         argv_node += ['-p', f'secondary_rate:={args.secondary_rate}']
     if args.realtime_priority:
@@ -203,12 +241,38 @@ def main(argv=None):
                                    int(diag.get('received', 0)), int(diag.get('processed', 0))))
     node.create_subscription(JointState, '/liemb_dynamics/joint_torques', on_torque, reliable)
     node.create_subscription(DiagnosticArray, '/diagnostics', on_diag, reliable)
+    # the twists and wrenches have a listener (the node computes and sends them only then)
+    node.create_subscription(TwistRepresentedArray, '/liemb_dynamics/twists', lambda m: None,
+                             reliable)
+    for token in ('panda_joint1', 'panda_joint2'):
+        node.create_subscription(WrenchStamped, f'/liemb_dynamics/wrench/{token}',
+                                 lambda m: None, reliable)
+    if args.markers:
+        node.create_subscription(MarkerArray, '/liemb_dynamics/markers', lambda m: None,
+                                 reliable)
+    if args.mode == 'computed_torque':   # a trajectory to track, for the whole run
+        pub_trajectory = node.create_publisher(
+            JointTrajectory, '/liemb_dynamics/joint_trajectory', reliable)
+        trajectory = _trajectory(model, args.duration + 60.0)
     client = node.create_client(GetJacobian, '/liemb_dynamics/get_jacobian')
     deadline = time.monotonic() + 120
     while not client.service_is_ready():
         executor.spin_once(timeout_sec=0.05)
         if time.monotonic() > deadline or proc.poll() is not None:
             raise SystemExit('the dynamics node did not come up; see ' + log.name)
+    if args.mode == 'computed_torque':   # once the robot is loaded (a Jacobian comes)
+        while True:
+            future = client.call_async(GetJacobian.Request(
+                link='panda_hand', joint_names=list(model.joint_names),
+                positions=[0.0] * model.nq))
+            while not future.done():
+                executor.spin_once(timeout_sec=0.01)
+            if future.result().success and pub_trajectory.get_subscription_count():
+                break
+            if time.monotonic() > deadline:
+                raise SystemExit('the dynamics node did not load the robot; see ' + log.name)
+            time.sleep(0.1)
+        pub_trajectory.publish(trajectory)   # tracked from the first joint state on
     pub_proc = _child(subprocess.Popen([sys.executable, os.path.abspath(__file__),
                                         '--publisher', '--rate', str(args.rate),
                                         '--duration', str(args.duration + 4.0)]))
