@@ -451,45 +451,83 @@ def cartesian_impedance(model, q, qd, link, C_d, K, D, representation='hybrid',
     ``representation`` (module docstring); ``posture``: the null-space posture ``q_n``
     (None: no posture term) with gains ``k_null`` (N m/rad), ``d_null`` (N m s/rad).
     ``friction``: add the Coulomb friction feed-forward ``F tanh(q̇_r / v_f)`` along
-    :func:`impedance_reference_velocity` (module docstring: when to use it).
+    :func:`impedance_reference_velocity` (module docstring: when to use it).  A loop that
+    calls it with the same link and gains each cycle: :class:`CartesianImpedance`.
     """
-    (q, qd), batch = states(model, q, (('qd', qd),))
-    if batch is not None:
-        raise ValueError('cartesian_impedance takes one state (q of shape (nq,))')
-    K, D, C_d = canonical(K), canonical(D), canonical(C_d)
-    if K.shape not in ((6,), (6, 6)) or D.shape not in ((6,), (6, 6)) or C_d.shape != (4, 4):
-        raise ValueError(f'cartesian_impedance: K, D must be 6 values or 6x6 and C_d 4x4, '
-                         f'got {K.shape}, {D.shape}, {C_d.shape}')
-    # the compiled law takes gains as 2-D: a diagonal as its one row (1, 6), else (6, 6)
-    K6 = K.reshape(1, 6) if K.ndim == 1 else K
-    D6 = D.reshape(1, 6) if D.ndim == 1 else D
-    _check_representation(representation)
-    body = representation == 'body'
-    J, e, tau = np.empty((6, model.nv)), np.empty(6), np.empty(model.nv)
-    li = model.link_ids.get(link) if link.__class__ is str else None
-    if li is not None and base_pose is None:   # one compiled pass: pose, J, g and the law
-        st = fast(model, 'impedance', _impedance_link,
-                  (model.packed_int, model.packed_float, q, qd, li, REP_INDEX[representation],
-                   C_d, K6, D6, body, np.empty((4, 4)), J, e, tau))
-        if st:
-            check(model, st)
-    else:                                      # a frame, or a robot mounted at base_pose
-        J[:] = jacobian(model, q, link, representation, base_pose=base_pose)
-        _pose_error_into(link_pose(model, q, link, base_pose=base_pose), C_d, body, e)
-        _impedance_law(J, e, K6, D6, qd, gravity_torques(model, q, base_pose=base_pose), tau)
-    J_pinv = None
-    if posture is not None:
-        posture = np.ascontiguousarray(posture, dtype=float)
-        if posture.shape != q.shape:
-            raise ValueError(f'cartesian_impedance: posture must be {q.shape}, got '
-                             f'{posture.shape}')
-        J_pinv = _posture_into(J, q, qd, posture, float(k_null), float(d_null), tau)
-    elif friction:
-        J_pinv = np.linalg.pinv(J)
-    if friction:
-        qd_r = impedance_reference_velocity(J, J_pinv, e, K, D, q, posture, k_null, d_null)
-        tau += model.friction * np.tanh(qd_r / FRICTION_VELOCITY)
-    return tau
+    law = CartesianImpedance(model, link, K, D, representation, k_null, d_null, friction,
+                             base_pose=base_pose)
+    return law(q, qd, C_d, posture)
+
+
+class CartesianImpedance:
+    """
+    :func:`cartesian_impedance` of one link with fixed gains, checked once (a 1 kHz loop).
+
+    ``tau = law(q, q̇, C_d, posture=None)`` (nv,).  For a link of a robot that is not
+    mounted at ``base_pose``, the pose, Jacobian, gravity, the law and the posture term are
+    one compiled pass.  After a call, :attr:`J` and :attr:`e` hold the Jacobian (6, nv)
+    and the pose error (6,) of that state.
+    """
+
+    def __init__(self, model, link, K, D, representation='hybrid', k_null=0.0, d_null=0.0,
+                 friction=False, *, base_pose=None):
+        K, D = canonical(K), canonical(D)
+        if K.shape not in ((6,), (6, 6)) or D.shape not in ((6,), (6, 6)):
+            raise ValueError(f'cartesian_impedance: K, D must be 6 values or 6x6, got '
+                             f'{K.shape}, {D.shape}')
+        _check_representation(representation)
+        self.model, self.link, self.representation = model, link, representation
+        self.K, self.D = K, D
+        # the compiled law takes gains as 2-D: a diagonal as its one row (1, 6), else (6, 6)
+        self._K6 = K.reshape(1, 6) if K.ndim == 1 else K
+        self._D6 = D.reshape(1, 6) if D.ndim == 1 else D
+        self.k_null, self.d_null = float(k_null), float(d_null)
+        self.friction = bool(friction)
+        self.base_pose = base_pose
+        self._body = representation == 'body'
+        self._li = model.link_ids.get(link) if link.__class__ is str else None
+        self.J, self.e = np.empty((6, model.nv)), np.empty(6)
+        self._C = np.empty((4, 4))
+        self._none = np.empty(0)
+
+    def __call__(self, q, qd, C_d, posture=None):
+        """Return the joint torques (nv,) for the state, the target pose and posture."""
+        model = self.model
+        (q, qd), batch = states(model, q, (('qd', qd),))
+        if batch is not None:
+            raise ValueError('cartesian_impedance takes one state (q of shape (nq,))')
+        C_d = canonical(C_d)
+        if C_d.shape != (4, 4):
+            raise ValueError(f'cartesian_impedance: C_d must be 4x4, got {C_d.shape}')
+        if posture is None:
+            q_n = self._none
+        else:
+            q_n = np.ascontiguousarray(posture, dtype=float)
+            if q_n.shape != q.shape:
+                raise ValueError(f'cartesian_impedance: posture must be {q.shape}, got '
+                                 f'{q_n.shape}')
+        J, e, tau = self.J, self.e, np.empty(model.nv)
+        if self._li is not None and self.base_pose is None:   # one compiled pass
+            st = fast(model, 'impedance', _impedance_link,
+                      (model.packed_int, model.packed_float, q, qd, self._li,
+                       REP_INDEX[self.representation], C_d, self._K6, self._D6, self._body,
+                       self._C, J, e, q_n, self.k_null, self.d_null, tau))
+            if st:
+                check(model, st)
+        else:                                  # a frame, or a robot mounted at base_pose
+            bp = self.base_pose
+            J[:] = jacobian(model, q, self.link, self.representation, base_pose=bp)
+            _pose_error_into(link_pose(model, q, self.link, base_pose=bp), C_d, self._body,
+                             e)
+            _impedance_law(J, e, self._K6, self._D6, qd,
+                           gravity_torques(model, q, base_pose=bp), tau)
+            if q_n.size:
+                _posture_into(J, q, qd, q_n, self.k_null, self.d_null, tau)
+        if self.friction:
+            qd_r = impedance_reference_velocity(J, np.linalg.pinv(J), e, self.K, self.D, q,
+                                                posture, self.k_null, self.d_null)
+            tau += model.friction * np.tanh(qd_r / FRICTION_VELOCITY)
+        return tau
 
 
 @njit(cache=True)
@@ -497,18 +535,15 @@ def _posture_into(J, q, qd, posture, k_null, d_null, tau):
     """
     Add the null-space posture term ``(I - Jᵀ J⁺ᵀ)(K_n (q_n - q) - D_n q̇)`` to ``tau``.
 
-    Returns ``J⁺`` (nv, 6), the SVD pseudo-inverse (numpy's, compiled: 7 against 26 µs for
-    the Panda).
+    ``J⁺``: the SVD pseudo-inverse (numpy's, compiled: 7 against 26 µs for the Panda).
     """
-    J_pinv = np.linalg.pinv(J)
     t0 = k_null * (posture - q) - d_null * qd
-    w = J_pinv.T @ t0
+    w = np.linalg.pinv(J).T @ t0
     for c in range(tau.size):
         jw = 0.0
         for r in range(6):
             jw += J[r, c] * w[r]
         tau[c] += t0[c] - jw
-    return J_pinv
 
 
 @njit(cache=True)
@@ -545,8 +580,13 @@ def _impedance_law(J, e, K, D, qd, g, tau):
 
 
 @njit(cache=True)
-def _impedance_link(ki, kf, q, qd, li, rep, C_d, K, D, body, C, J, e, tau):
-    """Compute the impedance law for model link ``li`` (no base pose); return a status."""
+def _impedance_link(ki, kf, q, qd, li, rep, C_d, K, D, body, C, J, e, posture, k_null,
+                    d_null, tau):
+    """
+    Compute the impedance law for model link ``li`` (no base pose); return a status.
+
+    With a ``posture`` (not empty), its null-space term too.
+    """
     st = link_pose_link(ki, kf, q, li, C)
     if st == 0:
         st = jacobian_link(ki, kf, q, li, rep, J)
@@ -556,6 +596,8 @@ def _impedance_link(ki, kf, q, qd, li, rep, C_d, K, D, body, C, J, e, tau):
     if st == 0:
         _pose_error_into(C, C_d, body, e)
         _impedance_law(J, e, K, D, qd, tau, tau)
+        if posture.size:
+            _posture_into(J, q, qd, posture, k_null, d_null, tau)
     return st
 
 

@@ -132,6 +132,7 @@ class DynamicsEngine(EngineSettings, EngineState):
         self._gravity = None
         self._payload = None
         self._law = None   # the control.ComputedTorque of the settings in its .settings
+        self._impedance = None   # the control.CartesianImpedance of its .settings
         self.set_kp(kp)
         self.set_kd(kd)
         self.set_armature(armature)
@@ -188,12 +189,16 @@ class DynamicsEngine(EngineSettings, EngineState):
             if self.target_pose is None:   # hold the pose and posture the mode found
                 self.target_pose = self.link_pose(self.impedance_link)
                 self.posture = self.q.copy()
-            tau = control.cartesian_impedance(
-                m, self.q, self.qd, self.impedance_link, self.target_pose, self.stiffness,
-                self.impedance_damping, self.impedance_representation,
-                self.posture if self.null_stiffness or self.null_damping else None,
-                self.null_stiffness, self.null_damping, base_pose=self.base_pose,
-                friction=self.impedance_friction_compensation)
+            key = (m, self.impedance_link, self.stiffness, self.impedance_damping,
+                   self.impedance_representation, self.null_stiffness, self.null_damping,
+                   self.impedance_friction_compensation, self.base_pose)
+            law = self._impedance
+            if law is None or not _same(law.settings, key):   # gains checked once
+                law = self._impedance = control.CartesianImpedance(
+                    *key[:-1], base_pose=self.base_pose)
+                law.settings = key
+            tau = law(self.q, self.qd, self.target_pose,
+                      self.posture if self.null_stiffness or self.null_damping else None)
         return tau[m.nv - m.nq:]
 
     @property
@@ -375,6 +380,14 @@ class DynamicsEngine(EngineSettings, EngineState):
     def _secondary(self):
         return {'twists': self.twists(),
                 'wrenches': self.wrenches() if self.wrench_joints else np.zeros((0, 6))}
+
+
+def _same(a, b):
+    """Tell whether two tuples hold the same objects (identity: arrays compare cheaply)."""
+    for x, y in zip(a, b):
+        if x is not y:
+            return False
+    return True
 
 
 @njit(cache=True)
