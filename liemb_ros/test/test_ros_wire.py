@@ -114,3 +114,47 @@ def test_template_without_a_stamp_and_wrong_lengths():
         template.fill(0, 0, values[:6])
     with pytest.raises(ValueError, match='7 float64'):
         template.fill(0, 0, values.astype(np.float32))
+
+
+@pytest.mark.parametrize('links', [1, 13])
+def test_template_of_scalar_fields_and_many_stamps_is_the_message_built_field_by_field(links):
+    """The twist array: 6 scalars per element, a stamp in the header and in every element."""
+    from liemb_interfaces.msg import TwistRepresented, TwistRepresentedArray
+    rng = np.random.default_rng(links)
+    arr = TwistRepresentedArray(links=[f'link_{k}' for k in range(links)])
+    arr.header.frame_id = 'world'
+    for k in range(links):
+        arr.twists.append(TwistRepresented(representation='hybrid', angular_frame='world',
+                                           linear_frame='world',
+                                           reference_point=f'origin of link_{k}'))
+    paths = [f'twists[{k}].{v}.{c}' for k in range(links) for v in ('angular', 'linear')
+             for c in 'xyz']
+    template = Template(arr, [paths], stamp=['header.stamp'] + [
+        f'twists[{k}].header.stamp' for k in range(links)])
+    for _ in range(3):
+        V = rng.normal(size=(links, 6)) * 10.0 ** rng.integers(-3, 3, size=(links, 6))
+        sec, nanosec = int(rng.integers(-2**31, 2**31)), int(rng.integers(0, 10**9))
+        got = deserialize_message(template.fill(sec, nanosec, V), TwistRepresentedArray)
+        assert list(got.links) == list(arr.links) and got.header.frame_id == 'world'
+        for k, t in enumerate(got.twists):
+            for stamp in (got.header.stamp, t.header.stamp):
+                assert (stamp.sec, stamp.nanosec) == (sec, nanosec)
+            assert t.reference_point == f'origin of link_{k}'
+            assert _bits([t.angular.x, t.angular.y, t.angular.z, t.linear.x, t.linear.y,
+                          t.linear.z]) == _bits(V[k])
+    with pytest.raises(ValueError, match=f'{6 * links} float64'):
+        template.fill(0, 0, V[:, :5])
+
+
+def test_template_of_a_wrench_keeps_its_frame_and_puts_the_moment_first():
+    """The dynamics node's wrench: (moment, force) as the engine orders a wrench."""
+    from geometry_msgs.msg import WrenchStamped
+    msg = WrenchStamped()
+    msg.header.frame_id = 'panda_link1'
+    template = Template(msg, [[f'wrench.{v}.{c}' for v in ('torque', 'force') for c in 'xyz']])
+    W = np.array([1.5, -2.0, 3.25, 10.0, -20.0, 30.5])
+    got = deserialize_message(template.fill(7, 8, W), WrenchStamped)
+    assert got.header.frame_id == 'panda_link1'
+    assert (got.header.stamp.sec, got.header.stamp.nanosec) == (7, 8)
+    w = got.wrench
+    assert [w.torque.x, w.torque.y, w.torque.z, w.force.x, w.force.y, w.force.z] == W.tolist()

@@ -41,63 +41,100 @@ class Template:
     One message serialised once, refilled in place: ``fill(sec, nanosec, *arrays)``.
 
     ``msg``: the message as it will be published, with every float64 array of ``fields``
-    (attribute paths, e.g. ``'effort'`` or ``'data'``) already of its final length; with
-    ``stamp`` the message has ``header.stamp``.  :meth:`fill` returns the bytes to publish
-    with the given stamp and arrays (one float64 array per field, of the same lengths).
+    already of its final length.  Each field is an attribute path to a float64 sequence
+    (``'effort'``, ``'data'``) or a list of paths to float64 scalars that make one array
+    (``['twists[0].angular.x', ...]``).  ``stamp``: with True the message's
+    ``header.stamp``, or a list of paths to ``builtin_interfaces/Time`` fields (every one
+    gets the same stamp), or False.  :meth:`fill` returns the bytes to publish with the
+    given stamp and arrays (one float64 array per field, of its size, in its order).
+
+    In CDR (version 1) every float64 lies 8-aligned after the 4-byte encapsulation header
+    and every stamp 4-aligned: the bytes are refilled through one float64 and one uint32
+    view, at the indices the probe values (unique, written before serialising) were found.
     """
 
     def __init__(self, msg, fields, stamp=True):
         self.type = type(msg)
-        self.lengths = []
-        spots = []   # (offset, size in bytes, index of the value: -1 the stamp)
-        probes = []
+        stamps = ['header.stamp'] if stamp is True else list(stamp or ())
         rng = np.random.default_rng(0x5eed)
-        for k, path in enumerate(fields):
-            obj, name = _owner(msg, path)
-            n = len(getattr(obj, name))
-            probe = rng.uniform(1e3, 2e3, n) + k   # values no other field holds
-            setattr(obj, name, probe.tolist())
-            probes.append(probe)
-            self.lengths.append(n)
-        if stamp:
-            msg.header.stamp.sec, msg.header.stamp.nanosec = _PROBE_STAMP
+        probes = []   # per field: the probe values (sequence field) or one per scalar path
+        for k, field in enumerate(fields):
+            if isinstance(field, str):   # a float64 sequence
+                obj, name = _owner(msg, field)
+                probe = rng.uniform(1e3, 2e3, len(getattr(obj, name))) + k
+                setattr(obj, name, probe.tolist())
+                probes.append((True, probe, field))
+            else:                        # float64 scalars
+                probe = rng.uniform(1e3, 2e3, len(field)) + k
+                for path, x in zip(field, probe):
+                    setattr(*_owner(msg, path), float(x))
+                probes.append((False, probe, field))
+        for path in stamps:
+            t = _resolve(msg, path)
+            t.sec, t.nanosec = _PROBE_STAMP
         data = serialize_message(msg)
         if data[:2] != _CDR_LE:
             raise ValueError('not little-endian CDR')
-        for k, probe in enumerate(probes):
-            if len(probe):
-                spots.append((_find_once(data, probe.tobytes(), fields[k]), 8 * len(probe), k))
-        if stamp:
-            spots.append((_find_once(data, _STAMP.pack(*_PROBE_STAMP), 'stamp'), 8, -1))
-        spots.sort()
-        # the message's bytes, refilled in place: a float64 view of each array's spot
-        self._buf = bytearray(data)
-        self._views = [np.empty(0) for _ in fields]
-        self._stamp_at = None
-        for off, size, k in spots:
-            if k < 0:
-                self._stamp_at = off
+        self.lengths = [len(p) for _, p, _ in probes]
+        self._index = []   # per field: a slice or an index array into the float64 view
+        for whole, probe, field in probes:
+            if whole:
+                if len(probe):
+                    at = _f64_index(_find_once(data, probe.tobytes(), field))
+                    self._index.append(slice(at, at + len(probe)))
+                else:
+                    self._index.append(slice(0, 0))
             else:
-                self._views[k] = np.frombuffer(self._buf, dtype=_F64, count=size // 8,
-                                               offset=off)
+                idx = np.array([_f64_index(_find_once(data, np.float64(x).tobytes(), path))
+                                for x, path in zip(probe, field)], dtype=np.int64)
+                n = idx.size
+                contiguous = n and np.array_equal(idx, np.arange(idx[0], idx[0] + n))
+                self._index.append(slice(idx[0], idx[0] + n) if contiguous else idx)
+        at, spots = data.find(_STAMP.pack(*_PROBE_STAMP)), []
+        while at >= 0:
+            spots.append(at)
+            at = data.find(_STAMP.pack(*_PROBE_STAMP), at + 1)
+        if len(spots) != len(stamps) or any(at % 4 for at in spots):
+            raise ValueError('cannot locate the stamps in the serialised message')
+        self._buf = bytearray(data)
+        self._f64 = np.frombuffer(self._buf, dtype=_F64, offset=4, count=(len(data) - 4) // 8)
+        self._u32 = np.frombuffer(self._buf, dtype='<u4', count=len(data) // 4)
+        self._sec = np.array([at // 4 for at in spots], dtype=np.int64)
+        self._nanosec = self._sec + 1
 
     def fill(self, sec, nanosec, *arrays):
         """Return the serialised message with this stamp and these float64 arrays."""
-        for a, view in zip(arrays, self._views):
-            if a.shape != view.shape or a.dtype != _F64:
-                raise ValueError(f'expected {view.size} float64 values, got {a.shape} '
-                                 f'{a.dtype}')
-            view[:] = a
-        if self._stamp_at is not None:
-            _STAMP.pack_into(self._buf, self._stamp_at, sec, nanosec)
+        for a, idx, n in zip(arrays, self._index, self.lengths):
+            if a.size != n or a.dtype != _F64:
+                raise ValueError(f'expected {n} float64 values, got {a.shape} {a.dtype}')
+            self._f64[idx] = a.reshape(-1)
+        if self._sec.size:
+            self._u32[self._sec] = sec & 0xFFFFFFFF
+            self._u32[self._nanosec] = nanosec
         return bytes(self._buf)
 
 
+def _resolve(msg, path):
+    """Return the object at ``path`` (attribute names, ``name[k]`` for an element)."""
+    for part in path.split('.'):
+        name, _, k = part.partition('[')
+        msg = getattr(msg, name)
+        if k:
+            msg = msg[int(k.rstrip(']'))]
+    return msg
+
+
 def _owner(msg, path):
-    *parents, name = path.split('.')
-    for p in parents:
-        msg = getattr(msg, p)
-    return msg, name
+    """Return the object that holds the last attribute of ``path``, and its name."""
+    parent, _, name = path.rpartition('.')
+    return (_resolve(msg, parent) if parent else msg), name
+
+
+def _f64_index(offset):
+    """Index in the float64 view (which starts after the 4-byte header) of a byte offset."""
+    if (offset - 4) % 8:
+        raise ValueError('a float64 not 8-aligned in the CDR payload')
+    return (offset - 4) // 8
 
 
 def _find_once(data, needle, what):
