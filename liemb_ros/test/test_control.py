@@ -9,6 +9,7 @@ frame Jacobians and gravity, the pose error in closed form, and the static displ
 import numpy as np
 import pinocchio as pin
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import liemb_ros as lm
 from liemb_ros import control
@@ -359,3 +360,32 @@ def test_friction_reversals_jerk_a_light_wrist_unless_its_rotor_inertia_is_there
     assert bare[6] > 50.0                  # the effect is there without it ...
     assert geared.max() < 6.0              # ... and gone with it (2 rad/s² commanded)
     assert geared_error.max() < 0.5 * bare_error.max()
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 12), rank_drop=st.integers(0, 3),
+       scale=st.floats(-3.0, 3.0))
+def test_null_space_projection_of_the_posture_term(seed, n, rank_drop, scale):
+    """
+    ``(I - J⁺J) x`` by one-sided Jacobi: in the null space of J (every row, relative to its
+    norm, to 1e-12), a projection (applied twice it changes nothing), and numpy's
+    ``x - pinv(J) @ J @ x`` where J is well conditioned; rows scaled over 6 decades and
+    rank-deficient Jacobians (rows that are combinations of others, zero rows) included.
+    """
+    from liemb_ros.control import _null_space_project
+    rng = np.random.default_rng(seed)
+    J = rng.normal(size=(6, n))
+    for k in range(rank_drop):   # dependent rows: a singular configuration
+        J[5 - k] = J[0] * rng.normal() + J[1] * rng.normal() if k < 2 else 0.0
+    x = rng.normal(size=n)
+    y = x.copy()
+    _null_space_project(J, y)
+    np.testing.assert_allclose(y, x - np.linalg.pinv(J) @ (J @ x), atol=1e-10)
+    J_scaled = J * 10.0 ** (scale * rng.uniform(-1, 1, size=(6, 1)))
+    y = x.copy()
+    _null_space_project(J_scaled, y)
+    rows = np.linalg.norm(J_scaled, axis=1)
+    assert np.all(np.abs(J_scaled @ y) <= 1e-12 * np.maximum(rows, 1e-300) * np.abs(x).sum())
+    z = y.copy()
+    _null_space_project(J_scaled, z)
+    np.testing.assert_allclose(z, y, atol=1e-12 * np.abs(x).sum())
