@@ -1,10 +1,14 @@
 """
 The dynamics node under load: 1 kHz joint states on the Panda, torques + all twists + Jacobians.
 
-Starts ``dynamics_node`` as its own process (full inverse dynamics, twists of every link,
-wrenches of two joints) on a private localhost ROS domain, publishes ``joint_states`` at
-``--rate`` Hz from a thread for ``--duration`` seconds while the main thread receives the
-torques and calls ``~/get_jacobian`` at ``--jacobian-rate`` Hz, then prints:
+Starts ``dynamics_node`` as its own process (``--mode``: full inverse dynamics by default;
+``computed_torque`` tracking a quintic trajectory of the seven arm joints, as a
+JointTrajectoryController does; ``cartesian_impedance`` of ``panda_hand`` with a null-space
+posture term; twists of every link and wrenches of two joints at the node's
+``secondary_rate``, to which this process listens) on a private localhost ROS domain,
+publishes ``joint_states`` at ``--rate`` Hz from another process for ``--duration`` seconds
+while this one receives the torques, twists and wrenches and calls ``~/get_jacobian`` at
+``--jacobian-rate`` Hz, then prints:
 
 * achieved output rate: the node's own cycles per second over the measured window (from
   the ``cycles`` count in ``/diagnostics``) and the torque messages this process received

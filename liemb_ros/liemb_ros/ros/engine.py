@@ -334,7 +334,7 @@ class DynamicsEngine(EngineSettings, EngineState):
                 control.cartesian_impedance(self.model, self.q, self.qd, self.impedance_link,
                                             np.eye(4), self.stiffness, self.impedance_damping,
                                             self.impedance_representation, posture=self.q)
-                names = self.model.joint_names   # (the posture term: SVD, 2 s cold)
+                names = self.model.joint_names
                 control.JointTrajectory(names, names, [1.0], [self.q], start=0.0, q=self.q,
                                         qd=self.qd).sample(0.5)
             for r in REPRESENTATIONS:
