@@ -34,6 +34,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_srvs.srv import SetBool, Trigger  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 from trajectory_msgs.msg import JointTrajectoryPoint  # noqa: E402
+from visualization_msgs.msg import MarkerArray  # noqa: E402
 
 
 def _joint_state(model, q, qd, names=None):
@@ -362,6 +363,7 @@ def test_representation_changes_at_run_time(graph, rng):
     graph.start('dynamics', ['liemb_dynamics'], ['liemb_dynamics:twist_links:=[tool0]'],
                 {'robot': 'liemb_arm7'})
     twists = Latest(graph, TwistRepresentedArray, '/liemb_dynamics/twists')
+    markers = Latest(graph, MarkerArray, '/liemb_dynamics/markers')
     pub = graph.node.create_publisher(JointState, '/joint_states', RELIABLE)
     q, qd = model.random_configuration(rng), rng.normal(size=model.nv)
 
@@ -383,6 +385,18 @@ def test_representation_changes_at_run_time(graph, rng):
         np.testing.assert_allclose(V, lm.link_twist(model, q, qd, 'tool0', rep), atol=1e-12)
     refused = set_rep('world')
     assert not refused.successful and 'world' in refused.reason
+    # the arrows (from their template): at tool0, 0.2 m per m/s (rad/s) along the hybrid
+    # twist's linear then angular part, whatever the twists' representation; stamped
+    graph.spin_until(lambda: markers.msgs)
+    arrows = markers.msgs[-1].markers
+    assert [(a.ns, a.id) for a in arrows] == [('twists', 0), ('twists', 1)]
+    p = lm.link_pose(model, q, 'tool0')[:3, 3]
+    V = lm.link_twist(model, q, qd, 'tool0', 'hybrid')
+    for arrow, vec in zip(arrows, (V[3:], V[:3])):
+        a, b = arrow.points
+        np.testing.assert_allclose([a.x, a.y, a.z], p, atol=1e-12)
+        np.testing.assert_allclose([b.x, b.y, b.z], p + 0.2 * vec, atol=1e-12)
+        assert arrow.header.stamp in [t.header.stamp for t in twists.msgs]   # a state's
 
 
 def test_dynamics_node_resident_memory_in_every_mode(graph, rng):

@@ -239,7 +239,7 @@ class DynamicsNode(DynamicsOutput, Node):
         self._last_state = None          # steady time of the last good joint state
         self._window = (time.monotonic(), 0)   # (time, cycles) at the last diagnostics
         self._twist_key = self._twist_msg = None
-        self._marker_key = self._marker_msg = None   # the arrows (reused)
+        self._marker_key = self._marker_msg = self._marker_points = None   # the arrows
         self._wrench_msgs = {}
         self._template_key = self._template = None   # wire.Template of the outputs
         # The 1 kHz path (joint_states in; torques and effort command out) lives on a node

@@ -220,31 +220,47 @@ class DynamicsOutput(StateTimeout):
         return int(np.nonzero(self.engine.model.q_index == j)[0][-1])
 
     def _markers(self, out, stamp, world):
-        """Return the twist and wrench arrows (a MarkerArray built once per link set, reused)."""
+        """
+        Return the twist and wrench arrows: a MarkerArray's bytes, from a template.
+
+        The arrows are built once per link set (a Marker costs ~80 µs to construct) and
+        serialised once; each call writes their points and stamps into the template (rclpy
+        took 0.5 ms to serialise the Panda's 28 arrows, up to 2.5 ms in a loaded node).
+        """
         e = self.engine
         scale = self.get_parameter('marker_scale').value
         key = (tuple(e.twist_links), tuple(e.wrench_joints), world, id(e.model))
-        if self._marker_key != key:   # a Marker costs ~80 us to construct: build them once
+        if self._marker_key != key:
             arr = MarkerArray()
             for k in range(len(e.twist_links)):
                 for n, color in enumerate(((0.1, 0.4, 1.0), (1.0, 0.6, 0.0))):
                     arr.markers.append(_arrow(world, 'twists', 2 * k + n, color))
             for k in range(len(e.wrench_joints)):
                 arr.markers.append(_arrow(world, 'wrenches', k, (0.9, 0.1, 0.1)))
-            self._marker_key, self._marker_msg = key, arr
-        markers = iter(self._marker_msg.markers)
-        for link in e.twist_links:
+            n = len(arr.markers)
+            self._marker_msg = Template(
+                arr, [[f'markers[{i}].points[{p}].{c}' for i in range(n) for p in (0, 1)
+                       for c in 'xyz']],
+                stamp=[f'markers[{i}].header.stamp' for i in range(n)])
+            self._marker_points = np.empty((n, 2, 3))   # (arrow, start/end, xyz)
+            self._marker_key = key
+        P = self._marker_points
+        i = 0
+        for link in e.twist_links:   # linear (blue) then angular (orange), hybrid
             C = e.link_pose(link)
             V = link_twist(e.model, e.q, e.qd, link, 'hybrid', base_pose=e.base_pose)
             for vec in (V[3:], V[:3]):
-                _place(next(markers), stamp, C[:3, 3], C[:3, 3] + scale * vec)
-        for k, joint in enumerate(e.wrench_joints):
+                P[i, 0] = C[:3, 3]
+                P[i, 1] = C[:3, 3] + scale * vec
+                i += 1
+        for k, joint in enumerate(e.wrench_joints):   # the force, at the child body
             body = self._body_of(joint)
             C = e.link_pose(e.model.body_names[body]) if (
                 e.model.body_names[body] in e.model.link_frames) else np.eye(4)
-            f = C[:3, :3] @ out['wrenches'][k][3:]
-            _place(next(markers), stamp, C[:3, 3], C[:3, 3] + 0.1 * scale * f)
-        return self._marker_msg
+            P[i, 0] = C[:3, 3]
+            P[i, 1] = C[:3, 3] + 0.1 * scale * (C[:3, :3] @ out['wrenches'][k][3:])
+            i += 1
+        return self._marker_msg.fill(stamp.sec, stamp.nanosec, P)
 
     def _diagnostics(self):
         st = DiagnosticStatus(name='liemb_dynamics: cycle', hardware_id='liemb_ros')
@@ -313,11 +329,3 @@ def _arrow(frame, ns, ident, color):
     m.color.r, m.color.g, m.color.b, m.color.a = color[0], color[1], color[2], 1.0
     m.pose.orientation.w = 1.0
     return m
-
-
-def _place(marker, stamp, start, end):
-    """Stamp an arrow and set its two points (in place)."""
-    marker.header.stamp = stamp
-    a, b = marker.points
-    a.x, a.y, a.z = start.tolist()
-    b.x, b.y, b.z = end.tolist()
