@@ -175,14 +175,11 @@ class DynamicsEngine(EngineSettings, EngineState):
                     m, self.q, self.qd, q_d, qd_d, qdd_d, self.kp, self.kd,
                     self.friction_compensation, base_pose=self.base_pose,
                     armature=self.armature)[m.nv - m.nq:]
+            key = (m, self.kp, self.kd, self.friction_compensation, self.armature)
             law = self._law
-            if (law is None or law.model is not m or law.settings[0] is not self.kp
-                    or law.settings[1] is not self.kd
-                    or law.settings[2] is not self.friction_compensation
-                    or law.settings[3] is not self.armature):   # (one cheap look per cycle)
-                law = self._law = control.ComputedTorque(
-                    m, self.kp, self.kd, self.friction_compensation, self.armature)
-                law.settings = (self.kp, self.kd, self.friction_compensation, self.armature)
+            if law is None or not _same(law.settings, key):   # gains checked once
+                law = self._law = control.ComputedTorque(*key)
+                law.settings = key
             tau = law(self.q, self.qd, q_d, qd_d, qdd_d)
             self.tracking_error = law.tracking_error
         else:
