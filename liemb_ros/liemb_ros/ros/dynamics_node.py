@@ -238,9 +238,9 @@ class DynamicsNode(DynamicsOutput, Node):
         self._state_msg = None           # the ~/controller_state message (reused)
         self._last_state = None          # steady time of the last good joint state
         self._window = (time.monotonic(), 0)   # (time, cycles) at the last diagnostics
-        self._twist_key = self._twist_msg = None
-        self._marker_key = self._marker_msg = self._marker_points = None   # the arrows
-        self._wrench_msgs = {}
+        self._twist_key = self._twist_cache = None
+        self._marker_key = self._marker_template = self._marker_points = None   # arrows
+        self._wrench_templates = {}
         self._template_key = self._template = None   # wire.Template of the outputs
         # The 1 kHz path (joint_states in; torques and effort command out) lives on a node
         # of its own, '<name>_io', with no other entity: rclpy's executor rebuilds its wait
@@ -317,7 +317,7 @@ class DynamicsNode(DynamicsOutput, Node):
         first = self.engine is None
         self.engine, self._candidate, self._preparing = engine, None, None
         self._twist_key = None
-        self._wrench_msgs = {}
+        self._wrench_templates = {}
         if model.floating and self._odom_sub is None:
             self._odom_sub = self.create_subscription(Odometry, 'odom', self._on_odometry,
                                                       qos_profile_sensor_data)
