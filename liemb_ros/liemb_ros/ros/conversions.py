@@ -1,5 +1,6 @@
 """
-Conversions at the ROS boundary: parameter descriptors, quaternions, time stamps.
+Conversions at the ROS boundary: parameter descriptors, quaternions, time stamps, and
+text from messages made safe to log (:func:`shown`).
 
 Our quaternions are scalar first ``(w, x, y, z)`` (:mod:`liemb_ros.lie.quaternion`);
 ROS messages order ``(x, y, z, w)``.  Simulation time in seconds becomes a
@@ -10,6 +11,28 @@ from builtin_interfaces.msg import Time
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
 
 from ..lie import quaternion
+
+
+#: the most characters of a message's text (a frame id, a joint name, a list of names) that a
+#: log line or ``/diagnostics`` value quotes
+SHOWN_CHARS = 120
+
+
+def shown(text, limit=SHOWN_CHARS):
+    """
+    Return ``text`` quoted for a log line, cut to about ``limit`` characters.
+
+    Strings that arrive in messages (frame ids, joint names) may be megabytes long or hold
+    control characters; a log line or a diagnostics value quotes them through this: the
+    text is quoted with :func:`repr` (escapes, no new lines) and cut in the middle, keeping
+    its start and end, with the original length: ``'abc…xyz' (1048576 chars)``; at most
+    ``10 * limit`` characters (escapes) whatever the text.
+    """
+    text = text if isinstance(text, str) else str(text)
+    if len(text) <= limit:
+        return repr(text)
+    keep = max(limit // 2 - 2, 1)
+    return f"{text[:keep] + '…' + text[-keep:]!r} ({len(text)} chars)"
 
 
 def descriptor(description, type_, lo=None, hi=None, read_only=False):
