@@ -7,6 +7,13 @@ ROS-free (the ``servo_node`` is a thin adapter over :class:`Servo`); usable from
     out = servo.twist_step(q, [0, 0, 0, 0.05, 0, 0], representation='hybrid')
     out.velocities, out.positions, out.status, out.condition
 
+A command is checked first (:func:`checked`): a twist or joint velocity that is not finite
+or beyond the plausibility bound :data:`MAX_SPEED` (1000 rad/s or m/s) is refused with a
+ValueError naming the component and the bound, before any computation.  The compiled
+stages below give finite outputs for any finite input all the same (a twist of 1e308, an
+exactly singular or a zero Jacobian): the damped least squares works on scaled copies and
+returns a direction and a magnitude, which the velocity limits bound.
+
 One step, in this order (each stage is a function of this module, batched where natural):
 
 1. the Jacobian of the controlled link in the command's frame (:meth:`Servo.jacobian`),
@@ -74,6 +81,17 @@ class Status(enum.IntEnum):
 
 #: below this fraction of the commanded speed the singularity scaling halts
 HALT_FRACTION = 0.05
+
+#: The plausibility bound of a command [rad/s or m/s]: a twist component (angular in rad/s,
+#: linear in m/s) or a joint velocity beyond it is refused (:func:`checked`), not scaled
+#: down.  No arm's tool or joint moves at 1000 m/s or rad/s, two orders of magnitude above
+#: the fastest industrial arms (tool speeds ~10 m/s, joints ~10 rad/s): a command beyond it
+#: is an error upstream (units, an overflow, a stuck axis), while any command a teleop
+#: device scales to "full speed" stays well below it and is scaled to the velocity limits.
+MAX_SPEED = 1000.0
+
+#: the components of a twist ``(ω, v)``, as :func:`checked` names them
+TWIST_AXES = ('wx', 'wy', 'wz', 'vx', 'vy', 'vz')
 
 #: One servo step's result: joint velocities and positions (nq,), status, condition number
 #: of the masked command Jacobian, and the product of the speed scales applied.
@@ -161,70 +179,138 @@ def uniform_scale(qd, lo, hi):
 
 
 @njit(cache=True)
+def _largest(x):
+    """Return the largest ``|x[i]|`` (0 for an empty array; NaN when x holds one)."""
+    m = 0.0
+    for v in x.flat:
+        a = abs(v)
+        if a > m:
+            m = a
+        elif a != a:
+            return a
+    return m
+
+
+@njit(cache=True)
 def _dls_step(J, V, damping_max, threshold, qd):
     """
-    Write the damped least-squares ``qd`` (:func:`dls`, :func:`damping`); return ``κ(J)``.
+    Damped least squares (:func:`dls`, :func:`damping`) as a direction and a magnitude.
 
-    One compiled call: the SVD, the variable damping of its smallest singular value, the
-    solution and the condition number (inf at a singular J).
+    Writes the direction of ``q̇ = Jᵀ(JJᵀ + λ²I)⁻¹V`` into ``qd`` (largest component ±1, or
+    all zero when the magnitude is 0) and returns ``(κ(J), magnitude)``: the solution is
+    ``magnitude * qd``.  The
+    SVD is of J over its largest entry, V is scaled by its largest entry, and the gains
+    ``σ/(σ² + λ²)`` are formed relative to ``D = max(largest entry of J, λ)``, each at most
+    1e12 (σ below 1e-12 σ_max count as zero): finite input of any magnitude gives finite
+    numbers, the magnitude alone may overflow to inf (a solution beyond every velocity
+    limit), never NaN.  κ is inf at a singular J; a J that is zero or not finite gives no
+    motion (magnitude 0, κ inf).
     """
-    U, s, Wt = np.linalg.svd(J, full_matrices=False)
+    qd[:] = 0.0
+    jm = _largest(J)
+    if not (jm > 0.0 and jm < np.inf):
+        return np.inf, 0.0
+    U, s, Wt = np.linalg.svd(J / jm, full_matrices=False)   # σ(J) = jm s
     smin = s[-1]
-    lam2 = 0.0
-    if smin < threshold:
-        r = smin / threshold
-        lam2 = damping_max * damping_max * (1.0 - r * r)
-    c = U.T @ V
+    kappa = s[0] / smin if smin > 0.0 else np.inf
+    lam = 0.0                                  # the damping, in the units of J
+    if smin < threshold / jm:
+        r = min(smin / (threshold / jm), 1.0)
+        lam = damping_max * math.sqrt(1.0 - r * r)
+    vm = _largest(V)
+    if not (vm > 0.0 and vm < np.inf):
+        return kappa, 0.0
+    D = max(jm, lam)
+    ratio, b = jm / D, lam / D                 # both <= 1, one of them 1
+    c = U.T @ (V / vm)                         # |c| <= sqrt(k)
     for i in range(s.shape[0]):
-        c[i] = c[i] * s[i] / (s[i] * s[i] + lam2) if s[i] > 1e-12 * s[0] else 0.0
-    qd[:] = Wt.T @ c
-    return s[0] / smin if smin > 0.0 else np.inf
+        if s[i] > 1e-12 * s[0]:
+            x = s[i] * ratio                   # σ/D
+            c[i] *= x / (x * x + b * b)        # D σ/(σ² + λ²)
+        else:
+            c[i] = 0.0
+    d = Wt.T @ c
+    dm = _largest(d)
+    magnitude = (vm * dm) / D if dm <= 1.0 else (vm / D) * dm
+    if magnitude > 0.0:          # else no motion (or one that underflows)
+        qd[:] = d / dm
+    return kappa, magnitude
 
 
 @njit(cache=True)
 def _condition(J):
-    """Return the condition number of J (inf when singular), compiled."""
-    s = np.linalg.svd(J, full_matrices=False)[1]
+    """Return the condition number of J (inf when singular, zero or not finite), compiled."""
+    jm = _largest(J)
+    if not (jm > 0.0 and jm < np.inf):
+        return np.inf
+    s = np.linalg.svd(J / jm, full_matrices=False)[1]
     return s[0] / s[-1] if s[-1] > 0.0 else np.inf
 
 
 @njit(cache=True)
-def _limits(q, target, prev, filtered, vlim, alim, lower, upper, margin, dt, gain, qd):
+def _limits(q, target, magnitude, prev, filtered, vlim, alim, lower, upper, margin, dt,
+            gain, qd):
     """
     Stages 4-7 of :class:`Servo` in one pass; writes ``qd`` and ``filtered``.
 
-    Velocity-limit scale of ``target``, low-pass (``gain`` = 1: off), acceleration-limited
-    change from ``prev``, joint-limit scale (:func:`joint_limit_bounds`,
-    :func:`uniform_scale`).  Returns ``(velocity scale, joint-limit scale)``.
+    The target is ``magnitude * target`` (``magnitude`` may be inf: a target beyond every
+    velocity limit).  Velocity-limit scale of the target, low-pass (``gain`` = 1: off),
+    acceleration-limited change from ``prev``, joint-limit scale (:func:`joint_limit_bounds`,
+    :func:`uniform_scale`).  Finite ``q``, ``prev``, ``filtered`` and limits give a finite
+    ``qd`` whatever the target's magnitude.  Returns ``(velocity scale, joint-limit
+    scale)``.
     """
     n = q.shape[0]
-    s = 1.0
+    speed = magnitude            # the largest magnitude within every velocity limit
     for j in range(n):
         a = abs(target[j])
-        if a * s > vlim[j]:
-            s = vlim[j] / a
+        if a > 0.0 and a * speed > vlim[j]:
+            speed = vlim[j] / a
+    if not speed < np.inf:       # no component: nothing to scale
+        speed = 0.0
+    s = speed / magnitude if magnitude > 0.0 else 1.0
     k = 1.0
     for j in range(n):
-        filtered[j] += gain * (s * target[j] - filtered[j])
+        filtered[j] = (1.0 - gain) * filtered[j] + gain * (speed * target[j])
         step = abs(filtered[j] - prev[j])
         if step * k > alim[j] * dt:
             k = alim[j] * dt / step
     limit = 1.0
     for j in range(n):
-        qd[j] = prev[j] + k * (filtered[j] - prev[j])
+        qd[j] = (1.0 - k) * prev[j] + k * filtered[j]    # no overflow of the difference
         if qd[j] > 0.0:
-            d = max(upper[j] - margin - q[j], 0.0)
-            bound = min(math.sqrt(2.0 * alim[j] * d), d / dt)
+            d = upper[j] - margin - q[j]
         elif qd[j] < 0.0:
-            d = max(q[j] - (lower[j] + margin), 0.0)
-            bound = min(math.sqrt(2.0 * alim[j] * d), d / dt)
+            d = q[j] - (lower[j] + margin)
         else:
             continue
+        # 0 within the margin (also for an acceleration limit whose 2 a d would overflow)
+        bound = min(math.sqrt(2.0 * alim[j] * d), d / dt) if d > 0.0 else 0.0
         if abs(qd[j]) * limit > bound:
             limit = bound / abs(qd[j])
     for j in range(n):
         qd[j] *= limit
     return s, limit
+
+
+def checked(values, names, what):
+    """
+    Return a command ``values`` as a float array (len(names),), or raise ValueError.
+
+    Refused, with the component named by ``names`` (twist axes, joint names): a wrong
+    length, a non-finite value, or one beyond the plausibility bound :data:`MAX_SPEED`.
+    Checked before any computation: the law never sees such a command.
+    """
+    a = np.asarray(values, dtype=float)
+    if a.shape != (len(names),):
+        raise ValueError(f'{what} needs {len(names)} values, got {a.size}')
+    if _largest(a) <= MAX_SPEED:
+        return a
+    i = int(np.flatnonzero(~(np.abs(a) <= MAX_SPEED))[0])
+    if not math.isfinite(a[i]):
+        raise ValueError(f'non-finite {what} ({names[i]} = {a[i]})')
+    raise ValueError(f'{what} beyond the plausibility bound: {names[i]} = {a[i]:g}, more than '
+                     f'{MAX_SPEED:g} rad/s or m/s')
 
 
 def _vector(x, n, name, default=None):
@@ -233,8 +319,8 @@ def _vector(x, n, name, default=None):
     if a.size not in (1, n):
         raise ValueError(f'{name} needs 1 or {n} values, got {a.size}')
     a = np.broadcast_to(a.reshape(-1), (n,)).copy()
-    if np.any(np.isnan(a)) or np.any(a <= 0):
-        raise ValueError(f'{name} must be positive numbers, got {a.tolist()}')
+    if not np.all((a > 0) & np.isfinite(a)):
+        raise ValueError(f'{name} must be finite positive numbers, got {a.tolist()}')
     return a
 
 
@@ -360,53 +446,66 @@ class Servo:
 
         ``representation`` / ``frame`` as :meth:`jacobian`; ``dt`` the time since the last
         step (default ``period``).  Components outside the mask are ignored.  ValueError
-        for a non-finite twist or an unknown frame or representation (state unchanged).
+        for a twist :func:`checked` refuses (non-finite, beyond :data:`MAX_SPEED`) or an
+        unknown frame or representation (state unchanged).
         """
         q = np.asarray(q, dtype=float)
-        V = np.asarray(twist, dtype=float)
-        if V.shape != (6,) or not np.all(np.isfinite(V)):
-            raise ValueError(f'a twist needs 6 finite values, got {V.tolist()}')
+        V = checked(twist, TWIST_AXES, 'twist')
         if frame is not None:
             self.model.link_index(frame)
         J = self.jacobian(q, representation, frame)[self.mask]
         Vm = V[self.mask]
         target = np.empty(self.model.nq)
-        kappa = _dls_step(J, Vm, self.damping, self.damping_threshold, target)
+        kappa, magnitude = _dls_step(J, Vm, self.damping, self.damping_threshold, target)
         scale, status = 1.0, Status.NO_WARNING
         lo, hi = self.singularity_thresholds
-        if kappa > lo and np.any(target):
+        if kappa > lo and magnitude > 0.0:
             # one small step ahead (1 mrad for the fastest joint): toward a singularity?
-            q1 = q + target * (1e-3 / np.max(np.abs(target)))
+            q1 = q + 1e-3 * target
             kappa1 = _condition(self.jacobian(q1, representation, frame)[self.mask])
             scale = 1.0 if kappa1 <= kappa else min(max((hi - kappa) / (hi - lo), 0.0), 1.0)
             scale = 0.0 if scale < HALT_FRACTION else scale   # singularity_scale, scalar
             if scale < 1.0:
                 status = (Status.HALT_FOR_SINGULARITY if scale == 0.0 else
                           Status.DECELERATE_FOR_SINGULARITY)
-        return self._finish(q, target * scale, scale, status, kappa, dt)
+        return self._finish(q, target, magnitude * scale, scale, status, kappa, dt)
 
     def joint_step(self, q, velocities, dt=None):
-        """One step toward joint velocities ``velocities`` (nq,), limits applied; ServoOutput."""
+        """
+        One step toward joint velocities ``velocities`` (nq,), limits applied; ServoOutput.
+
+        ValueError for velocities :func:`checked` refuses (state unchanged).
+        """
         q = np.asarray(q, dtype=float)
-        target = np.asarray(velocities, dtype=float)
-        if target.shape != (self.model.nq,) or not np.all(np.isfinite(target)):
-            raise ValueError(f'joint velocities need {self.model.nq} finite values, got '
-                             f'{target.tolist()}')
-        return self._finish(q, target, 1.0, Status.NO_WARNING, float('nan'), dt)
+        target = checked(velocities, self.model.joint_names, 'joint velocities')
+        magnitude = _largest(target)
+        if magnitude > 0.0:
+            target = target / magnitude
+        return self._finish(q, target, magnitude, 1.0, Status.NO_WARNING, float('nan'), dt)
 
     def stop_step(self, q, status=Status.STALE_COMMAND, dt=None):
         """One step toward rest (no, a stale or a refused command): decelerate at the limits."""
-        return self._finish(np.asarray(q, dtype=float), np.zeros(self.model.nq), 1.0, status,
-                            self.condition, dt)
+        return self._finish(np.asarray(q, dtype=float), np.zeros(self.model.nq), 0.0, 1.0,
+                            status, self.condition, dt)
 
-    def _finish(self, q, target, scale, status, kappa, dt):
-        """Stages 4-7 of the law (one compiled kernel), the outputs and the state update."""
+    def _finish(self, q, target, magnitude, scale, status, kappa, dt):
+        """
+        Stages 4-7 of the law (one compiled kernel), the outputs and the state update.
+
+        The target is ``magnitude * target`` (``target`` a direction, ``magnitude`` possibly
+        inf).  ValueError (state unchanged) for a non-finite ``q`` or ``dt``: every output is
+        finite.
+        """
         m, dt = self.model, self.period if dt is None else float(dt)
+        if not (0.0 < dt < math.inf) or q.shape != (m.nq,) or not _largest(q) < math.inf:
+            raise ValueError(f'a step needs {m.nq} finite joint positions and a time step '
+                             f'> 0, got q = {q.tolist()}, dt = {dt!r}')
         gain = 1.0 - math.exp(-dt / self.smoothing) if self.smoothing > 0 else 1.0
         qd = np.empty(m.nq)
-        s, limit = _limits(q, np.ascontiguousarray(target, dtype=float), self.velocities,
-                           self._filtered, self.velocity_limits, self.acceleration_limits,
-                           m.lower, m.upper, self.margin, dt, gain, qd)
+        s, limit = _limits(q, np.ascontiguousarray(target, dtype=float), float(magnitude),
+                           self.velocities, self._filtered, self.velocity_limits,
+                           self.acceleration_limits, m.lower, m.upper, self.margin, dt, gain,
+                           qd)
         if limit < 1.0 and (status == Status.NO_WARNING or limit == 0.0):
             status = (Status.HALT_FOR_JOINT_LIMIT if limit == 0.0 else
                       Status.DECELERATE_FOR_JOINT_LIMIT)

@@ -263,3 +263,174 @@ def test_launch_set_servo_flies_the_simulation_with_the_servo_node():
     assert args['robot'] == 'liemb_arm7'
     path = os.path.join(os.path.dirname(URDF_DIR), 'launch', 'servo.launch.py')
     assert "launch_description('servo')" in open(path, encoding='utf-8').read()
+
+
+# --- no input makes the law non-finite (issue 28) -----------------------------------------
+
+def _closed_form(J, V, lam):
+    """``Jᵀ(JJᵀ + λ²I)⁻¹V`` by a linear solve; for λ = 0 the minimum-norm pinv solution."""
+    if lam == 0.0:
+        return np.linalg.pinv(J, rcond=1e-12) @ V
+    return J.T @ np.linalg.solve(J @ J.T + lam * lam * np.eye(len(V)), V)
+
+
+def _step(J, V, damping=0.05, threshold=0.02):
+    qd = np.empty(J.shape[1])
+    kappa, magnitude = sv._dls_step(np.ascontiguousarray(J), np.asarray(V, dtype=float),
+                                    damping, threshold, qd)
+    assert np.all(np.isfinite(qd)) and not np.isnan(kappa) and magnitude >= 0.0, (
+        qd, kappa, magnitude)
+    assert np.abs(qd).max() in (0.0, 1.0) and (magnitude > 0) == bool(np.any(qd))
+    return qd, kappa, magnitude
+
+
+def _singular_jacobians(rng):
+    J = rng.normal(size=(6, 7))
+    dup = J.copy()
+    dup[5] = dup[4]                      # two equal rows: rank 5
+    dup[3] = 0.0                         # and a zero row: rank 4
+    return [dup, np.zeros((6, 7)), np.outer(rng.normal(size=6), rng.normal(size=7))]
+
+
+def test_compiled_dls_at_extreme_magnitudes_is_finite_and_the_closed_form(rng, arm):
+    """
+    The compiled damped least squares (``_dls_step``) called directly: twists up to 1e308
+    and down to subnormal numbers, Jacobians scaled by 1e-150 .. 1e150 and exactly singular
+    ones: a finite direction and a magnitude that, where representable, are the closed
+    form's (by linearity in V: ``q̇(cJ, vV) = (v/c) q̇(J, V, λ/c)``, λ from ``c σ_min``);
+    an overflowing magnitude is inf, never NaN.
+    """
+    J0 = rng.normal(size=(6, 7))
+    V0 = rng.normal(size=6)
+    for v in (5e-324, 1e-300, 1e-3, 1.0, 1e100, 1e300, 1.7e308):
+        for c in (1e-150, 1e-8, 1.0, 1e8, 1e150):
+            for damping, threshold in ((0.05, 0.02), (0.0, 0.02), (0.05, 0.0), (2.0, 10.0)):
+                V = V0 / np.abs(V0).max() * v    # subnormal v: as rounded
+                qd, kappa, magnitude = _step(c * J0, V, damping, threshold)
+                s = np.linalg.svd(J0, compute_uv=False)
+                assert kappa == pytest.approx(s[0] / s[-1], rel=1e-9)
+                lam = sv.damping(c * s[-1], damping, threshold) if threshold > 0 else 0.0
+                ref = _closed_form(J0, V / np.abs(V).max(), float(lam) / c)
+                expected = np.log(np.abs(V).max()) - np.log(c) + np.log(np.abs(ref).max())
+                if expected < np.log(1e-300):   # the solution underflows: no direction
+                    assert magnitude < 1e-290
+                    continue
+                np.testing.assert_allclose(qd, ref / np.abs(ref).max(), atol=1e-9)
+                if expected < np.log(1.7e308):
+                    assert np.log(magnitude) == pytest.approx(expected, abs=1e-9)
+                else:
+                    assert magnitude > 1e300          # inf or close to the largest double
+    # the largest twists of both signs, the input of the issue
+    for V in ([1e308] * 6, [1.7e308, -1.7e308, 1.7e308, -1.7e308, 1.0, 0.0],
+              [0, 0, 0, 1e308, 0, 0]):
+        qd, _, magnitude = _step(J0, V)
+        ref = _closed_form(J0, np.asarray(V) / 1.7e308, 0.0)
+        np.testing.assert_allclose(qd, ref / np.abs(ref).max(), atol=1e-9)
+    # exactly singular Jacobians, damped and not, and a zero one
+    Vn = V0 / np.abs(V0).max()
+    for J in _singular_jacobians(rng):
+        for damping in (0.05, 0.0):
+            for v in (1.0, 1e308):
+                qd, kappa, magnitude = _step(J, Vn * v, damping)
+                assert kappa > 1e12      # σ_min 0 up to rounding (inf when exactly 0)
+                if not J.any():
+                    assert magnitude == 0.0
+                    continue
+                ref = _closed_form(J, Vn, damping)     # σ_min = 0: λ = damping
+                np.testing.assert_allclose(qd, ref / np.abs(ref).max(), atol=1e-8)
+                assert magnitude / v == pytest.approx(np.abs(ref).max(), rel=1e-8)
+    # the arm stretched out (σ_min 3e-17) and Jacobians of 1e-300 and 1e300: finite
+    for J in (lm.jacobian(arm, np.zeros(7), 'tool0', 'hybrid'), 1e-300 * J0, 1e300 * J0,
+              np.full((6, 7), 1.7e308)):
+        for V in (V0, Vn * 1e308, 1e-320 * np.sign(V0)):
+            _step(J, V)
+
+
+def test_compiled_limits_bound_any_target(rng):
+    """
+    ``_limits`` called directly with targets of any magnitude (inf: beyond every limit) and
+    limits up to 1e308: the output is finite, within the velocity limits, within the
+    acceleration limit times dt of the previous output, and toward a position limit no
+    faster than a stop at the acceleration limit allows (the law's stages 4-7).
+    """
+    n = 7
+    lower, upper = np.full(n, -2.0), np.full(n, 2.0)
+    upper[6], lower[6] = np.inf, -np.inf                 # a continuous joint
+    dt = 0.002
+    for vl, al in ((1.0, 5.0), (1e308, 5.0), (1.0, 1e308), (1e308, 1e308)):
+        vlim, alim = np.full(n, vl), np.full(n, al)
+        for magnitude in (0.0, 1e-300, 1.0, 1e308, np.inf):
+            for prev_scale in (0.0, 1.0, 1e308):
+                for _ in range(5):
+                    target = rng.uniform(-1, 1, n)
+                    target /= np.abs(target).max()
+                    prev = np.clip(rng.uniform(-1, 1, n) * prev_scale, -vlim, vlim)
+                    filtered = prev.copy()
+                    q = rng.uniform(-2.5, 2.5, n)
+                    qd = np.empty(n)
+                    gain = rng.choice([1.0, 0.3])
+                    s, limit = sv._limits(q, target, magnitude, prev, filtered, vlim, alim,
+                                          lower, upper, 0.1, dt, gain, qd)
+                    assert np.all(np.isfinite(qd)) and np.all(np.isfinite(filtered))
+                    assert 0.0 <= s <= 1.0 and 0.0 <= limit <= 1.0
+                    assert np.all(np.abs(qd) <= vlim * (1 + 1e-12))
+                    # before the joint-limit scale (which may stop harder), the change
+                    # from prev is at most alim dt
+                    if limit > 1e-100:   # (qd / limit recovers it while qd is no subnormal)
+                        step = np.abs(qd / limit - prev)
+                        assert np.all(step <= alim * dt * (1 + 1e-9) + 1e-300), step
+                    # toward a limit inside the margin: not at all
+                    inside = (q > upper - 0.1) & (qd > 0) | (q < lower + 0.1) & (qd < 0)
+                    assert not inside.any(), (q, qd)
+
+
+def test_commands_beyond_the_plausibility_bound_are_refused_and_the_law_stays_finite(arm, rng):
+    """
+    A twist or jog beyond ``MAX_SPEED`` (1000 rad/s or m/s) is refused before any
+    computation, with the component and the bound in the reason, and the state is
+    unchanged; up to the bound, at a singular configuration too, every output is finite
+    and within the velocity and acceleration limits.
+    """
+    servo = sv.Servo(arm, 'tool0')
+    vlim = servo.velocity_limits
+    for call, words in (
+            (lambda: servo.twist_step(Q_BENT, [0, 0, 0, 1e308, 0, 0]), ('vx = 1e+308', '1000')),
+            (lambda: servo.twist_step(Q_BENT, [0, 0, -1000.5, 0, 0, 0], representation='body'),
+             ('wz = -1000.5', '1000')),
+            (lambda: servo.joint_step(Q_BENT, [0, 0, 0, 0, 0, 0, 1e308]),
+             ('joint7 = 1e+308', '1000')),
+            (lambda: servo.twist_step(Q_BENT, [0, np.inf, 0, 0, 0, 0]), ('non-finite',
+                                                                         'wy = inf'))):
+        with pytest.raises(ValueError) as err:
+            call()
+        assert all(w in str(err.value) for w in words), str(err.value)
+    assert servo.status == sv.Status.IDLE and not np.any(servo.velocities)
+    for q in (Q_BENT, np.zeros(7)):
+        for rep in lm.REPRESENTATIONS:
+            servo.reset()
+            prev = np.zeros(7)
+            for k in range(50):
+                V = rng.choice([-1, 1], 6) * 10.0 ** rng.uniform(-300, 3, 6)
+                V = np.clip(V, -sv.MAX_SPEED, sv.MAX_SPEED)
+                out = (servo.twist_step(q, V, representation=rep) if k % 3 else
+                       servo.joint_step(q, np.clip(V[0] * rng.normal(size=7), -1000, 1000)))
+                assert np.all(np.isfinite(out.velocities)) and np.all(np.isfinite(out.positions))
+                assert np.all(np.abs(out.velocities) <= vlim * (1 + 1e-12))
+                assert np.all(np.abs(out.velocities - prev) <= 5.0 * servo.period + 1e-12)
+                prev = out.velocities
+
+
+def test_teleop_refuses_speeds_the_servo_would_refuse():
+    import argparse
+    from liemb_ros.ros import teleop
+    parser = argparse.ArgumentParser()
+    teleop.add_arguments(parser)
+    for argv in (['--linear', '1e308'], ['--angular', 'nan'], ['--linear', '0'],
+                 ['--rate', '0'], ['--rate', 'inf'], ['--angular', '-1']):
+        with pytest.raises(SystemExit) as err:
+            parser.parse_args(argv)
+        assert err.value.code == 2
+    assert parser.parse_args(['--linear', '1000']).linear == 1000.0
+    t = teleop.Teleop(linear=900.0, angular=900.0)
+    t.press('+', 0.0)
+    assert t.linear == t.angular == sv.MAX_SPEED

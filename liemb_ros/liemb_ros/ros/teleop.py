@@ -14,11 +14,15 @@ selected representation (``liemb_interfaces/TwistRepresented`` on
 ``<servo>/twist_cmd_represented``); the twist is shown on screen.  ROS is imported only
 by :func:`run`: the key mapping (:func:`key_twist`, :class:`Teleop`) works without it.
 """
+import argparse
+import math
 import select
 import sys
 import time
 
 import numpy as np
+
+from ..servo import MAX_SPEED
 
 REPRESENTATION_KEYS = {'1': 'body', '2': 'spatial', '3': 'hybrid', '4': 'mixed'}
 #: key -> (twist component 0..5 (ωx ωy ωz vx vy vz), sign)
@@ -55,9 +59,10 @@ class Teleop:
         elif key in REPRESENTATION_KEYS:
             self.representation = REPRESENTATION_KEYS[key]
             self.twist = np.zeros(6)
-        elif key in '+-':
+        elif key in '+-':   # never past the servo's plausibility bound, which it refuses
             f = 1.25 if key == '+' else 0.8
-            self.linear, self.angular = self.linear * f, self.angular * f
+            self.linear = min(self.linear * f, MAX_SPEED)
+            self.angular = min(self.angular * f, MAX_SPEED)
         elif key == ' ':
             self.twist = np.zeros(6)
         elif key in ('q', '\x03'):
@@ -78,15 +83,32 @@ class Teleop:
                 f'{self.angular:.2f} rad/s)')
 
 
+def _within(hi):
+    """Return an argparse type: a number in (0, ``hi``], else a usage error (exit 2)."""
+    def number(text):
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not 0.0 < value <= hi:
+            raise argparse.ArgumentTypeError(f'{text!r} is not a number > 0 and <= {hi:g}')
+        return value
+    return number
+
+
 def add_arguments(parser):
     """Add the options of ``liemb teleop``."""
     parser.add_argument('--representation', choices=list(REPRESENTATION_KEYS.values()),
                         default='hybrid', help='twist representation at start (keys 1-4)')
-    parser.add_argument('--linear', type=float, default=0.05, help='linear speed [m/s]')
-    parser.add_argument('--angular', type=float, default=0.2, help='angular speed [rad/s]')
+    parser.add_argument('--linear', type=_within(MAX_SPEED), default=0.05,
+                        help=f'linear speed [m/s], at most {MAX_SPEED:g} (the servo refuses '
+                             'more)')
+    parser.add_argument('--angular', type=_within(MAX_SPEED), default=0.2,
+                        help=f'angular speed [rad/s], at most {MAX_SPEED:g}')
     parser.add_argument('--servo', default='liemb_servo',
                         help='the servo node (name, with its namespace if any)')
-    parser.add_argument('--rate', type=float, default=50.0, help='messages per second')
+    parser.add_argument('--rate', type=_within(1000.0), default=50.0,
+                        help='messages per second (at most 1000)')
 
 
 def run(args):
@@ -101,8 +123,15 @@ def run(args):
     from liemb_interfaces.msg import TwistRepresented
     rclpy.init()
     node = rclpy.create_node('liemb_teleop')
-    pub = node.create_publisher(TwistRepresented, args.servo.rstrip('/')
-                                + '/twist_cmd_represented', 10)
+    topic = args.servo.rstrip('/') + '/twist_cmd_represented'
+    try:
+        pub = node.create_publisher(TwistRepresented, topic, 10)
+    except Exception as exc:  # noqa: B902 - rclpy's invalid-name errors have no common base
+        print(f'liemb teleop: --servo {args.servo!r}: {topic!r} is no valid topic ({exc})',
+              file=sys.stderr)
+        node.destroy_node()
+        rclpy.try_shutdown()
+        return 2
     state = Teleop(args.representation, args.linear, args.angular)
     print(HELP + '\n')
     saved = termios.tcgetattr(sys.stdin)
