@@ -42,7 +42,7 @@ from std_msgs.msg import String
 
 from ..model import URDFError, load_urdf_string
 from ..resources import read_robot_description
-from .conversions import descriptor
+from .conversions import descriptor, shown
 
 #: robot_state_publisher's QoS for robot_description: late joiners get the last one
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
@@ -50,6 +50,10 @@ LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      history=HistoryPolicy.KEEP_LAST)
 #: the steady clock: timers that must run whatever /clock does (use_sim_time)
 STEADY = Clock(clock_type=ClockType.STEADY_TIME)
+#: the most characters of an error's text that a log line or ``/diagnostics`` quotes
+#: (:func:`~liemb_ros.ros.conversions.shown`): an error may quote a message's text, but
+#: its own words should stay whole
+ERROR_CHARS = 400
 
 
 class ConfigError(Exception):
@@ -208,8 +212,9 @@ class RobotSource:
     Declares ``robot_description``, ``urdf_path``, ``xacro_args`` and ``floating_base``
     (read-only).  :meth:`start` loads from the parameter or the file at once (raising
     :class:`ConfigError`, also for a ``ConfigError`` of ``on_robot``), or subscribes to the
-    ``robot_description`` topic; a description from the topic that cannot be used is
-    logged and kept in :attr:`error` (for the node's diagnostics), and the node waits for
+    ``robot_description`` topic; a description from the topic that cannot be used (any
+    error while it is loaded) is logged and kept in :attr:`error` (for the node's
+    diagnostics; cut by :func:`~liemb_ros.ros.conversions.shown`), and the node waits for
     the next one.  A changed description on the topic replaces the robot.
     """
 
@@ -275,9 +280,10 @@ class RobotSource:
         try:
             model = self._load(text, where)
             self.on_robot(model, text, where)
-        except (URDFError, ConfigError, ValueError) as exc:
-            self.error = str(exc)
-            self.node.get_logger().error(f'cannot use the robot from {where}: {exc}; '
+        except Exception as exc:  # noqa: B902 - no message may end the node
+            # the error may quote the message's text (a name, the start of the XML): cut
+            self.error = shown(str(exc), ERROR_CHARS)
+            self.node.get_logger().error(f'cannot use the robot from {where}: {self.error}; '
                                          'waiting for another description')
             return
         self.waiting = False

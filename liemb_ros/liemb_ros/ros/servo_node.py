@@ -21,9 +21,16 @@ rest, status ``stale_command``):
   ``angular_frame`` / ``linear_frame`` must be the frames that representation names;
 * ``~/joint_jog`` (``sensor_msgs/JointState``): velocities by joint name (others zero).
 
-A bad command (NaN, unknown frame, representation or joint) is refused and logged
-(throttled), counted in ``/diagnostics``, and the arm decelerates to rest (status
-``invalid_command``) instead of acting on it; the node keeps running.
+A bad command (NaN, a twist component or jog velocity beyond the plausibility bound of
+1000 rad/s or m/s (:data:`liemb_ros.servo.MAX_SPEED`), an unknown frame, representation or
+joint) is refused before any computation and logged (throttled), counted in
+``/diagnostics``, and the arm decelerates to rest (status ``invalid_command``) instead of
+acting on it; the node keeps running.  Every callback (commands, joint states, timers,
+parameter changes) runs inside the node's error handling: an error in one refuses the
+command or the change, never ends the process; text from messages (frame ids, joint
+names) reaches the log and ``/diagnostics`` only through
+:func:`liemb_ros.ros.conversions.shown` (quoted, cut to about 120 characters).  No joint
+command that is not finite is ever published (a cycle that produced one commands a stop).
 
 Outputs every ``1/publish_rate`` seconds (steady clock), those named in ``outputs``:
 ``~/velocity_command`` and ``~/position_command`` (``std_msgs/Float64MultiArray`` in
@@ -48,6 +55,7 @@ needs its own timeout, as the simulation node's ``effort_timeout``).  Every serv
 parameter can change at run time (``link``, ``base_frame``, ``mask``, the limits ...),
 several at once all or none; invalid values are refused with the reason.
 """
+import itertools
 import math
 import sys
 import time
@@ -65,9 +73,10 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..model import REPRESENTATIONS
-from ..servo import CommandHistory, Servo, ServoOutput, Status
-from .common import (LATCHED, STEADY, ConfigError, RobotSource, StateTimeout, declare, run,
-                     settle_heap)
+from ..servo import TWIST_AXES, CommandHistory, Servo, ServoOutput, Status, checked
+from .common import (ERROR_CHARS, LATCHED, STEADY, ConfigError, RobotSource, StateTimeout,
+                     declare, run, settle_heap)
+from .conversions import shown
 from .engine import FRAMES, CycleStats, DynamicsEngine, StateError, leaf_links
 from .wire import JointStateReader
 
@@ -171,14 +180,17 @@ class ServoNode(StateTimeout, Node):
         # raw: the CDR bytes, read by wire.JointStateReader (9 µs instead of rclpy's 45 per
         # message; joint states come at the arm's rate, often 1 kHz)
         self._reader = JointStateReader(JointState)
-        self.create_subscription(JointState, 'joint_states', self._on_joint_state,
-                                 NEWEST_STATE, raw=True)
-        self.create_subscription(TwistStamped, '~/twist_cmd', self._on_twist, LATEST)
-        self.create_subscription(TwistRepresented, '~/twist_cmd_represented',
-                                 self._on_represented, LATEST)
-        self.create_subscription(JointState, '~/joint_jog', self._on_jog, LATEST)
+        self.create_subscription(JointState, 'joint_states', self._guarded(
+            self._on_joint_state, 'joint_states', stop=False), NEWEST_STATE, raw=True)
+        self.create_subscription(TwistStamped, '~/twist_cmd', self._guarded(
+            self._on_twist, '~/twist_cmd'), LATEST)
+        self.create_subscription(TwistRepresented, '~/twist_cmd_represented', self._guarded(
+            self._on_represented, '~/twist_cmd_represented'), LATEST)
+        self.create_subscription(JointState, '~/joint_jog', self._guarded(
+            self._on_jog, '~/joint_jog'), LATEST)
         self._timer = None
-        self.create_timer(self.p('diagnostics_period'), self._diagnostics, clock=STEADY)
+        self.create_timer(self.p('diagnostics_period'), self._guarded(
+            self._diagnostics, '/diagnostics', stop=False), clock=STEADY)
         self._check_other({k: self.p(k) for k in OTHER}, ConfigError)
         self.source.start()
         self.add_on_set_parameters_callback(self._on_parameters)
@@ -211,8 +223,8 @@ class ServoNode(StateTimeout, Node):
         joints = list(joints) or list(model.joint_names)
         unknown = [j for j in joints if j not in model.joint_names]
         if unknown:
-            raise ValueError(f'command_joints: unknown joints {unknown}; the robot has '
-                             f'{model.joint_names}')
+            raise ValueError(f"command_joints: unknown joints {shown(', '.join(unknown))}; "
+                             f'the robot has {model.joint_names}')
         return joints, np.array([model.joint_index(j) for j in joints], dtype=np.int64)
 
     def _on_robot(self, model, xml, where):
@@ -222,8 +234,8 @@ class ServoNode(StateTimeout, Node):
             servo = self._law(model, values)
             joints, order = self._order(model, self.p('command_joints'))
         except ValueError as exc:
-            raise ConfigError(f"the parameters do not fit robot '{model.name}' from {where}: "
-                              f'{exc}') from None
+            raise ConfigError(f'the parameters do not fit robot {shown(model.name)} from '
+                              f'{where}: {exc}') from None
         state = DynamicsEngine(model)
         start = time.perf_counter()   # compile now, not in the first cycle
         q = model.neutral()
@@ -239,12 +251,19 @@ class ServoNode(StateTimeout, Node):
             self._timer = self.create_timer(1.0 / self.p('publish_rate'), self._tick,
                                             clock=STEADY)
         self.get_logger().info(
-            f"servo of '{servo.link}' of robot '{model.name}' ({model.nq} joints) from "
-            f"{where}; base frame {servo.base_frame}; {self.p('publish_rate'):g} Hz, outputs "
-            f"{', '.join(self.p('outputs'))}; kernels ready in {warm:.1f} s")
+            f'servo of {shown(servo.link)} of robot {shown(model.name)} ({model.nq} joints) '
+            f'from {where}; base frame {shown(servo.base_frame)}; '
+            f"{self.p('publish_rate'):g} Hz, outputs {', '.join(self.p('outputs'))}; kernels "
+            f'ready in {warm:.1f} s')
 
     def _on_parameters(self, params):
-        """Check every changed parameter first, then apply them all (or none)."""
+        """Check every changed parameter first, then apply them all (or none); never raise."""
+        try:
+            return self._set_parameters(params)
+        except Exception as exc:  # noqa: B902 - a request must not kill the node
+            return SetParametersResult(successful=False, reason=f'{type(exc).__name__}: {exc}')
+
+    def _set_parameters(self, params):
         changes = {p.name: p.value for p in params}
         values = {k: changes.get(k, self.p(k)) for k in list(LAW) + list(SINGULARITY) + list(
             OTHER)}
@@ -273,6 +292,24 @@ class ServoNode(StateTimeout, Node):
         return SetParametersResult(successful=True)
 
     # -- input ----------------------------------------------------------------------------
+    def _guarded(self, callback, where, stop=True):
+        """
+        Return ``callback`` inside the node's error handling: no input may kill the node.
+
+        An error is logged (throttled, its text cut by :func:`shown`) and, with ``stop``
+        (the command topics), refuses the command: the arm decelerates to rest.
+        """
+        def call(*args):
+            try:
+                callback(*args)
+            except Exception as exc:  # noqa: B902 - a dead servo leaves the arm moving
+                text = f'{where}: {type(exc).__name__}: {shown(str(exc), ERROR_CHARS)}'
+                if stop:
+                    self._refuse(text)
+                else:
+                    self.get_logger().error(f'{text} (ignored)', throttle_duration_sec=1.0)
+        return call
+
     def _refuse(self, what):
         """Refuse a command: log (throttled), count, and stop the arm smoothly."""
         self._refused += 1
@@ -287,21 +324,22 @@ class ServoNode(StateTimeout, Node):
             names, position, velocity, stamp = self._reader.read(data)
         except Exception as exc:  # noqa: B902 - whatever rclpy raises for bad bytes
             self.get_logger().error(f'dropped a joint_states message that cannot be read: '
-                                    f'{exc}', throttle_duration_sec=1.0)
+                                    f'{shown(str(exc), ERROR_CHARS)}',
+                                    throttle_duration_sec=1.0)
             return
         if not names:
             return
-        known = len(self.state.ignored)
         try:
-            self.state.update_state(names, position, velocity, stamp)
+            unknown = self.state.update_state(names, position, velocity, stamp)
         except StateError as exc:
-            self.get_logger().error(f'dropped joint_states message: {exc}',
+            self.get_logger().error(f'dropped joint_states message: '
+                                    f'{shown(str(exc), ERROR_CHARS)}',
                                     throttle_duration_sec=1.0)
             return
-        if len(self.state.ignored) > known:
-            new = list(self.state.ignored)[known:]
-            self.get_logger().info(f"ignoring joint(s) {', '.join(new)} of joint_states: not "
-                                   f"in robot '{self.state.model.name}'")
+        new = [n for n in unknown if self.state.ignored[n] == 1]   # ignored the first time
+        if new:
+            self.get_logger().info(f"ignoring joint(s) {shown(', '.join(new))} of "
+                                   f'joint_states: not in robot {shown(self.state.model.name)}')
         self._last_state = time.monotonic()
         # when the state was measured, in ROS time (wall, or sim time with use_sim_time, as
         # the arm's own): its stamp, unless missing or implausible (another machine's
@@ -325,62 +363,79 @@ class ServoNode(StateTimeout, Node):
         last = self._last_step
         if last is not None and not self._served:
             self._served = True          # at most once between two timer cycles
-            self._cycle()                # serve it now; the timer restarts from here
+            self._step()                 # serve it now; the timer restarts from here
             self._timer.reset()
+
+    def _twist(self, where, vector3s):
+        """Return the checked twist (ω, v) of two Vector3, or None after refusing it."""
+        a, v = vector3s
+        try:
+            return checked((a.x, a.y, a.z, v.x, v.y, v.z), TWIST_AXES, 'twist')
+        except ValueError as exc:
+            self._refuse(f'{where}: {exc}')
+            return None
 
     def _on_twist(self, msg):
         if self.servo is None:
             return
-        t = msg.twist
-        V = np.array([t.angular.x, t.angular.y, t.angular.z, t.linear.x, t.linear.y,
-                      t.linear.z])
         frame = self._frame(msg.header.frame_id) if msg.header.frame_id else \
             self.servo.base_frame
         if frame is None:
-            return self._refuse(f'~/twist_cmd: unknown frame {msg.header.frame_id!r} (links '
-                                f"of '{self.servo.model.name}' or {self.p('world_frame')!r})")
-        if not np.all(np.isfinite(V)):
-            return self._refuse(f'~/twist_cmd: non-finite twist {V.tolist()}')
-        self._command('twist', (V, None, frame))
+            return self._refuse(f'~/twist_cmd: unknown frame {shown(msg.header.frame_id)} '
+                                f'(links of {shown(self.servo.model.name)} or '
+                                f"{shown(self.p('world_frame'))})")
+        V = self._twist('~/twist_cmd', (msg.twist.angular, msg.twist.linear))
+        if V is not None:
+            self._command('twist', (V, None, frame))
 
     def _on_represented(self, msg):
         if self.servo is None:
             return
+        where = '~/twist_cmd_represented'
         rep = msg.representation
         if rep not in REPRESENTATIONS:
-            return self._refuse(f'~/twist_cmd_represented: unknown representation {rep!r} '
+            return self._refuse(f'{where}: unknown representation {shown(rep)} '
                                 f"(expected {', '.join(REPRESENTATIONS)})")
         link, base = self.servo.link, self.servo.base_frame
         want = [link if f == 'link' else base for f in FRAMES[rep][:2]]
         for got, expected, what in zip((msg.angular_frame, msg.linear_frame), want,
                                        ('angular_frame', 'linear_frame')):
             if got and self._frame(got) != expected:
-                return self._refuse(f'~/twist_cmd_represented: {what} {got!r} is not the '
-                                    f'{expected!r} a {rep} twist of {link!r} names')
-        a, v = msg.angular, msg.linear
-        V = np.array([a.x, a.y, a.z, v.x, v.y, v.z])
-        if not np.all(np.isfinite(V)):
-            return self._refuse(f'~/twist_cmd_represented: non-finite twist {V.tolist()}')
-        self._command('twist', (V, rep, None))
+                return self._refuse(f'{where}: {what} {shown(got)} is not the '
+                                    f'{shown(expected)} a {rep} twist of {shown(link)} names')
+        V = self._twist(where, (msg.angular, msg.linear))
+        if V is not None:
+            self._command('twist', (V, rep, None))
 
     def _on_jog(self, msg):
         if self.servo is None:
             return
         model = self.servo.model
-        unknown = [n for n in msg.name if n not in model.joint_names]
-        if unknown or len(msg.velocity) != len(msg.name) or len(set(msg.name)) != len(
-                msg.name):
-            return self._refuse(f'~/joint_jog: names {list(msg.name)} (unknown: {unknown}) '
-                                f'with {len(msg.velocity)} velocities')
+        names, velocity = msg.name, msg.velocity
+        if len(names) > model.nq or len(velocity) != len(names):
+            return self._refuse(f'~/joint_jog: {len(names)} names with {len(velocity)} '
+                                f"velocities (robot {shown(model.name)} has {model.nq} "
+                                'joints)')
+        unknown = [n for n in names if n not in model.joint_names]
+        if unknown or len(set(names)) != len(names):
+            return self._refuse(f"~/joint_jog: names {shown(', '.join(names))} (unknown: "
+                                f"{shown(', '.join(unknown))}); each a joint of "
+                                f'{shown(model.name)} at most once')
+        try:
+            given = checked(velocity, names, 'joint jog velocities')
+        except ValueError as exc:
+            return self._refuse(f'~/joint_jog: {exc}')
         qd = np.zeros(model.nq)
-        qd[[model.joint_index(n) for n in msg.name]] = msg.velocity
-        if not np.all(np.isfinite(qd)):
-            return self._refuse('~/joint_jog: non-finite velocity')
+        qd[[model.joint_index(n) for n in names]] = given
         self._command('jog', qd)
 
     # -- the loop -------------------------------------------------------------------------
     def _tick(self):
         self._served = False
+        self._step()
+
+    def _step(self):
+        """Run one cycle inside the node's error handling (the timer's and a command's)."""
         try:
             self._cycle()
         except Exception as exc:  # noqa: B902 - a dead node would leave the arm moving
@@ -397,7 +452,7 @@ class ServoNode(StateTimeout, Node):
         """
         self._errors += 1
         self._failed = True
-        text = f'{type(exc).__name__}: {exc}'
+        text = f'{type(exc).__name__}: {shown(str(exc), ERROR_CHARS)}'
         if text != self._last_error:      # each distinct error once, not 1000 times a second
             self._last_error = text
             self.get_logger().error(f'cycle failed ({text}); commanding a stop')
@@ -446,18 +501,26 @@ class ServoNode(StateTimeout, Node):
             self._arrived = None
 
     def _publish(self, out):
+        """
+        Publish the joint commands of ``out``, each only when finite.
+
+        An output that is not finite raises FloatingPointError before it goes out (the
+        cycle's error handling then commands a stop); the ones before it went out.
+        """
         order = self._order_idx
         outputs = self.p('outputs')
+        velocities = _finite(out.velocities[order], 'velocity')
         if 'velocity' in outputs:
-            self.pub['velocity'].publish(_array(out.velocities[order]))
+            self.pub['velocity'].publish(_array(velocities))
         if 'position' in outputs:
-            self.pub['position'].publish(_array(out.positions[order]))
+            self.pub['position'].publish(_array(_finite(out.positions[order], 'position')))
         if 'trajectory' in outputs:
             ahead = self.p('trajectory_lookahead')
             traj = JointTrajectory(joint_names=list(self._joints))
             traj.points = [JointTrajectoryPoint(
-                positions=(out.positions[order] + ahead * out.velocities[order]).tolist(),
-                velocities=out.velocities[order].tolist(),
+                positions=_finite(out.positions[order] + ahead * velocities,
+                                  'trajectory').tolist(),
+                velocities=velocities.tolist(),
                 time_from_start=Duration(seconds=ahead).to_msg())]
             self.pub['trajectory'].publish(traj)
         if out.status != self._status:
@@ -491,7 +554,7 @@ class ServoNode(StateTimeout, Node):
             if not self.state.ready:
                 st.level = DiagnosticStatus.WARN
                 st.message = ('waiting for joint states of '
-                              + ', '.join(self.state.missing_joints()))
+                              + shown(', '.join(self.state.missing_joints())))
             elif self._stale():
                 st.level = DiagnosticStatus.WARN
                 st.message = f'no joint_states for {age:.2f} s: not commanding'
@@ -507,7 +570,7 @@ class ServoNode(StateTimeout, Node):
             cmd_age = 'never' if self._cmd is None else f'{now - self._cmd[2]:.3f}'
             st.values = [KeyValue(key=k, value=v) for k, v in (
                 ('status', servo.status.label), ('condition_number', f'{servo.condition:.4g}'),
-                ('link', servo.link), ('base_frame', servo.base_frame),
+                ('link', shown(servo.link)), ('base_frame', shown(servo.base_frame)),
                 ('rate_hz', f'{rate:.1f}'), ('compute_p50_us', f"{s['p50']:.1f}"),
                 ('compute_p99_us', f"{s['p99']:.1f}"), ('compute_max_us', f"{s['max']:.1f}"),
                 ('command_to_output_p50_us', f"{lat['p50']:.1f}"),
@@ -515,12 +578,28 @@ class ServoNode(StateTimeout, Node):
                 ('command_age_s', cmd_age), ('refused_commands', str(self._refused)),
                 ('last_refused', self._last_refused or 'none'),
                 ('last_state_age_s', f'{age:.3f}' if math.isfinite(age) else 'never'),
-                ('ignored_joints', ', '.join(self.state.ignored) or 'none'),
+                ('ignored_joints', _names(self.state.ignored)),
                 ('failed_cycles', str(self._errors)),
                 ('last_error', self._last_error or 'none'))]
         msg = DiagnosticArray(status=[st])
         msg.header.stamp = self.get_clock().now().to_msg()
         self.pub_diag.publish(msg)
+
+
+def _names(names, first=32):
+    """Return names from messages for ``/diagnostics``: the first ones, cut, and a count."""
+    if not names:
+        return 'none'
+    more = len(names) - first
+    text = shown(', '.join(itertools.islice(names, first)))
+    return text + (f' and {more} more' if more > 0 else '')
+
+
+def _finite(values, what):
+    """Return ``values``; FloatingPointError (nothing published) unless every one is finite."""
+    if not np.isfinite(values).all():
+        raise FloatingPointError(f'non-finite {what} command {values.tolist()} not published')
+    return values
 
 
 def _array(values):
