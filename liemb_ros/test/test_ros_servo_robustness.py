@@ -154,7 +154,6 @@ def test_no_command_kills_the_servo_and_nothing_non_finite_goes_out(graph):
     arm.hold(arm.rep, _represented('hybrid', small), 0.3)
     # it commands there (Q_BENT: 8.7; the prediction from the commands moves it off 3e-17)
     assert float(arm.values()['condition_number']) > 100.0
-    print(arm.values()['rate_hz'])
     arm.q = list(Q_BENT)
 
     # text from messages: cut, with the original length
