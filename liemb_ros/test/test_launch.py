@@ -23,6 +23,8 @@ import os
 import random
 import subprocess
 import sys
+import tempfile
+import time
 
 import pytest
 import yaml
@@ -392,3 +394,89 @@ def test_liemb_launch_dynamics_starts_and_stops_cleanly():
     assert proc.returncode == 0, out
     assert '[launch] starting liemb_dynamics' in out and 'killing' not in out
     assert '[liemb_dynamics]' in out, out   # the node ran and logged under its name
+
+
+# --- a launch that failed says so (issue 28) ------------------------------------------------
+
+SECRET = 'admin:$6$S3CR3T-HASH:19000:0:99999:7:::\n'
+
+
+@pytest.mark.parametrize('content, kind', [
+    (SECRET.encode(), ' of UTF-8 text'),
+    (b'\x7fELF\x02\x01\x01\x00S3CR3T' + bytes(range(256)), ' of binary data'),
+    (b'<?xml version="1.0"?>\n<!-- S3CR3T -->\nS3CR3T text', ' of UTF-8 text'),
+    (b'', ' (its content'),
+])
+def test_a_robot_file_that_is_no_urdf_is_named_not_quoted(content, kind, tmp_path, capsys):
+    """``liemb launch sim robot:=FILE`` (exit 2) says what it expected and what the file
+    is (its size and kind), never what it holds (the robot may be any readable file)."""
+    path = tmp_path / 'robot.urdf'
+    path.write_bytes(content)
+    kind = f'holds {len(content)} bytes{kind}'
+    assert cli.main(['launch', 'sim', f'robot:={path}']) == 2
+    err = capsys.readouterr().err
+    assert 'not a URDF file' in err and 'starting with an element' in err and kind in err, err
+    assert 'S3CR3T' not in err and 'admin' not in err, err
+    with pytest.raises(Exception) as exc:     # the node's RobotSource reads it the same way
+        resources.read_robot_description(str(path))
+    assert 'S3CR3T' not in str(exc.value) and kind in str(exc.value)
+
+
+def _fake_nodes(monkeypatch, nodes):
+    """Make ``launcher.launch`` start ``nodes`` ``(label, shell script, optional)``."""
+    runnable = [(label, ['sh', '-c', script], optional) for label, script, optional in nodes]
+    monkeypatch.setattr(launcher, 'commands', lambda *a, **k: (runnable, []))
+
+
+#: a node that runs until a stop's SIGINT, then exits 0 (as ours do)
+CLEAN = 'trap "exit 0" INT TERM; while :; do sleep 0.05; done'
+
+
+@pytest.mark.parametrize('nodes, duration, code, said', [
+    # fails 0.2 s after the duration ended (ignoring the stop's SIGINT meanwhile): the
+    # supervision loop never saw it; the exit code of the launch still says so
+    ([('good', CLEAN, False), ('bad', 'trap "" INT; sleep 1.2; exit 3', False)], 1.0, 3,
+     'bad exited with code 3'),
+    # crashes on the stop
+    ([('bad', 'trap "exit 4" INT; while :; do sleep 0.05; done', False)], 0.5, 4,
+     'bad exited with code 4'),
+    # a required node that dies stops the set at once, whatever the duration
+    ([('good', CLEAN, False), ('bad', 'exit 5', False)], 60.0, 5, 'bad exited with code 5'),
+    # an optional node (rviz2) that failed: the set goes on, the exit code tells
+    ([('good', CLEAN, False), ('viewer', 'exit 6', True)], 1.0, 6,
+     'viewer exited with code 6'),
+    # a node that does not stop within the grace is killed: 128 + SIGKILL
+    ([('stuck', 'trap "" INT; sleep 30', False)], 0.3, 137, 'stuck did not stop'),
+    ([('good', CLEAN, False), ('also_good', CLEAN, False)], 0.5, 0, None),
+])
+def test_launch_exit_code_names_the_node_that_failed(nodes, duration, code, said, monkeypatch,
+                                                     capsys):
+    _fake_nodes(monkeypatch, nodes)
+    start = time.monotonic()
+    assert launcher.launch('sim', duration=duration, grace=0.5, echo=print) == code
+    assert time.monotonic() - start < 15.0
+    out = capsys.readouterr()
+    if said is None:
+        assert 'failed' not in out.err + out.out
+    else:
+        assert f'[launch] failed: {said}' in out.err, out
+
+
+@pytest.mark.ros
+def test_liemb_launch_exits_non_zero_when_a_node_failed():
+    """``liemb launch dynamics`` whose node cannot read its robot: the node exits 1 with the
+    reason (no byte of the file), the launch exits 1 naming it."""
+    ros_importorskip('rclpy')
+    env = dict(os.environ, ROS_DOMAIN_ID=str(random.randint(120, 160)),
+               ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST', PYTHONUNBUFFERED='1')
+    env.pop('ROS_STATIC_PEERS', None)
+    with tempfile.NamedTemporaryFile('w', suffix='.urdf') as f:
+        f.write(SECRET)
+        f.flush()
+        proc = subprocess.run([sys.executable, '-m', 'liemb_ros.cli', 'launch', 'dynamics',
+                               '-p', f'liemb_dynamics:urdf_path:={f.name}', '--duration',
+                               '120'], env=env, capture_output=True, text=True, timeout=150)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert '[launch] failed: liemb_dynamics exited with code 1' in proc.stderr, out
+    assert 'not a URDF file' in out and 'S3CR3T' not in out, out

@@ -12,7 +12,8 @@ remappings, arguments); both front ends only translate its result:
 * :func:`commands` / :class:`NodeSet` / :func:`launch` for ``liemb launch sim robot:=...``,
   the stand-in where ``ros2 launch`` is not available (PyPI-only ROS 2): each node runs as
   its own process with ``--ros-args``.  Ctrl-C (SIGINT) or SIGTERM stops every node (SIGINT,
-  then SIGKILL after a grace period); the launcher exits when a required node dies.
+  then SIGKILL after a grace period); the launcher exits when a required node dies, and
+  its exit code is non-zero when any node failed (named with its exit code on stderr).
 
 The robot is read once (a xacro file is expanded) and handed to every node that needs it as
 the ``robot_description`` parameter in a generated parameter file.  Nodes of other packages
@@ -425,19 +426,40 @@ class NodeSet:
         return None
 
     def stop(self, grace=5.0):
-        """Stop every node: SIGINT, then SIGKILL after ``grace`` seconds."""
+        """
+        Stop every node: SIGINT, then SIGKILL after ``grace`` seconds; return the failures.
+
+        A failure is ``(label, exit code, what happened)``: a node that ended (before the stop
+        or on it) with a code other than 0 or the SIGINT / SIGTERM a stop sends (a Ctrl-C in
+        the terminal reaches the nodes too), or one still running after the grace (killed).
+        """
         for _, _, p in self.procs:
             if p.poll() is None:
                 p.send_signal(signal.SIGINT)
         deadline = time.monotonic() + grace
+        failures = []
         for label, _, p in self.procs:
             try:
-                p.wait(timeout=max(0.1, deadline - time.monotonic()))
+                code = p.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 self.echo(f'[launch] {label} did not stop; killing it')
                 p.kill()
-                p.wait()
+                failures.append((label, p.wait(), f'did not stop within {grace:g} s; killed'))
+                continue
+            if code not in STOPPED:
+                failures.append((label, code, f'exited with code {code}'))
         shutil.rmtree(self.tmpdir, ignore_errors=True)
+        return failures
+
+
+#: the exit codes of a node that stopped as asked: cleanly, or ended by the signal (one
+#: still importing has no handler yet)
+STOPPED = (0, -signal.SIGINT, -signal.SIGTERM)
+
+
+def exit_code(code):
+    """Return a process exit status for a node's exit ``code`` (-N: killed by signal N)."""
+    return code if 0 < code < 256 else 128 - code if code < 0 else 1
 
 
 def launch(name, duration=None, extra_params=(), grace=5.0, env=None, echo=print,
@@ -446,8 +468,10 @@ def launch(name, duration=None, extra_params=(), grace=5.0, env=None, echo=print
     Start the node set ``name`` and supervise it; return the exit code.
 
     Stops after ``duration`` seconds when given, on Ctrl-C / SIGTERM, or when a required
-    node exits (its code is returned).  Bad launch arguments raise LaunchArgumentError
-    before any node starts.
+    node exits.  0 only when every node ran until the stop and stopped cleanly; else the
+    exit code of the first node that failed (a required node that exited on its own with 0:
+    1; killed by signal N: 128 + N), each failure named on stderr, whatever ``duration``.
+    Bad launch arguments raise LaunchArgumentError before any node starts.
     """
     nodes = NodeSet(name, extra_params, env=env, echo=echo, launch_args=launch_args)
     stopping = {'flag': False}
@@ -455,21 +479,30 @@ def launch(name, duration=None, extra_params=(), grace=5.0, env=None, echo=print
     def stop(*_):
         stopping['flag'] = True
     old = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
-    code = 0
+    dead = None
+    told = set()
     t0 = time.monotonic()
     try:
         nodes.start()
         while not stopping['flag']:
-            if duration is not None and time.monotonic() - t0 >= duration:
-                break
-            dead = nodes.poll()
+            dead = nodes.poll()   # before the duration: a node that died at the end counts
             if dead is not None:
                 echo(f'[launch] {dead[0]} exited with code {dead[1]}; stopping')
-                code = dead[1] or 1
+                break
+            for label, optional, p in nodes.procs:
+                if optional and p.poll() is not None and label not in told:
+                    told.add(label)
+                    echo(f'[launch] {label} (optional) exited with code {p.returncode}; '
+                         'going on without it')
+            if duration is not None and time.monotonic() - t0 >= duration:
                 break
             time.sleep(0.1)
     finally:
-        nodes.stop(grace)
+        failures = nodes.stop(grace)
         for sig, handler in old.items():
             signal.signal(sig, handler)
-    return code
+    if dead is not None and dead[1] in STOPPED and not stopping['flag']:
+        failures.insert(0, (dead[0], dead[1], f'exited on its own with code {dead[1]}'))
+    for label, code, what in failures:
+        print(f'[launch] failed: {label} {what}', file=sys.stderr, flush=True)
+    return exit_code(failures[0][1]) if failures else 0
