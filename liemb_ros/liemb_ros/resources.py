@@ -6,7 +6,8 @@ Looked up, in order: the ament index share directory (a colcon / ROS install), t
 (an editable install or a checkout).  :func:`read_robot_description` turns a robot
 argument (a file or a shipped robot's name, URDF or xacro) into the URDF text that
 robot_state_publisher and the nodes receive.  :func:`resolve_mesh` finds the file of a
-URDF mesh URI (the view draws it, the contact model samples it).
+URDF mesh URI (the view draws it, the contact model samples it); :func:`mesh_candidates`
+names the folder each place belongs to, so that a reader can keep to it.
 """
 import os
 import sys
@@ -180,44 +181,70 @@ def _file_kind(path, head=65536):
     return f"{size} bytes of {'UTF-8 text' if text else 'binary data (not UTF-8 text)'}"
 
 
+def mesh_prefixes():
+    """
+    Return the install prefixes whose ``share/PKG`` folders hold installed packages.
+
+    The Python prefix, each ``AMENT_PREFIX_PATH`` entry and each ``cmeel.prefix`` on
+    ``sys.path`` (pip wheels such as example-robot-data), in that order.
+    """
+    return [sys.prefix] + [p for p in os.environ.get('AMENT_PREFIX_PATH', '').split(
+        os.pathsep) if p] + [os.path.join(p, 'cmeel.prefix') for p in sys.path if p]
+
+
+def mesh_candidates(filename, base_dir=None, package_dirs=()):
+    """
+    Return the files a URDF mesh ``filename`` may name, each with the folder it belongs to.
+
+    A list of ``(path, root)``, in the order :func:`resolve_mesh` looks: for
+    ``package://PKG/rest`` the root is the package's folder (``DIR/PKG``, ``DIR`` named
+    ``PKG``, the ament share folder, the folder named ``PKG`` above ``base_dir``,
+    ``PREFIX/share/PKG``); for a relative path the folder it is taken against; for
+    ``file://`` and absolute paths ``None`` (no folder of their own).  A reader that must
+    not leave the package (the view) checks that each path's real location is inside its
+    root.
+    """
+    out = []
+    if filename.startswith('package://'):
+        pkg, _, rest = filename[len('package://'):].partition('/')
+        for d in package_dirs:
+            out.append((os.path.join(d, pkg, rest), os.path.join(d, pkg)))
+            if os.path.basename(os.path.normpath(d)) == pkg:
+                out.append((os.path.join(d, rest), d))
+        try:
+            from ament_index_python.packages import get_package_share_directory
+            share = get_package_share_directory(pkg)
+            out.append((os.path.join(share, rest), share))
+        except Exception:  # no ROS, or no such package installed
+            pass
+        d = os.path.abspath(base_dir) if base_dir else ''
+        while d and d != os.path.dirname(d):
+            if os.path.basename(d) == pkg:
+                out.append((os.path.join(d, rest), d))
+            d = os.path.dirname(d)
+        out += [(os.path.join(p, 'share', pkg, rest), os.path.join(p, 'share', pkg))
+                for p in mesh_prefixes()]
+    elif filename.startswith('file://'):
+        out.append((filename[len('file://'):], None))
+    elif os.path.isabs(filename):
+        out.append((filename, None))
+    else:
+        out += [(os.path.join(d, filename), d) for d in (base_dir, *package_dirs) if d]
+    return out
+
+
 def resolve_mesh(filename, base_dir=None, package_dirs=()):
     """
     Return the file a URDF mesh ``filename`` names, and the places looked in.
 
     ``package://PKG/rest``, in order: ``DIR/PKG/rest`` and ``DIR/rest`` (``DIR`` named
     ``PKG``) for each of ``package_dirs``; the installed package's share folder (ament
-    index); a folder named ``PKG`` above ``base_dir``; ``share/PKG`` under the Python
-    prefix, each ``AMENT_PREFIX_PATH`` entry and each ``cmeel.prefix`` on ``sys.path``
-    (pip wheels such as example-robot-data).  ``file://`` and absolute paths as they are;
-    relative paths against ``base_dir`` (the URDF's folder), then each of ``package_dirs``.
-    Returns ``(path or None, tried)``.
+    index); a folder named ``PKG`` above ``base_dir``; ``share/PKG`` under each of
+    :func:`mesh_prefixes`.  ``file://`` and absolute paths as they are; relative paths
+    against ``base_dir`` (the URDF's folder), then each of ``package_dirs``.
+    Returns ``(path or None, tried)``; :func:`mesh_candidates` gives each place's folder.
     """
-    tried = []
-    if filename.startswith('package://'):
-        pkg, _, rest = filename[len('package://'):].partition('/')
-        for d in package_dirs:
-            tried.append(os.path.join(d, pkg, rest))
-            if os.path.basename(os.path.normpath(d)) == pkg:
-                tried.append(os.path.join(d, rest))
-        try:
-            from ament_index_python.packages import get_package_share_directory
-            tried.append(os.path.join(get_package_share_directory(pkg), rest))
-        except Exception:  # no ROS, or no such package installed
-            pass
-        d = os.path.abspath(base_dir) if base_dir else ''
-        while d and d != os.path.dirname(d):
-            if os.path.basename(d) == pkg:
-                tried.append(os.path.join(d, rest))
-            d = os.path.dirname(d)
-        prefixes = [sys.prefix] + [p for p in os.environ.get('AMENT_PREFIX_PATH', '').split(
-            os.pathsep) if p] + [os.path.join(p, 'cmeel.prefix') for p in sys.path if p]
-        tried += [os.path.join(p, 'share', pkg, rest) for p in prefixes]
-    elif filename.startswith('file://'):
-        tried.append(filename[len('file://'):])
-    elif os.path.isabs(filename):
-        tried.append(filename)
-    else:
-        tried += [os.path.join(d, filename) for d in (base_dir, *package_dirs) if d]
+    tried = [path for path, _ in mesh_candidates(filename, base_dir, package_dirs)]
     for path in tried:
         if os.path.isfile(path):
             return path, tried

@@ -5,7 +5,8 @@ and a real headless Chromium looking at a running simulation.
 The browser test drives Debian's ``chromium`` through Playwright (never ``playwright install``)
 with software WebGL, checks pixels of the arm's link colours in the scene, that two frames of
 the running simulation differ (and two paused ones do not), and that the page asks for nothing
-outside the loopback address.  Under the test command (``LIEMB_REQUIRE_ROS=1``) a missing
+outside the loopback address; from ROS, that the page and the joint_states feed work while a
+mesh is still being read.  Under the test command (``LIEMB_REQUIRE_ROS=1``) a missing
 chromium, viser or Playwright fails the test instead of skipping it.
 """
 import contextlib
@@ -349,6 +350,12 @@ def _reds(img):
     return int(((r - g > 0.2) & (np.abs(g - b) < 0.08)).sum())
 
 
+def _greens(img):
+    """Count green pixels (the shaded faces of a green mesh: g well above r and b)."""
+    r, g, b = img[..., 0], img[..., 1], img[..., 2]
+    return int(((g - r > 0.3) & (g - b > 0.3)).sum())
+
+
 def _centroid(img):
     """Mean pixel position (row, column) of the orange links."""
     return np.argwhere(_mask(img, ORANGE)).mean(axis=0)
@@ -524,6 +531,92 @@ def test_browser_sees_the_robot_on_ros_topics(graph, arm):
     assert moved > 3.0, f'joint_states did not move the arm on screen ({moved:.2f} pixels)'
     assert _reds(first) < 20 < 100 < _reds(second), 'no marker arrow drawn'
     assert _near(first, MAGENTA) < 20 < 100 < _near(second, MAGENTA), 'no contact point drawn'
+    _only_loopback(requests)
+
+
+#: sitecustomize.py of a view process whose mesh reading waits until the test's gate file
+#: exists: a mesh that takes as long to read as the test wants, in an unchanged process
+GATED_READING = """
+import os
+import time
+
+import trimesh
+
+_load_mesh = trimesh.load_mesh
+
+
+def _gated(*args, **kwargs):
+    gate = os.environ['LIEMB_TEST_MESH_GATE']
+    open(gate + '.reading', 'w').close()
+    while not os.path.exists(gate):
+        time.sleep(0.05)
+    return _load_mesh(*args, **kwargs)
+
+
+trimesh.load_mesh = _gated
+"""
+
+
+@pytest.mark.ros
+def test_browser_page_and_joint_states_work_while_a_mesh_is_read(graph, tmp_path):
+    """
+    From ROS, a robot whose mesh is still being read: the page is up and joint_states drive
+    it meanwhile; then the mesh appears (green), and one out of its package is a marker.
+    """
+    _need_browser()
+    import trimesh
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import String
+
+    from liemb_ros.ros.common import LATCHED
+    from ros_graph import RELIABLE
+    meshes = tmp_path / 'pkgs' / 'mypkg' / 'meshes'
+    meshes.mkdir(parents=True)
+    trimesh.creation.box(extents=(0.4, 0.4, 0.4)).export(meshes / 'block.stl')
+    (tmp_path / 'outside.stl').write_bytes((meshes / 'block.stl').read_bytes())
+    inertial = ('<inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" '
+                'ixy="0" ixz="0" iyz="0"/></inertial>')
+    xml = f"""<robot name="gated">
+      <link name="base">{inertial}<visual><geometry>
+        <mesh filename="package://mypkg/meshes/block.stl"/></geometry>
+        <material name="green"><color rgba="0 1 0 1"/></material></visual></link>
+      <joint name="j" type="revolute"><parent link="base"/><child link="arm"/>
+        <origin xyz="0 0 0.5"/><axis xyz="0 0 1"/>
+        <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+      <link name="arm">{inertial}<visual><geometry>
+        <mesh filename="package://mypkg/../../outside.stl"/></geometry></visual></link>
+    </robot>"""
+    site, gate = tmp_path / 'site', tmp_path / 'gate'
+    site.mkdir()
+    (site / 'sitecustomize.py').write_text(GATED_READING)
+    graph.env = dict(graph.env, LIEMB_TEST_MESH_GATE=str(gate), PYTHONPATH=os.pathsep.join(
+        p for p in (str(site), graph.env.get('PYTHONPATH')) if p))
+    port = lv.check_address('127.0.0.1', 0)
+    url = f'http://127.0.0.1:{port}'
+    graph.run('view', [sys.executable, '-m', 'liemb_ros.cli', 'view', '--port', str(port),
+                       '--package-dir', str(tmp_path / 'pkgs')])
+    desc = graph.node.create_publisher(String, '/robot_description', LATCHED)
+    desc.publish(String(data=xml))
+    states = graph.node.create_publisher(JointState, '/joint_states', RELIABLE)
+    graph.spin_until(lambda: url in graph.output('view') and
+                     os.path.exists(f'{gate}.reading') and
+                     states.get_subscription_count() > 0)
+    requests = []
+    with _browser(url, requests) as page:
+        states.publish(JointState(name=['j'], position=[0.5], velocity=[0.0]))
+        graph.spin_for(0.3)
+        _wait_text(page, 'driven by joint_states')
+        assert 'meshes: reading 0 of 1' in page.inner_text('body')
+        assert not gate.exists()   # still reading: the page and the feed worked meanwhile
+        time.sleep(1.5)
+        before = _shot(page)
+        gate.touch()
+        _wait_text(page, 'meshes: 1 drawn, 1 as magenta markers')
+        time.sleep(1.5)
+        after = _shot(page, SHOT)
+    text = graph.output('view')
+    assert "mesh file 'package://mypkg/../../outside.stl' of link 'arm' refused" in text
+    assert _greens(before) < 20 < 300 < _greens(after), 'the mesh was not drawn once read'
     _only_loopback(requests)
 
 

@@ -11,8 +11,16 @@ topics: the dynamics node's ``~/markers`` (twists, wrenches) and the simulation 
 ``~/contact_markers`` (contact forces and points) by default, ``--markers TOPIC`` for others.
 Until joint states arrive the page's joint sliders move the robot, as
 joint_state_publisher_gui would.
+
+Mesh files are read as :mod:`liemb_ros.view.visuals` allows (their package's folder, the
+URDF's folder, ``--package-dir``, installed packages, ``--allow-path``; size-checked) in the
+view's own thread, so the callback that takes a description returns at once and
+joint states keep moving the robot while they load.  A description from the topic has no
+URDF folder: its relative mesh paths are looked up in the ``--package-dir`` folders only,
+and its URIs are quoted in the log with :func:`~.conversions.shown`.
 """
 import math
+import os
 import sys
 import time
 
@@ -39,6 +47,7 @@ class _Viewer:
 
     def set_robot(self, xml, where, base_dir=None):
         from ..model import URDFError, load_urdf_string
+        from .conversions import shown
         if xml == self.text:
             return
         self.text = xml
@@ -46,21 +55,23 @@ class _Viewer:
             model = load_urdf_string(xml, source=where,
                                      floating_base=self.args.floating_base or None)
         except URDFError as exc:
-            self.log(f'liemb view: cannot use the robot from {where}: {exc}; waiting for '
-                     'another description')
+            self.log(f'liemb view: cannot use the robot from {where}: {shown(str(exc), 400)}; '
+                     'waiting for another description')
             return
         if self.view is not None:
             self.view.close()
         self.model = model
         self.view = RobotView(model, xml, host=self.args.host, port=self.args.port,
-                              base_dir=base_dir, package_dirs=self.args.package_dir,
-                              log=self.log)
+                              base_dir=base_dir,
+                              package_dirs=[os.path.abspath(d) for d in self.args.package_dir],
+                              allow_paths=[os.path.abspath(d) for d in self.args.allow_path],
+                              log=self.log, quote=shown)
         self.view.add_sliders()
         self.q, self.qd = model.neutral(), np.zeros(model.nv)
         self.base_pose = None
         self.index = {n: i for i, n in enumerate(model.joint_names)}
-        print(f'liemb view: {model.name} from {where} at {self.view.url} (open it in a '
-              'browser; Ctrl-C stops)', flush=True)
+        # a name from the topic quoted (it may be megabytes); a file's as it is
+        self.view.announce(f'{model.name if base_dir else shown(model.name)} from {where}')
 
     def on_joint_state(self, msg):
         if self.model is None or not msg.name:
@@ -168,8 +179,6 @@ def run_view(args):
     code = 0
     try:
         if args.robot:
-            import os
-
             from .. import resources
             try:
                 xml, path = resources.read_robot_description(args.robot, args.xacro_args)

@@ -25,10 +25,15 @@ position limit are listed there too.  Three feeds move the robot:
 * joint sliders in the page (:meth:`RobotView.add_sliders`) when nothing drives the robot.
 
 The page is self-contained (viser serves its client from the wheel); the server listens on
-``127.0.0.1`` unless told otherwise.  A mesh file that is missing or cannot be read is
-drawn as a marker box of :data:`MISSING_MESH_SIZE` (its extent is unknown) and logged with
-its path; a port that is taken or an address that cannot be bound raises
-:class:`ViewError` naming it.
+``127.0.0.1`` unless told otherwise, and says so with a warning when it listens elsewhere
+(:func:`page_address`: a wildcard address is reported as every interface, with a URL that
+opens the page here).  Mesh files are read only from the folders their URIs belong to, the
+URDF's folder, ``package_dirs``, installed packages and ``allow_paths`` (``..`` and symbolic
+links resolved first), each at most :data:`MAX_MESH_BYTES` and checked before it is read, in
+a thread of the view's own (:mod:`.visuals`); a mesh file that is missing, refused or cannot
+be read is drawn as a magenta marker box of :data:`MISSING_MESH_SIZE` (its extent is
+unknown) and logged with its path and the reason.  A port outside 0..65535, a port that is
+taken or an address that cannot be bound raises :class:`ViewError` naming it.
 """
 # The parts: visuals.py (the URDF's visual geometry), scene.py (RobotView: the page, the
 # scene and its controls, the arrows), simulate.py (the simulation feed), command.py (the
@@ -37,17 +42,20 @@ its path; a port that is taken or an address that cannot be bound raises
 from ..resources import resolve_mesh
 from .command import add_arguments, run
 from .scene import (ANGULAR_COLOR, DEFAULT_HOST, DEFAULT_PORT, FORCE_COLOR, LINEAR_COLOR,
-                    TWIST_SCALE, RobotView, ViewError, check_address, joint_wrench_arrows,
-                    twist_arrows)
+                    TWIST_SCALE, RobotView, ViewError, check_address, check_port,
+                    joint_wrench_arrows, page_address, twist_arrows)
 from .simulate import (CONTACT_COLOR, CONTACT_SCALE, SimulationDriver, gravity_hold,
                        view_simulation)
-from .visuals import DEFAULT_COLOR, MISSING_COLOR, MISSING_MESH_SIZE, Visual, read_visuals
+from .visuals import (DEFAULT_COLOR, MAX_MESH_BYTES, MAX_ROBOT_MESH_BYTES, MESH_TYPES,
+                      MISSING_COLOR, MISSING_MESH_SIZE, Visual, find_mesh, load_meshes,
+                      read_visuals)
 
 __all__ = [
     'resolve_mesh', 'add_arguments', 'run',
     'ANGULAR_COLOR', 'DEFAULT_HOST', 'DEFAULT_PORT', 'FORCE_COLOR', 'LINEAR_COLOR',
-    'TWIST_SCALE', 'RobotView', 'ViewError', 'check_address', 'joint_wrench_arrows',
-    'twist_arrows', 'CONTACT_COLOR', 'CONTACT_SCALE', 'SimulationDriver', 'gravity_hold',
-    'view_simulation', 'DEFAULT_COLOR', 'MISSING_COLOR', 'MISSING_MESH_SIZE', 'Visual',
-    'read_visuals',
+    'TWIST_SCALE', 'RobotView', 'ViewError', 'check_address', 'check_port',
+    'joint_wrench_arrows', 'page_address', 'twist_arrows', 'CONTACT_COLOR', 'CONTACT_SCALE',
+    'SimulationDriver', 'gravity_hold', 'view_simulation', 'DEFAULT_COLOR', 'MAX_MESH_BYTES',
+    'MAX_ROBOT_MESH_BYTES', 'MESH_TYPES', 'MISSING_COLOR', 'MISSING_MESH_SIZE', 'Visual',
+    'find_mesh', 'load_meshes', 'read_visuals',
 ]

@@ -3,16 +3,26 @@ The ``liemb view`` command: its options and the choice of feed (simulation, slid
 
 With ``--simulate`` a :class:`~.simulate.SimulationDriver` moves the robot, with
 ``--sliders`` the page's joint sliders; otherwise :func:`liemb_ros.ros.view_node.run_view`
-follows the ROS topics.
+follows the ROS topics.  A port outside 0..65535 is an argument error (exit 2).
 """
+import argparse
 import math
 import os
 import time
 
 import numpy as np
 
-from .scene import DEFAULT_HOST, DEFAULT_PORT, RobotView, ViewError
+from .scene import DEFAULT_HOST, DEFAULT_PORT, RobotView, ViewError, check_port
 from .simulate import SimulationDriver, gravity_hold
+
+
+def port_argument(text):
+    """Parse a ``--port`` value: 0..65535 (0: a free one); else an argparse error (exit 2)."""
+    try:
+        return check_port(text)
+    except ViewError:
+        raise argparse.ArgumentTypeError(f'{text!r} is not a port: give 0..65535 (0: a free '
+                                         'one)') from None
 
 
 def add_arguments(parser):
@@ -31,13 +41,18 @@ def add_arguments(parser):
     parser.add_argument('--sliders', action='store_true',
                         help='no simulation and no ROS: move the joints with sliders')
     parser.add_argument('--host', default=DEFAULT_HOST,
-                        help=f'address to serve the page on (default {DEFAULT_HOST}; '
-                             '0.0.0.0 for other machines)')
-    parser.add_argument('--port', type=int, default=DEFAULT_PORT,
+                        help=f'address to serve the page on (default {DEFAULT_HOST}: this '
+                             'machine only; 0.0.0.0 opens it to the network, with a warning)')
+    parser.add_argument('--port', type=port_argument, default=DEFAULT_PORT,
                         help=f'port of the page (default {DEFAULT_PORT}; 0: a free one)')
     parser.add_argument('--package-dir', action='append', default=[], metavar='DIR',
                         help='where package:// meshes are looked for (DIR/PKG/... or a '
                              'folder named PKG); repeatable')
+    parser.add_argument('--allow-path', action='append', default=[], metavar='DIR',
+                        help='a folder mesh files may also be read from (by default only '
+                             "their package's folder, the URDF's folder, --package-dir "
+                             'folders and installed packages; .. and symbolic links are '
+                             'resolved first); repeatable')
     parser.add_argument('--xacro-args', metavar="'NAME:=VALUE ...'",
                         help='arguments of a xacro robot')
     parser.add_argument('--markers', action='append', metavar='TOPIC',
@@ -85,7 +100,8 @@ def run(args):
     try:
         view = RobotView(model, xml, host=args.host, port=args.port,
                          base_dir=os.path.dirname(os.path.abspath(path)), package_dirs=dirs,
-                         log=lambda line: print(line, file=sys.stderr))
+                         allow_paths=[os.path.abspath(d) for d in args.allow_path],
+                         log=lambda line: print(line, file=sys.stderr, flush=True))
     except ViewError as exc:
         print(exc, file=sys.stderr)
         return 2
@@ -113,8 +129,7 @@ def run(args):
         driver = SimulationDriver(sim, view, torque=torque, speed=args.speed).start()
     else:
         view.add_sliders()
-    print(f'liemb view: {model.name} at {view.url} (open it in a browser; Ctrl-C stops)',
-          flush=True)
+    view.announce(model.name)
     _wait(args.duration)
     if driver is not None:
         driver.stop()

@@ -1,15 +1,19 @@
 """
 The robot in a viser scene in the browser: :class:`RobotView` and what it draws.
 
-:class:`RobotView` serves the page (:func:`check_address` first, so a taken port or a
-foreign address raises :class:`ViewError` naming it), builds the scene from the URDF's
-visuals (:mod:`.visuals`) with one frame per link, the view's controls (link frames, twist
-arrows, representation, link) and a status area, and moves the frames to each
-configuration given to :meth:`RobotView.update`.  :func:`twist_arrows` and
-:func:`joint_wrench_arrows` compute the arrows it and the simulation feed draw.
+:class:`RobotView` serves the page (:func:`check_address` first, so a bad port, a taken
+port or a foreign address raises :class:`ViewError` naming it), builds the scene from the
+URDF's visuals (:mod:`.visuals`) with one frame per link, the view's controls (link frames,
+twist arrows, representation, link) and a status area, and moves the frames to each
+configuration given to :meth:`RobotView.update`.  Mesh files are read in a thread of the
+view's own and drawn as each arrives, so neither the page nor the caller (a ROS callback)
+waits for them.  :func:`page_address` says where the page is and warns when it is open to
+the network.  :func:`twist_arrows` and :func:`joint_wrench_arrows` compute the arrows it
+and the simulation feed draw.
 """
 import contextlib
 import io
+import ipaddress
 import math
 import socket
 import threading
@@ -18,7 +22,7 @@ import numpy as np
 
 from ..kinematics import forward_kinematics, link_twist
 from ..model import REPRESENTATIONS
-from .visuals import MISSING_COLOR, MISSING_MESH_SIZE, read_visuals
+from .visuals import MISSING_COLOR, MISSING_MESH_SIZE, load_meshes, read_visuals
 
 DEFAULT_HOST = '127.0.0.1'
 DEFAULT_PORT = 8080
@@ -50,24 +54,91 @@ def _wxyz(R):
     return tuple(q)
 
 
+def check_port(port):
+    """
+    Return ``port`` as an int if it is one a server can listen on (0..65535; 0: a free one).
+
+    Raises :class:`ViewError` with the reason otherwise (negative, too large, not a whole
+    number).
+    """
+    try:
+        number = int(port)
+        whole = number == port or str(number) == str(port).strip()
+    except (TypeError, ValueError, OverflowError):
+        whole = False
+    if not whole or not 0 <= number <= 65535:
+        raise ViewError(f'liemb view: port {port!r} is not a port: give 0..65535 (0: a free '
+                        'one)')
+    return number
+
+
 def check_address(host, port):
     """
     Return a port that ``host`` can serve on (``port``, or a free one for 0).
 
-    Raises :class:`ViewError` naming the address when the port is taken or the address
-    is not one of this machine's.
+    Raises :class:`ViewError` naming the address when the port is not one (outside
+    0..65535), is taken, or the address is not one of this machine's.
     """
+    port = check_port(port)
     try:
         with socket.socket(socket.AF_INET6 if ':' in host else socket.AF_INET) as s:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server does
-            s.bind((host, int(port)))
+            s.bind((host, port))
             return s.getsockname()[1]
     except OSError as exc:
         taken = exc.errno in (98, 48)  # EADDRINUSE (Linux, macOS)
         why = ('is in use by another program; choose another with --port' if taken else
                f'cannot be served ({exc.strerror}); give an address of this machine with '
                '--host')
-        raise ViewError(f'liemb view: {host}:{port} {why}') from None
+        raise ViewError(f'liemb view: {_hostport(host, port)} {why}') from None
+
+
+def _hostport(host, port):
+    """``host:port`` with an IPv6 address in brackets, as in a URL."""
+    return f'[{host}]:{port}' if ':' in host else f'{host}:{port}'
+
+
+def _loopback(host):
+    """Return whether every address ``host`` stands for is a loopback one."""
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:   # a name: what it resolves to
+        pass
+    try:
+        found = {info[4][0] for info in socket.getaddrinfo(host, None)}
+    except (OSError, UnicodeError):
+        return False
+    return bool(found) and all(ipaddress.ip_address(a.partition('%')[0]).is_loopback
+                               for a in found)
+
+
+def page_address(host, port):
+    """
+    Say where a page served on ``host``, ``port`` is: ``(url, where, warning)``.
+
+    ``url`` opens the page on this machine: ``http://HOST:PORT`` for an address or a name
+    as given (an IPv6 address in brackets); for the wildcard addresses (``''`` and
+    ``0.0.0.0``: every IPv4 interface, ``''`` IPv6 too; ``::``: every interface)
+    the loopback address of the same family.  ``where`` is empty, or for a wildcard
+    says it listens on every interface and how other machines reach it.  ``warning`` is
+    None on a loopback address, else says that the page is open to the network.
+    """
+    wildcard = {'': '127.0.0.1', '0.0.0.0': '127.0.0.1', '::': '::1'}
+    if host in wildcard:
+        url = f'http://{_hostport(wildcard[host], port)}'
+        listen = f'http://{_hostport(host or "0.0.0.0", port)}'
+        where = (f'it listens on every interface, {listen}; from other machines: '
+                 f"http://{_hostport(socket.gethostname(), port)} or this machine's IP address")
+        who = 'every interface'
+    else:
+        url = f'http://{_hostport(host, port)}'
+        where = ''
+        if _loopback(host):
+            return url, where, None
+        who = f'{host}, not a loopback address'
+    return url, where, (f'the page listens on {who}: it is open to the network (anyone who '
+                        'reaches this machine sees the robot and its meshes and moves its '
+                        'sliders); --host 127.0.0.1 keeps it to this machine')
 
 
 def twist_arrows(model, q, qd, link, representation, base_pose=None, scale=TWIST_SCALE):
@@ -128,10 +199,14 @@ class RobotView:
         The URDF text (its visuals are drawn; the model's kinematics moves them).
     host, port : str, int
         Where to serve the page (``port=0``: a free port); :attr:`url` is the address.
-    base_dir, package_dirs
-        Where mesh files are looked for (:func:`resolve_mesh`).
+    base_dir, package_dirs, allow_paths
+        Where mesh files are looked for and may be read (:func:`.visuals.find_mesh`:
+        ``base_dir`` the URDF's folder, None for a description without one).
     log : callable
-        Receives one line per problem (missing meshes).
+        Receives one line per problem (missing, refused or unreadable meshes).
+    quote : callable
+        Quotes text of the description in the log (``repr``;
+        :func:`liemb_ros.ros.conversions.shown` for a description from a message).
 
     Raises
     ------
@@ -141,12 +216,13 @@ class RobotView:
     """
 
     def __init__(self, model, xml, *, host=DEFAULT_HOST, port=DEFAULT_PORT, base_dir=None,
-                 package_dirs=(), log=print, title=None):
+                 package_dirs=(), allow_paths=(), log=print, quote=repr, title=None):
         import viser
 
         self.model = model
         self.log = log
-        self.visuals = read_visuals(xml, base_dir, package_dirs, log)
+        self.visuals = read_visuals(xml, base_dir, package_dirs, log, allow_paths, quote,
+                                    load=False)
         port = check_address(host, port)
         with contextlib.redirect_stdout(io.StringIO()):   # viser's banner: we print the URL
             self.server = viser.ViserServer(host=host, port=port, label=title or model.name,
@@ -159,20 +235,80 @@ class RobotView:
         self.base_pose = np.eye(4) if model.floating else None
         self.updates = 0
         self._lock = threading.Lock()
+        self._status, self._status_lock = {}, threading.Lock()
+        self._closed = threading.Event()
         self._build_scene()
         self._build_gui()
         self.update(self.q)
+        self.meshes_done = threading.Event()
+        self._loader = threading.Thread(target=self._load_meshes, args=(quote,),
+                                        name='liemb-view-meshes', daemon=True)
+        self._loader.start()
 
     @property
     def url(self):
-        """Return the page's address, e.g. ``http://127.0.0.1:8080``."""
-        host = '127.0.0.1' if self.host in ('0.0.0.0', '') else self.host
-        return f'http://{host}:{self.port}'
+        """Return the address that opens the page here, e.g. ``http://127.0.0.1:8080``."""
+        return page_address(self.host, self.port)[0]
 
-    def _build_scene(self):
-        scene = self.server.scene
+    def announce(self, what):
+        """
+        Print where the page of ``what`` (the robot's name and origin) is, on stdout.
+
+        ``liemb view: WHAT at URL (...)``, and a warning line through the log when the page
+        is open to the network (:func:`page_address`).
+        """
+        url, where, warning = page_address(self.host, self.port)
+        where = f'{where}; ' if where else ''
+        print(f'liemb view: {what} at {url} ({where}open it in a browser; Ctrl-C stops)',
+              flush=True)
+        if warning:
+            self.log(f'liemb view: warning: {warning}')
+
+    def _load_meshes(self, quote):
+        """Read the mesh files and draw each as it arrives (the loader thread)."""
+        pending = [v for v in self.visuals if v.kind == 'mesh']
+        self._meshes = [0, len(pending)]
+        self._show_meshes()
+
+        def drawn(k, v):
+            with self._lock:
+                if self._closed.is_set():
+                    return
+                self._draw_visual(k, v)
+                self._meshes[0] += 1
+                self._show_meshes()
+        try:
+            if pending:
+                load_meshes(self.visuals, self.log, quote, done=drawn, stop=self._closed)
+                if not self._closed.is_set():
+                    with self._lock:
+                        self._frame_camera()
+        except Exception as exc:   # the view goes on without the rest of the meshes
+            self.log(f'liemb view: reading the mesh files stopped: {type(exc).__name__}: {exc}')
+        finally:
+            self.meshes_done.set()
+
+    def _show_meshes(self):
+        done, total = self._meshes
+        if not any(v.filename is not None for v in self.visuals):
+            return
+        if done < total:
+            self.set_status(f'meshes: reading {done} of {total}', key='meshes')
+            return
+        drawn = sum(v.mesh is not None for v in self.visuals)
+        markers = sum(v.kind == 'missing' and v.filename is not None for v in self.visuals)
+        text = f'meshes: {drawn} drawn'
+        if markers:
+            text += f', {markers} as magenta markers (see the log)'
+        self.set_status(text, key='meshes')
+
+    def _frame_camera(self):
+        """
+        Point new clients' camera at the robot: link origins and visuals, each with its size.
+
+        Returns the span [m] framed.
+        """
         Cs = forward_kinematics(self.model, self.q, base_pose=self.base_pose)
-        # frame the link origins and the visuals' centres, each with its size around it
         pos = [C[:3, 3] for C in Cs]
         for v in self.visuals:
             if v.link in self.model.link_names:
@@ -186,6 +322,11 @@ class RobotView:
         span = max(float(np.ptp(pos, axis=0).max()), 0.3)
         self.server.initial_camera.look_at = centre
         self.server.initial_camera.position = centre + span * np.array([0.9, 0.7, 0.45])
+        return span
+
+    def _build_scene(self):
+        scene = self.server.scene
+        span = self._frame_camera()   # framed again when the meshes are read
         size = 2.0 * math.ceil(span)
         scene.add_grid('/grid', width=size, height=size, cell_size=0.1, section_size=0.5)
         self.frames = {}
@@ -195,28 +336,35 @@ class RobotView:
         for k, v in enumerate(self.visuals):
             if v.link not in self.frames:
                 self.log(f'liemb view: visual of unknown link {v.link!r} not drawn')
-                continue
-            node = f'/robot/{v.link}/visual_{k}'
-            R, p = v.origin[:3, :3], v.origin[:3, 3]
-            color = tuple(int(round(255 * c)) for c in v.color)
-            if v.kind == 'box':
-                scene.add_box(node, color=color, dimensions=v.size, wxyz=_wxyz(R), position=p)
-            elif v.kind == 'cylinder':
-                # along its local z, as in URDF (checked in the browser test)
-                scene.add_cylinder(node, radius=v.size[0], height=v.size[1], color=color,
-                                   wxyz=_wxyz(R), position=p)
-            elif v.kind == 'sphere':
-                scene.add_icosphere(node, radius=v.size[0], color=color, wxyz=_wxyz(R),
-                                    position=p)
-            elif v.kind == 'mesh':
-                scene.add_mesh_simple(node, vertices=np.asarray(v.mesh.vertices) * v.scale,
-                                      faces=np.asarray(v.mesh.faces), color=color,
-                                      wxyz=_wxyz(R), position=p)
-            else:
-                scene.add_box(node, color=tuple(int(255 * c) for c in MISSING_COLOR),
-                              dimensions=(MISSING_MESH_SIZE,) * 3, wireframe=True,
-                              wxyz=_wxyz(R), position=p)
+            elif v.kind != 'mesh':   # meshes: when read
+                self._draw_visual(k, v)
         self._twist_handle = None
+
+    def _draw_visual(self, k, v):
+        """Add visual ``k`` to the scene under its link's frame."""
+        if v.link not in self.frames:
+            return
+        scene = self.server.scene
+        node = f'/robot/{v.link}/visual_{k}'
+        R, p = v.origin[:3, :3], v.origin[:3, 3]
+        color = tuple(int(round(255 * c)) for c in v.color)
+        if v.kind == 'box':
+            scene.add_box(node, color=color, dimensions=v.size, wxyz=_wxyz(R), position=p)
+        elif v.kind == 'cylinder':
+            # along its local z, as in URDF (checked in the browser test)
+            scene.add_cylinder(node, radius=v.size[0], height=v.size[1], color=color,
+                               wxyz=_wxyz(R), position=p)
+        elif v.kind == 'sphere':
+            scene.add_icosphere(node, radius=v.size[0], color=color, wxyz=_wxyz(R),
+                                position=p)
+        elif v.kind == 'mesh':
+            scene.add_mesh_simple(node, vertices=np.asarray(v.mesh.vertices) * v.scale,
+                                  faces=np.asarray(v.mesh.faces), color=color,
+                                  wxyz=_wxyz(R), position=p)
+        else:
+            scene.add_box(node, color=tuple(int(255 * c) for c in MISSING_COLOR),
+                          dimensions=(MISSING_MESH_SIZE,) * 3, wireframe=True,
+                          wxyz=_wxyz(R), position=p)
 
     def _build_gui(self):
         gui = self.server.gui
@@ -309,10 +457,10 @@ class RobotView:
         self.set_status('\n\n'.join(lines))
 
     def set_status(self, text, key='view'):
-        """Show ``text`` (markdown) under ``key`` in the page's status area."""
-        self._status = getattr(self, '_status', {})
-        self._status[key] = text
-        self.gui_status.content = '\n\n'.join(self._status.values())
+        """Show ``text`` (markdown) under ``key`` in the page's status area (any thread)."""
+        with self._status_lock:
+            self._status[key] = text
+            self.gui_status.content = '\n\n'.join(self._status.values())
 
     def _keep_set(self, folder, name, count):
         """
@@ -351,7 +499,9 @@ class RobotView:
             point_size=size, point_shape='circle', precision='float32')
 
     def close(self):
-        """Stop serving the page."""
+        """Stop serving the page (and reading mesh files: the one being read is dropped)."""
+        with self._lock:
+            self._closed.set()
         with contextlib.redirect_stdout(io.StringIO()):
             self.server.stop()
 
