@@ -480,3 +480,25 @@ def test_liemb_launch_exits_non_zero_when_a_node_failed():
     assert proc.returncode == 1, out
     assert '[launch] failed: liemb_dynamics exited with code 1' in proc.stderr, out
     assert 'not a URDF file' in out and 'S3CR3T' not in out, out
+
+
+@pytest.mark.parametrize('text, good', [
+    (SECRET, False),                                  # a mapping, but of no node's parameters
+    ('- a\n- b\n', False),
+    ('liemb_dynamics:\n  ros__parameters: 3\n', False),
+    ('/**:\n  ros__parameters: {}\n', True),
+    ('arm:\n  liemb_dynamics:\n    ros__parameters:\n      mode: inverse_dynamics\n', True),
+])
+def test_a_params_file_rcl_cannot_read_is_refused_before_anything_starts(
+        text, good, tmp_path, capsys, monkeypatch):
+    """rcl refuses such a file in every node (each exits 1, a traceback apiece): refused
+    first, exit 2, without quoting the file."""
+    path = tmp_path / 'params.yaml'
+    path.write_text(text)
+    if good:
+        resolve('sim', {'params_file': str(path)}, installed=nothing)
+        return
+    monkeypatch.setattr(launcher.subprocess, 'Popen', lambda *a, **k: pytest.fail('started'))
+    assert cli.main(['launch', 'sim', f'params_file:={path}']) == 2
+    err = capsys.readouterr().err
+    assert 'ros__parameters' in err and 'S3CR3T' not in err and 'admin' not in err, err

@@ -281,9 +281,20 @@ def _check_params_file(path):
             data = yaml.safe_load(f)
     except yaml.YAMLError as exc:
         raise LaunchArgumentError(f'params_file {path!r} is not YAML: {exc}') from None
-    if not isinstance(data, dict):
-        raise LaunchArgumentError(f'params_file {path!r}: expected a mapping of node names to '
-                                  '{ros__parameters: ...}')
+    if not _parameter_tree(data):
+        raise LaunchArgumentError(f'params_file {path!r}: expected a mapping of node names '
+                                  '(namespaces may nest) to {ros__parameters: {...}}, as ros2 '
+                                  'param dump writes it')
+
+
+def _parameter_tree(data):
+    """Return whether ``data`` maps node names, maybe nested, to ``{ros__parameters: {}}``."""
+    if not isinstance(data, dict) or not data:
+        return False
+    if 'ros__parameters' in data and not isinstance(data['ros__parameters'], dict):
+        return False
+    return all(_parameter_tree(value) for key, value in data.items()
+               if key != 'ros__parameters')
 
 
 def parameter_files(parameters, tmpdir, written=None):
