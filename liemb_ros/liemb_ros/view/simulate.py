@@ -163,7 +163,7 @@ class SimulationDriver:
 
 
 def view_simulation(sim, *, torque=None, host=DEFAULT_HOST, port=DEFAULT_PORT, xml=None,
-                    package_dirs=(), rate=30.0, speed=1.0, log=print):
+                    package_dirs=(), allow_paths=(), rate=30.0, speed=1.0, log=print):
     """
     Show a running :class:`~liemb_ros.simulation.Simulator` in the browser; return the driver.
 
@@ -171,7 +171,8 @@ def view_simulation(sim, *, torque=None, host=DEFAULT_HOST, port=DEFAULT_PORT, x
     ``driver.view.url``; ``driver.stop()`` and ``driver.view.close()`` end it.  ``xml``:
     the URDF text (default: read from ``sim.model.source``); ``torque(t, q, base_pose)`` as in
     :class:`SimulationDriver` (e.g. :func:`gravity_hold`); ``package_dirs``: where
-    ``package://`` meshes are (:func:`resolve_mesh`).
+    ``package://`` meshes are, ``allow_paths``: other folders meshes may be read from
+    (:func:`.visuals.find_mesh`).
     """
     model = sim.model
     base_dir = None
@@ -180,5 +181,5 @@ def view_simulation(sim, *, torque=None, host=DEFAULT_HOST, port=DEFAULT_PORT, x
         xml = read_urdf_file(model.source)
         base_dir = os.path.dirname(os.path.abspath(model.source))
     view = RobotView(model, xml, host=host, port=port, base_dir=base_dir,
-                     package_dirs=package_dirs, log=log)
+                     package_dirs=package_dirs, allow_paths=allow_paths, log=log)
     return SimulationDriver(sim, view, torque=torque, rate=rate, speed=speed).start()
