@@ -606,8 +606,8 @@ def test_browser_page_and_joint_states_work_while_a_mesh_is_read(graph, tmp_path
         states.publish(JointState(name=['j'], position=[0.5], velocity=[0.0]))
         graph.spin_for(0.3)
         _wait_text(page, 'driven by joint_states')
+        # the reading waits for the gate: the page and the feed worked meanwhile
         assert 'meshes: reading 0 of 1' in page.inner_text('body')
-        assert not gate.exists()   # still reading: the page and the feed worked meanwhile
         time.sleep(1.5)
         before = _shot(page)
         gate.touch()
