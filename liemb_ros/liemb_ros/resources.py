@@ -142,43 +142,10 @@ def read_robot_description(robot, xacro_args=None):
         (the message names the file and, for ``$(find pkg)``, the package).
 
     """
-    from .model.urdf import URDFError, is_xacro_path, read_urdf_file
+    from .model.urdf import read_urdf_file
 
     path = robot_path(os.fspath(robot))
-    try:
-        return read_urdf_file(path, xacro_args), path
-    except URDFError:
-        if xacro_args is not None or is_xacro_path(path):
-            raise      # xacro's errors name the file, line and column
-        kind = _file_kind(path)
-        if kind is None:   # gone meanwhile: the original error says so
-            raise
-    raise URDFError(f'{path}: not a URDF file: expected UTF-8 XML text starting with an element '
-                    f'such as <robot>; the file holds {kind} (its content is not shown)')
-
-
-def _file_kind(path, head=65536):
-    """
-    Describe a file by its size and kind, without its content; None if it cannot be read.
-
-    ``'1234 bytes of binary data (not UTF-8 text)'``, ``'1234 bytes of UTF-8 text'`` or
-    ``'0 bytes'``, judged by its first ``head`` bytes.
-    """
-    import codecs
-    try:
-        with open(path, 'rb') as f:
-            size = os.fstat(f.fileno()).st_size
-            data = f.read(head)
-    except OSError:
-        return None
-    if not data:
-        return '0 bytes'
-    try:
-        codecs.getincrementaldecoder('utf-8')().decode(data, final=len(data) < head)
-        text = b'\0' not in data
-    except UnicodeDecodeError:
-        text = False
-    return f"{size} bytes of {'UTF-8 text' if text else 'binary data (not UTF-8 text)'}"
+    return read_urdf_file(path, xacro_args), path
 
 
 def mesh_prefixes():

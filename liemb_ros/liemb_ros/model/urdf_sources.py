@@ -33,22 +33,23 @@ def is_xacro_path(path):
     return os.fspath(path).lower().endswith(XACRO_SUFFIXES)
 
 
-def _decode(data, src):
+def _decode(data, src, quote=True):
     """
     Return ``data`` (bytes or str) as str, refusing anything that is not UTF-8 text.
 
     A leading byte-order mark is dropped.  Raises :class:`URDFError`
-    ``'<src>: not UTF-8 text at byte N'`` for invalid bytes, and for a str holding lone
-    surrogates (what undecodable bytes become with ``errors='surrogateescape'``), where
-    ``N`` is the byte offset the character would have in UTF-8.
+    ``'<src>: not UTF-8 text at byte N (b'\\xff')'`` for invalid bytes (the byte not quoted
+    when ``quote`` is false), and for a str holding lone surrogates (what undecodable bytes
+    become with ``errors='surrogateescape'``), where ``N`` is the byte offset the character
+    would have in UTF-8.
     """
     if isinstance(data, (bytes, bytearray, memoryview)):
         data = bytes(data)
         try:
             text = data.decode('utf-8')
         except UnicodeDecodeError as exc:
-            raise URDFError(f'{src}: not UTF-8 text at byte {exc.start} '
-                            f'({data[exc.start:exc.start + 1]!r})') from None
+            byte = f' ({data[exc.start:exc.start + 1]!r})' if quote else ''
+            raise URDFError(f'{src}: not UTF-8 text at byte {exc.start}{byte}') from None
     elif isinstance(data, str):
         text = data
         try:
@@ -91,17 +92,35 @@ def _starts_with_element(text):
                     and (text[i + 1].isalpha() or text[i + 1] in '_:'))
 
 
-def xml_text(data, src):
+def xml_text(data, src, file=False):
     """
     Decode ``data`` and check that it is XML text; see :func:`parse_urdf_string`.
 
     Leading whitespace is dropped (an XML declaration after it would be malformed XML).
+    Text that is not XML is quoted (its first 40 characters) in the error, except the
+    content of a ``file`` (``data`` read from the file ``src``): a robot argument may name
+    any readable file, so its error says what was expected and what the file holds (size,
+    text or binary data), never what it says.
     """
-    text = _decode(data, src).lstrip(' \t\r\n')
+    try:
+        text = _decode(data, src, quote=not file).lstrip(' \t\r\n')
+    except URDFError as exc:
+        if not file:
+            raise
+        raise URDFError(f'{exc}: {_not_urdf_file(data, "binary data")}') from None
     if not _starts_with_element(text):
+        if file:
+            raise URDFError(f'{src}: {_not_urdf_file(data, "UTF-8 text")}')
         raise URDFError(f'{src}: not URDF XML (expected text starting with an XML element '
                         f'such as <robot>, got {text[:40]!r})')
     return text
+
+
+def _not_urdf_file(data, kind):
+    """Say what a URDF file holds and what a file that is none does, without its content."""
+    holds = f'{len(data)} bytes of {kind}' if len(data) else '0 bytes'
+    return (f'not a URDF file: expected UTF-8 XML text starting with an element such as '
+            f'<robot>; the file holds {holds} (its content is not shown)')
 
 
 def _xacro_mappings(xacro_args, src):
@@ -231,7 +250,8 @@ def read_urdf_file(path, xacro_args=None):
     Raises
     ------
     URDFError
-        No such file, not UTF-8 text, not XML, or a xacro failure; naming the file.
+        No such file, not UTF-8 text, not XML, or a xacro failure; naming the file (and
+        for a file that is not XML its size and kind, never its content).
 
     """
     path = os.fspath(path)
@@ -240,7 +260,7 @@ def read_urdf_file(path, xacro_args=None):
     if not os.path.isfile(path):
         raise URDFError(f'{path}: no such URDF file')
     with open(path, 'rb') as f:
-        return xml_text(f.read(), path)
+        return xml_text(f.read(), path, file=True)
 
 
 def read_text(path_or_xml, xacro_args=None):
