@@ -37,24 +37,12 @@ setup_ros() {
   tools/ros/setup_ros.sh "$VENV"
 }
 
-numba_cache() {
-  # numba checks a cached kernel against its own file only, not the files of the kernels it
-  # calls: one cache folder per state of the sources keeps an edit from running stale code.
-  if [ -n "${NUMBA_CACHE_DIR:-}" ]; then return; fi
-  local src_hash
-  src_hash=$(cat $(find liemb_ros/liemb_ros -name '*.py' | sort) | sha1sum | cut -c1-12)
-  mkdir -p "$VENV/numba-cache"
-  find "$VENV/numba-cache" -mindepth 1 -maxdepth 1 ! -name "$src_hash" -exec rm -rf {} +
-  export NUMBA_CACHE_DIR=$VENV/numba-cache/$src_hash
-}
-
 prepare() {
-  # Compile every kernel once into that cache, so that nodes and commands start at once.
-  numba_cache
-  if [ -f "$NUMBA_CACHE_DIR/.prepared" ]; then return; fi
-  echo "== compiling the kernels into $NUMBA_CACHE_DIR (once per state of the sources)"
+  # Compile every kernel once into the package's cache folder (liemb_ros._cache: one per
+  # installation and state of the sources, found by every command and node), so that nodes
+  # and commands start at once; a folder already prepared returns at once.
+  rm -rf "$VENV/numba-cache"   # where earlier versions of this script kept them
   "$VENV/bin/liemb" prepare
-  touch "$NUMBA_CACHE_DIR/.prepared"
 }
 
 cmd=${1:-demo}; shift || true

@@ -8,9 +8,12 @@ path), ``Model``, ``link_pose``, ``forward_kinematics``, ``link_twist``,
 ``joint_wrenches``, ``mass_matrix``, ``mass_matrix_derivative``, ``coriolis_matrix``,
 ``forward_dynamics``; equations of motion: ``kane_eom``, ``lagrange_eom``,
 ``system_matrices``, ``inverse_dynamics_derivatives``, ``inverse_dynamics_time_derivative``,
-``linearize``; ``set_num_threads``/``get_num_threads``: the threads of the batch calls.
+``linearize``; ``set_num_threads``/``get_num_threads``: the threads of the batch calls;
+``KERNEL_CACHE``: the folder of the compiled kernels (:mod:`liemb_ros._cache`).
 Twists are angular first ``(ω, v)``, wrenches moment first ``(m, f)``, poses 4x4.
 """
+# first: numba's kernel cache folder is chosen before any kernel is defined
+from ._cache import KERNEL_CACHE, VERSION as __version__
 from .dynamics import (coriolis_matrix, forward_dynamics, gravity_torques, inverse_dynamics,
                        joint_wrenches, mass_matrix, mass_matrix_derivative)
 from ._kernels.dispatch import get_num_threads, set_num_threads
@@ -29,20 +32,4 @@ __all__ = ['load_urdf', 'load_urdf_string', 'Model', 'URDFError', 'URDFWarning',
            'mass_matrix', 'mass_matrix_derivative', 'coriolis_matrix', 'forward_dynamics',
            'kane_eom', 'lagrange_eom', 'system_matrices', 'inverse_dynamics_derivatives',
            'inverse_dynamics_time_derivative', 'linearize', 'set_num_threads',
-           'get_num_threads']
-
-
-def _version():
-    """Return the installed version (package.xml's in a source tree never installed)."""
-    from importlib import metadata
-    try:
-        return metadata.version('liemb_ros')
-    except metadata.PackageNotFoundError:
-        import os
-        import xml.etree.ElementTree as ET
-        xml = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                           'package.xml')
-        return ET.parse(xml).getroot().findtext('version') if os.path.isfile(xml) else 'unknown'
-
-
-__version__ = _version()
+           'get_num_threads', 'KERNEL_CACHE', '__version__']

@@ -14,13 +14,22 @@ the last step runs batches split over two threads.  The README's set-up
 (``./dev.sh setup``) runs it; on a colcon install run ``ros2 run liemb_ros liemb prepare``
 (or ``liemb prepare``) once after building.
 
-The cache lives beside the sources (numba's default) or in ``NUMBA_CACHE_DIR``; processes
-that should use it must see the same setting.
+The kernels go to the package's cache folder (:data:`liemb_ros.KERNEL_CACHE`, chosen by
+:mod:`liemb_ros._cache`: one per installation and state of the sources, or
+``NUMBA_CACHE_DIR``), which every process that imports the package uses.  A prepared folder
+holds :data:`MANIFEST`, the cache files as the preparation left them (name and size): a
+later ``liemb prepare`` finds them all and returns at once (``--force`` runs every step
+again), and the tests check that no node or command compiles anything beyond them.
 """
+import json
+import os
 import time
 import warnings
 
 import numpy as np
+
+#: the file of a prepared cache folder that lists its files
+MANIFEST = 'prepared.json'
 
 
 def _steps():
@@ -115,13 +124,40 @@ def _steps():
     return steps
 
 
-def prepare(progress=True, echo=print):
+def cache_files(folder):
+    """Return ``{path relative to folder: size}`` of numba's files in a cache folder."""
+    files = {}
+    for root, _, names in os.walk(folder):
+        for name in names:
+            if name.endswith(('.nbi', '.nbc')):
+                path = os.path.join(root, name)
+                files[os.path.relpath(path, folder)] = os.path.getsize(path)
+    return files
+
+
+def prepared(folder):
+    """Tell whether ``folder`` holds a preparation's manifest and every file it lists."""
+    try:
+        with open(os.path.join(folder, MANIFEST), encoding='utf-8') as f:
+            files = json.load(f)['files']
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return all(os.path.isfile(os.path.join(folder, name)) for name in files)
+
+
+def prepare(progress=True, echo=print, force=False):
     """
     Compile every kernel the nodes, the CLI and the public functions use; return seconds.
 
-    ``progress``: show a progress bar (tqdm) with the step being compiled.
+    ``progress``: show a progress bar (tqdm) with the step being compiled.  A folder that is
+    already prepared (:func:`prepared`) is left as it is unless ``force``.
     """
+    from . import KERNEL_CACHE
     start = time.perf_counter()
+    where = KERNEL_CACHE or "numba's default (__pycache__ beside the sources)"
+    if KERNEL_CACHE and not force and prepared(KERNEL_CACHE):
+        echo(f'liemb prepare: the kernels are prepared in {where}')
+        return 0.0
     steps = _steps()
     if progress:
         from tqdm import tqdm
@@ -133,5 +169,10 @@ def prepare(progress=True, echo=print):
             bar.set_postfix_str(label)
         work()
     seconds = time.perf_counter() - start
-    echo(f'liemb prepare: every kernel compiled or loaded from the cache in {seconds:.1f} s')
+    if KERNEL_CACHE:
+        with open(os.path.join(KERNEL_CACHE, MANIFEST), 'w', encoding='utf-8') as f:
+            json.dump({'seconds': round(seconds, 1), 'files': cache_files(KERNEL_CACHE)}, f,
+                      indent=0)
+    echo(f'liemb prepare: every kernel compiled or loaded from the cache in {seconds:.1f} s, '
+         f'in {where}')
     return seconds
