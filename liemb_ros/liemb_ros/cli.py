@@ -119,27 +119,44 @@ def _side_process(what, argv, log_path):
     return proc
 
 
-def _stop_side_processes(procs):
+def _stop_side_processes(procs, grace=15.0):
+    """
+    Stop side processes (recorder, view): SIGTERM, then SIGKILL after ``grace`` seconds.
+
+    SIGTERM, not SIGINT: a process started in the background of a non-interactive shell
+    (CI) inherits SIGINT ignored.  The recorder finishes its file within about a second of
+    either; killed, its file still reads up to its last chunk (``liemb_ros.record``).
+    """
     import signal
     import subprocess
     for proc in procs:
         if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
+            proc.send_signal(signal.SIGTERM)
     for proc in procs:
         try:
-            proc.wait(timeout=15)
+            proc.wait(timeout=grace)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
 
 
-def _start_recorder(path, log_dir):
+def _record_refused(path, overwrite, command):
+    """Return whether ``command --record PATH`` must stop: PATH exists, no ``--overwrite``."""
+    import os
+    if overwrite or not os.path.lexists(path):
+        return False
+    print(f'{command}: {path} exists; --overwrite replaces it (nothing was started)',
+          file=sys.stderr)
+    return True
+
+
+def _start_recorder(path, log_dir, overwrite=False):
     """Start ``liemb record PATH`` beside a node set (its output in ``log_dir``)."""
     import os
     os.makedirs(log_dir, exist_ok=True)
     log_path = os.path.join(log_dir, 'record.log')
     print(f'recording to {path} (liemb plot {path} draws it; log: {log_path})')
-    proc = _side_process('record', [path], log_path)
+    proc = _side_process('record', [path] + ['--overwrite'] * overwrite, log_path)
     _wait_for_line(proc, log_path, 'liemb record: writing', 'the recorder')
     return proc
 
@@ -199,11 +216,13 @@ def _cmd_demo(args):
     from .demo import default_robot, run
     # the side processes find the nodes the way the demo's monitor does
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    if args.record and _record_refused(args.record, args.overwrite, 'liemb demo'):
+        return 2
     os.makedirs(args.out, exist_ok=True)
     procs = []
     try:
         if args.record:
-            procs.append(_start_recorder(args.record, args.out))
+            procs.append(_start_recorder(args.record, args.out, args.overwrite))
         if args.view_port >= 0:
             robot = resources.robot_path(args.robot or default_robot())
             procs.append(_start_viewer(robot, args.view_host, args.view_port, args.out))
@@ -242,8 +261,10 @@ def _cmd_launch(args):
         recorder = None
         if args.record:
             import os
+            if _record_refused(args.record, args.overwrite, 'liemb launch'):
+                return 2
             recorder = _start_recorder(args.record, os.path.dirname(
-                os.path.abspath(args.record)))
+                os.path.abspath(args.record)), args.overwrite)
         try:
             return launcher.launch(args.name, duration=args.duration,
                                    extra_params=args.param, launch_args=values)
@@ -311,6 +332,8 @@ def build_parser():
                    help='seconds to run the simulation (Ctrl-C stops earlier)')
     p.add_argument('--record', metavar='FILE.mcap',
                    help="record the run's topics to MCAP (liemb plot FILE.mcap draws them)")
+    p.add_argument('--overwrite', action='store_true',
+                   help='replace the --record file if it exists (else the demo refuses)')
     p.add_argument('--view-port', type=int, default=8080,
                    help='port of the live 3D view in the browser (default 8080; -1: none)')
     p.add_argument('--view-host', default='127.0.0.1',
@@ -323,12 +346,17 @@ def build_parser():
                    help='topics or fnmatch patterns (default: joint_states, tf, diagnostics, '
                         "robot_description and the liemb nodes' topics)")
     p.add_argument('--duration', type=float, help='stop after this many seconds')
+    p.add_argument('--overwrite', action='store_true',
+                   help='replace FILE if it exists (else liemb record refuses, as ros2 bag '
+                        'record does)')
     p.set_defaults(func=_cmd_record)
     p = sub.add_parser('plot', help="draw the demo's plots from an MCAP recording")
-    p.add_argument('file', help='an MCAP file (liemb demo --record, liemb record)')
+    p.add_argument('file', help='an MCAP file (liemb demo --record, liemb record, ros2 bag '
+                                'record); one cut short is read up to its last chunk')
     p.add_argument('--robot', help='URDF file or shipped robot name (default: the recorded '
                                    'robot_description)')
-    p.add_argument('--out', help='the picture to write (default: FILE with .png)')
+    p.add_argument('--out', help='the picture to write, its format from its extension '
+                                 '(default: FILE with .png); its folder is created')
     p.set_defaults(func=_cmd_plot)
     p = sub.add_parser('prepare', help='compile every kernel into the numba cache (once after '
                                        'installing: later starts take well under a second)')
@@ -347,6 +375,8 @@ def build_parser():
     p.add_argument('--duration', type=float, help='stop after this many seconds')
     p.add_argument('--record', metavar='FILE.mcap',
                    help="record the set's topics to MCAP while it runs")
+    p.add_argument('--overwrite', action='store_true',
+                   help='replace the --record file if it exists (else the launch refuses)')
     p.add_argument('-p', '--param', action='append', default=[], metavar='NODE:NAME:=VALUE',
                    help='override a node parameter after everything else, e.g. '
                         'liemb_dynamics:publish_rate:=100.0')

@@ -147,41 +147,72 @@ def status_line(rec):
             f"{dyn.get('dropped', '-')}")
 
 
-def plot(model, rec, path):
-    """Save joint trajectories, torques and energy of a :func:`run_sim` record to ``path``."""
+def plot(model, rec, path, title=None):
+    """
+    Save joint trajectories, torques and energy of a run to ``path``; return ``path``.
+
+    ``rec``: a :func:`run_sim` record or :func:`liemb_ros.record.read_run`'s with its
+    columns in ``model``'s joint order (``t, q, qd, effort``; ``tg, tau_g`` optional).
+    Panels for what is there: positions always; torques when the states carry efforts or
+    the dynamics node's torques were recorded (a joint_state_broadcaster without effort
+    interfaces publishes none); energy for a fixed base (the base pose of a floating one is
+    not in joint_states) at the rows whose positions and velocities are all there and
+    finite, when there is one.  NaN values are gaps; envelopes of a decimated record are
+    shaded (:func:`liemb_ros.record.draw`).  ``title``: default, the demo's.
+    """
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
 
+    from ..record import draw, has_values
     from ..simulation import mechanical_energy
-    fig, axes = plt.subplots(3, 1, figsize=(9, 9), sharex=True)
     if len(rec['t']) == 0:
+        fig = plt.figure(figsize=(9, 3))
         fig.suptitle('no joint_states received')
         fig.savefig(path, dpi=90)
         plt.close(fig)
         return path
+    tg = rec.get('tg', np.zeros(0))
+    torques = has_values(rec['effort']) or (len(tg) > 0 and has_values(rec['tau_g']))
+    complete = np.zeros(len(rec['t']), dtype=bool)
+    if not model.floating and rec['qd'].shape == rec['q'].shape:
+        complete = np.isfinite(rec['q']).all(axis=1) & np.isfinite(rec['qd']).all(axis=1)
+    panels = 1 + torques + complete.any()
+    fig, axes = plt.subplots(panels, 1, figsize=(9, 3 * panels), sharex=True, squeeze=False)
+    axes = list(axes[:, 0])
+    pos_ax = axes.pop(0)
+    tau_ax = axes.pop(0) if torques else None
+    energy_ax = axes.pop(0) if complete.any() else None
     t0 = rec['t'][0]
     t = rec['t'] - t0
     for j, name in enumerate(model.joint_names):
-        line, = axes[0].plot(t, rec['q'][:, j], label=name)
-        axes[1].plot(t, rec['effort'][:, j], color=line.get_color())
-        if len(rec['tg']):
-            axes[1].plot(rec['tg'] - t0, rec['tau_g'][:, j], '--', color=line.get_color(),
-                         linewidth=0.8)
-    axes[0].set_ylabel('q [rad]')
-    axes[0].legend(ncol=4, fontsize=7)
-    axes[1].set_ylabel('torque [N m]')
-    axes[1].set_title('applied (solid: dynamics node command + test torque) and '
-                      'gravity compensation (dashed)', fontsize=9)
-    energy = np.array([mechanical_energy(model, q, qd) for q, qd in zip(rec['q'], rec['qd'])])
-    axes[2].plot(t, energy[:, 0], label='kinetic T')
-    axes[2].plot(t, energy[:, 1] - energy[0, 1], label='potential U - U(0)')
-    axes[2].plot(t, energy.sum(axis=1) - energy[0].sum(), label='T + U - E(0)')
-    axes[2].set_ylabel('energy [J]')
-    axes[2].set_xlabel('simulation time [s]')
-    axes[2].legend(fontsize=8)
-    fig.suptitle(f'{model.name}: simulation node under the dynamics node\'s gravity '
-                 'compensation')
+        line = draw(pos_ax, t, rec, 'q', j, label=name)
+        if tau_ax is None:
+            continue
+        if has_values(rec['effort'][:, j]):
+            draw(tau_ax, t, rec, 'effort', j, color=line.get_color())
+        if len(tg):
+            draw(tau_ax, tg - t0, rec, 'tau_g', j, linestyle='--', color=line.get_color(),
+                 linewidth=0.8)
+    pos_ax.set_ylabel('q [rad]')
+    pos_ax.legend(ncol=4, fontsize=7)
+    if tau_ax is not None:
+        tau_ax.set_ylabel('torque [N m]')
+        tau_ax.set_title('applied (solid: dynamics node command + test torque) and '
+                         'gravity compensation (dashed)', fontsize=9)
+    if energy_ax is not None:
+        energy = np.full((len(t), 2), np.nan)
+        for i in np.flatnonzero(complete):
+            energy[i] = mechanical_energy(model, rec['q'][i], rec['qd'][i])
+        ref = energy[np.flatnonzero(complete)[0]]
+        energy_ax.plot(t, energy[:, 0], label='kinetic T')
+        energy_ax.plot(t, energy[:, 1] - ref[1], label='potential U - U(0)')
+        energy_ax.plot(t, energy.sum(axis=1) - ref.sum(), label='T + U - E(0)')
+        energy_ax.set_ylabel('energy [J]')
+        energy_ax.legend(fontsize=8)
+    (energy_ax or tau_ax or pos_ax).set_xlabel('time [s] (header stamps)')
+    fig.suptitle(title or f'{model.name}: simulation node under the dynamics node\'s '
+                          'gravity compensation')
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
