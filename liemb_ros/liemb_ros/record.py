@@ -271,7 +271,7 @@ class Recorder:
                         name=name, encoding='ros2msg',
                         data=message_definition(name).encode())
                     self._schemas[name] = schema
-            except (ImportError, AttributeError, FileNotFoundError) as exc:
+            except (ImportError, AttributeError, FileNotFoundError, ValueError) as exc:
                 self.log(f'liemb record: not recording {topic} ({name}): {exc}')
                 self._channels[topic] = None
                 continue
@@ -306,7 +306,7 @@ class Recorder:
                     schema = self._writer.register_schema(
                         name=name, encoding='ros2msg', data=message_definition(name).encode())
                     self._schemas[name] = schema
-            except (ImportError, AttributeError, FileNotFoundError):
+            except (ImportError, AttributeError, FileNotFoundError, ValueError):
                 continue   # left to scan(), which reports it
             self._subscribe(topic, name, cls, schema, QoSProfile(
                 depth=RECORD_DEPTH, reliability=ReliabilityPolicy.RELIABLE,
