@@ -196,7 +196,7 @@ def _start_viewer(robot, host, port, log_dir):
     """Start ``liemb view ROBOT`` on ROS topics; print its address (None: not started)."""
     import os
 
-    from .view import ViewError, check_address
+    from .view import ViewError, check_address, page_address
     try:
         port = check_address(host, port)
     except ViewError as exc:
@@ -204,9 +204,12 @@ def _start_viewer(robot, host, port, log_dir):
         return None
     log_path = os.path.join(log_dir, 'view.log')
     proc = _side_process('view', [robot, '--host', host, '--port', str(port)], log_path)
-    shown = '127.0.0.1' if host == '0.0.0.0' else host
-    print(f'live 3D view: http://{shown}:{port}  (open it in a browser while the demo runs; '
+    url, where, warning = page_address(host, port)
+    where = f'{where}; ' if where else ''
+    print(f'live 3D view: {url}  ({where}open it in a browser while the demo runs; '
           f'--duration S runs longer; log: {log_path})')
+    if warning:
+        print(f'live 3D view: warning: {warning}', file=sys.stderr)
     return proc
 
 
@@ -244,8 +247,16 @@ def _cmd_plot(args):
 
 def _cmd_prepare(args):
     from .prepare import prepare
-    prepare(progress=not args.quiet)
+    prepare(progress=not args.quiet, force=args.force)
     return 0
+
+
+def _view_port(text):
+    """``liemb demo --view-port``: -1 (no view) or 0..65535; else an argparse error (exit 2)."""
+    if text.strip() == '-1':
+        return -1
+    from .view.command import port_argument
+    return port_argument(text)
 
 
 def _cmd_launch(args):
@@ -334,7 +345,7 @@ def build_parser():
                    help="record the run's topics to MCAP (liemb plot FILE.mcap draws them)")
     p.add_argument('--overwrite', action='store_true',
                    help='replace the --record file if it exists (else the demo refuses)')
-    p.add_argument('--view-port', type=int, default=8080,
+    p.add_argument('--view-port', type=_view_port, default=8080,
                    help='port of the live 3D view in the browser (default 8080; -1: none)')
     p.add_argument('--view-host', default='127.0.0.1',
                    help='address of the live 3D view (default 127.0.0.1)')
@@ -358,9 +369,12 @@ def build_parser():
     p.add_argument('--out', help='the picture to write, its format from its extension '
                                  '(default: FILE with .png); its folder is created')
     p.set_defaults(func=_cmd_plot)
-    p = sub.add_parser('prepare', help='compile every kernel into the numba cache (once after '
-                                       'installing: later starts take well under a second)')
+    p = sub.add_parser('prepare', help='compile every kernel into the package\'s kernel cache '
+                                       '(once after installing: later starts take well under '
+                                       'a second); prints where it is')
     p.add_argument('--quiet', action='store_true', help='no progress bar')
+    p.add_argument('--force', action='store_true',
+                   help='run every step even when the cache folder is already prepared')
     p.set_defaults(func=_cmd_prepare)
     p = sub.add_parser(
         'launch', help='start a node set of config/launch.yaml with launch arguments '

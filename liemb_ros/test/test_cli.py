@@ -1,6 +1,8 @@
-"""The ``liemb`` command line: inspect prints what the model holds."""
+"""The ``liemb`` command line: inspect prints what the model holds; arguments are checked."""
 import subprocess
 import sys
+
+import pytest
 
 import liemb_ros as lm
 from liemb_ros.cli import inspect_text, main
@@ -32,3 +34,14 @@ def test_inspect_bad_file_is_a_clean_error(tmp_path):
     assert proc.returncode != 0
     assert 'bad.urdf: malformed XML' in proc.stderr
     assert 'Traceback' not in proc.stderr
+
+
+@pytest.mark.parametrize('port', ['99999', '-5', '65536', '80.5'])
+def test_demo_view_port_that_is_no_port_is_exit_2(port, capsys):
+    """``liemb demo --view-port P`` outside 0..65535 (and not -1: no view) stops before
+    anything starts, with argparse's exit code 2 and the reason, never a traceback."""
+    with pytest.raises(SystemExit) as exc:
+        main(['demo', '--view-port', port, '--duration', '0.1'])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f"{port!r} is not a port: give 0..65535" in err and 'Traceback' not in err, err
