@@ -16,6 +16,7 @@ ROBOT is a URDF or xacro file or the name of a shipped robot (``liemb inspect --
 import argparse
 import importlib
 import importlib.util
+import signal
 import sys
 import warnings
 
@@ -410,6 +411,12 @@ def build_parser():
 
 def main(argv=None):
     """Entry point of the ``liemb`` console script."""
+    # A command started in the background of a non-interactive shell (a CI script, `cmd &`)
+    # inherits SIGINT ignored, and so would every node, recorder and view it starts: a
+    # stop's SIGINT would be lost on them and each killed after the grace.  Ctrl-C and an
+    # explicit `kill -INT` stop a liemb command and what it started, as they stop ros2 launch.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     parser = build_parser()
     # Launch arguments may come after options (liemb launch sim --duration 5 robot:=my.urdf).
     args, rest = parser.parse_known_args(argv)

@@ -45,3 +45,19 @@ def test_demo_view_port_that_is_no_port_is_exit_2(port, capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert f"{port!r} is not a port: give 0..65535" in err and 'Traceback' not in err, err
+
+
+def test_a_command_started_with_sigint_ignored_honours_it():
+    """A ``liemb`` command started in the background of a script inherits SIGINT ignored;
+    it restores the handler, so that Ctrl-C or ``kill -INT`` reach it and the node
+    processes it starts (a caught signal is reset to its default on exec; an ignored one
+    would stay ignored in every node, each then killed after the stop's grace)."""
+    script = ('import signal, sys\n'
+              'signal.signal(signal.SIGINT, signal.SIG_IGN)\n'
+              'from liemb_ros import cli\n'
+              "cli.main(['launch', 'sim', '--show-args'])\n"
+              'sys.exit(7 if signal.getsignal(signal.SIGINT) is signal.default_int_handler '
+              'else 3)\n')
+    proc = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 7, proc.stdout + proc.stderr
