@@ -3,7 +3,8 @@ Ground contact: the URDF ``<collision>`` geometry of a robot against planes (iss
 
 A :class:`ContactModel` holds the robot's collision geometry as **contact spheres** in the
 link frames (centre, radius; radius 0: a point) and one or more planes ``n·x = d`` (unit
-normal ``n`` pointing out of the ground, world frame).  The URDF primitives become:
+normal ``n`` pointing out of the ground, world frame; a normal of another length scales
+the equation, and both are divided by it).  The URDF primitives become:
 
 * ``<sphere radius>``: one sphere (exact);
 * ``<capsule radius length>`` (where given): the spheres at its two ends (exact against a
@@ -43,12 +44,20 @@ URDF ``<gazebo reference="link"><mu1>`` (``friction``: a number for every link, 
 load ``F_t < μ f_n`` holds the point creeping at ``v_s atanh(F_t / (μ f_n))``
 (:data:`FRICTION_VELOCITY`).
 
+**Plausible parameters** (issue 28): a plane within :data:`PLANE_OFFSET_MAX` of the
+origin, μ up to :data:`FRICTION_MAX` (a URDF's Gazebo "no slip" ``<mu1>`` of 1e3..1e5 is
+taken as it), ``τ_c``, ``ζ`` and ``v_s`` within :data:`TIME_CONSTANT_RANGE`,
+:data:`DAMPING_RATIO_RANGE` and :data:`FRICTION_VELOCITY_RANGE`, ``k`` and ``b`` at most
+the whole robot's at the shortest time constant; others raise :class:`ContactError` with
+the bound.
+
 Everything is in world coordinates; forces act on the robot through the point Jacobian
 ``J_x = J_v - [x - r]ˣ J_ω`` of the link (hybrid Jacobian rows ``(ω, ṙ)``), generalized
 force ``Σ J_xᵀ f``.  For the implicit step the contact's stiffness and damping
 ``K = Σ k J_nᵀ J_n``, ``B = Σ b J_nᵀ J_n + J_xᵀ B_t J_x`` (``J_n = nᵀ J_x``, ``B_t`` the
 friction's slope) are provided by :meth:`ContactModel.evaluate`.
 """
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -73,13 +82,36 @@ FRICTION = 1.0
 #: plane within a step ``h`` (:meth:`ContactModel.evaluate`)
 REACH_SPEED = 5.0
 
+# Plausible parameters (issue 28): values outside these ranges are refused with the range.
+#: a plane farther than this from the world origin [m] (at 1e6 m double precision still
+#: resolves 1e-10 m, far below a contact's sink; a robot does not walk 1000 km)
+PLANE_OFFSET_MAX = 1e6
+#: the largest Coulomb coefficient (no material pair exceeds ~3; Gazebo URDFs write 1e3 to
+#: 1e5 for "no slip", which a tangential load of 10 times the normal one also means)
+FRICTION_MAX = 10.0
+#: time constant ``τ_c`` [s] and damping ratio ``ζ`` of the spring-damper: (lowest, highest)
+TIME_CONSTANT_RANGE = (1e-5, 10.0)
+DAMPING_RATIO_RANGE = (1e-3, 100.0)
+#: regularisation velocity ``v_s`` of the friction [m/s]: (lowest, highest)
+FRICTION_VELOCITY_RANGE = (1e-7, 10.0)
+
 #: one contact of :meth:`ContactModel.evaluate` / ``Simulator.contacts()`` (world frame)
 Contact = namedtuple('Contact', 'link point normal force penetration plane')
 
 
+class ContactWarning(UserWarning):
+    """A URDF value was changed to be plausible (a ``<mu1>`` beyond :data:`FRICTION_MAX`)."""
+
+
 # -- the model ------------------------------------------------------------------------------
 def _plane_list(planes):
-    """Turn ``[(normal, offset)]`` into unit normals (m, 3) and offsets (m,)."""
+    """
+    Turn ``[(normal, offset)]`` into unit normals (m, 3) and offsets (m,).
+
+    ``n·x = d`` with ``|n| ≠ 1`` is the plane ``(n/|n|)·x = d/|n|``: both are divided by
+    ``|n|``, so the plane stays where the equation puts it.  The offset must be within
+    :data:`PLANE_OFFSET_MAX` of the origin.
+    """
     normals, offsets = [], []
     for k, pl in enumerate(planes):
         try:
@@ -88,22 +120,40 @@ def _plane_list(planes):
             d = float(d)
         except (TypeError, ValueError):
             raise ContactError(f'plane {k}: expected (normal (3,), offset), got {pl!r}') from None
-        norm = np.linalg.norm(n)
-        if not (np.all(np.isfinite(n)) and np.isfinite(d) and norm > 1e-9):
+        with np.errstate(over='ignore'):
+            norm = np.linalg.norm(n)
+        if not (np.all(np.isfinite(n)) and np.isfinite(d) and np.isfinite(norm)
+                and norm > 1e-9):
             raise ContactError(f'plane {k}: normal {n.tolist()} and offset {d} must be finite, '
                                'the normal nonzero')
+        if not abs(d / norm) <= PLANE_OFFSET_MAX:
+            raise ContactError(f'plane {k}: offset {d / norm:.4g} m (the equation divided by '
+                               f'the normal\'s length) is beyond the plausible '
+                               f'{PLANE_OFFSET_MAX:g} m from the origin')
         normals.append(n / norm)
-        offsets.append(d)
+        offsets.append(d / norm)
     if not normals:
         raise ContactError('no contact planes given')
     return np.array(normals), np.array(offsets)
 
 
-def _check_nonnegative(value, link, what):
+def _check_nonnegative(value, link, what, most=np.inf, why=''):
+    """``value`` as a float in ``[0, most]``, else ContactError naming the link and the bound."""
     v = float(value)
+    where = f"link '{link}': " if link else ''
     if not (np.isfinite(v) and v >= 0):
-        raise ContactError((f"link '{link}': " if link else '') + f'{what} must be finite and '
-                           f'non-negative, got {value!r}')
+        raise ContactError(f'{where}{what} must be finite and non-negative, got {value!r}')
+    if v > most:
+        raise ContactError(f'{where}{what} {v:.4g} is beyond the plausible {most:.4g}{why}')
+    return v
+
+
+def _check_range(value, what, bounds, unit=''):
+    """``value`` as a float within ``bounds`` (lowest, highest), else ContactError."""
+    lo, hi = bounds
+    v = float(value)
+    if not (np.isfinite(v) and lo <= v <= hi):
+        raise ContactError(f'contact {what} must be within {lo:g}..{hi:g}{unit}, got {value!r}')
     return v
 
 
@@ -124,26 +174,33 @@ class ContactModel:
         Only these links touch the planes (default: every link with collision geometry that
         can move; links fixed to the world never touch).
     planes : list of ``(normal (3,), offset)``
-        Planes ``n·x = offset`` (world frame, ``n`` out of the ground; normalised).  Default:
-        the ground ``z = 0``.
+        Planes ``n·x = offset`` (world frame, ``n`` out of the ground).  A normal whose
+        length is not 1 scales the equation: normal and offset are both divided by
+        ``|n|`` (the plane stays where ``n·x = offset`` puts it).  The offset must be within
+        :data:`PLANE_OFFSET_MAX` of the origin.  Default: the ground ``z = 0``.
     time_constant, damping_ratio : float
-        ``τ_c`` [s] and ``ζ`` of the normal spring-damper (module docstring).
+        ``τ_c`` [s] and ``ζ`` of the normal spring-damper (module docstring), within
+        :data:`TIME_CONSTANT_RANGE` and :data:`DAMPING_RATIO_RANGE`.
     stiffness, damping : float, optional
         ``k`` [N/m] and ``b`` [N s/m] per contact, overriding ``time_constant`` and
-        ``damping_ratio``.
+        ``damping_ratio``; at most those of the whole robot's mass at the shortest time
+        constant (``m / τ_min²``, ``2 m / τ_min``).
     friction : float or dict
         Coulomb coefficient μ of every link, or ``{link: μ}`` (others: the URDF's
-        ``<gazebo><mu1>`` or :data:`FRICTION`).  A number overrides the URDF's values.
+        ``<gazebo><mu1>`` or :data:`FRICTION`), within ``0..``:data:`FRICTION_MAX`.  A
+        number overrides the URDF's values; a URDF value beyond the bound (Gazebo's "no
+        slip" idiom) is taken as the bound, with a :class:`ContactWarning`.
     friction_velocity : float
-        ``v_s`` [m/s] of the regularised friction.
+        ``v_s`` [m/s] of the regularised friction, within :data:`FRICTION_VELOCITY_RANGE`.
     mesh, mesh_points, urdf_path
         How meshes become contact points (:func:`collision_geometry`).
 
     Raises
     ------
     ContactError
-        (a ``ValueError``) naming the link: negative or non-finite stiffness, damping or
-        friction, unusable collision geometry, an unknown link.
+        (a ``ValueError``) naming the link and the bound: a stiffness, damping, friction,
+        time constant or plane outside its plausible range, unusable collision geometry,
+        an unknown link.
 
     """
 
@@ -174,17 +231,24 @@ class ContactModel:
         for n in geometry:
             if n not in model.link_ids:
                 raise ContactError(f"link '{n}': no such link in '{model.name}'")
+        for n, mu in mus.items():
+            if mu > FRICTION_MAX:
+                warnings.warn(f"link '{n}': <gazebo><mu1> {mu:g} taken as {FRICTION_MAX:g} "
+                              '(no slip: the plausible Coulomb coefficient at most)',
+                              ContactWarning, stacklevel=2)
+                mus[n] = FRICTION_MAX
         if isinstance(friction, dict):
             for n, mu in friction.items():
                 if n not in model.link_ids:
                     raise ContactError(f"link '{n}': friction given for a link not in "
                                        f"'{model.name}'")
-                mus[n] = _check_nonnegative(mu, n, 'friction coefficient')
+                mus[n] = _check_nonnegative(mu, n, 'friction coefficient', FRICTION_MAX)
             default_mu = FRICTION
         elif friction is None:
             default_mu = FRICTION
         else:
-            default_mu = _check_nonnegative(friction, None, 'friction coefficient')
+            default_mu = _check_nonnegative(friction, None, 'friction coefficient',
+                                            FRICTION_MAX)
             mus = {}
         idx, pts, rad, mu = [], [], [], []
         for n in links:
@@ -206,24 +270,38 @@ class ContactModel:
         self.normals, self.offsets = _plane_list(planes)
         self.mass = float(model.inertia[:, 3, 3].sum()
                           + (model.base_inertia[3, 3] if model.floating else 0.0))
-        for what, v in (('time_constant', time_constant), ('damping_ratio', damping_ratio)):
-            if not (np.isfinite(v) and v > 0):
-                raise ContactError(f'contact {what} must be positive, got {v!r}')
-        self.time_constant, self.damping_ratio = float(time_constant), float(damping_ratio)
-        k = self.mass / (time_constant * damping_ratio) ** 2
-        b = 2.0 * self.mass / time_constant
+        self.time_constant = _check_range(time_constant, 'time_constant',
+                                          TIME_CONSTANT_RANGE, ' s')
+        self.damping_ratio = _check_range(damping_ratio, 'damping_ratio', DAMPING_RATIO_RANGE)
+        k = self.mass / (self.time_constant * self.damping_ratio) ** 2
+        b = 2.0 * self.mass / self.time_constant
+        # the stiffest and most damped contact: the whole robot at the shortest time constant
+        tau = TIME_CONSTANT_RANGE[0]
+        why = f' (the robot\'s {self.mass:.4g} kg at a time constant of {tau:g} s)'
         self.stiffness = k if stiffness is None else _check_nonnegative(
-            stiffness, None, 'contact stiffness')
+            stiffness, None, 'contact stiffness', self.mass / tau ** 2, f' N/m{why}')
         self.damping = b if damping is None else _check_nonnegative(
-            damping, None, 'contact damping')
-        if not (np.isfinite(friction_velocity) and friction_velocity > 0):
-            raise ContactError(f'friction_velocity must be positive, got {friction_velocity!r}')
-        self.friction_velocity = float(friction_velocity)
+            damping, None, 'contact damping', 2.0 * self.mass / tau, f' N s/m{why}')
+        self.friction_velocity = _check_range(friction_velocity, 'friction_velocity',
+                                              FRICTION_VELOCITY_RANGE, ' m/s')
 
     def __repr__(self):
         return (f'ContactModel({len(self.links)} links, {len(self.point_pos)} contact spheres, '
                 f'{len(self.offsets)} planes, k={self.stiffness:.4g} N/m, '
                 f'b={self.damping:.4g} N s/m)')
+
+    def deepest(self, q, base=None):
+        """
+        Return ``(p, link, plane)``: the deepest penetration [m] at ``q`` and where.
+
+        ``(0.0, None, -1)`` when nothing touches.
+        """
+        _, pairs, _, _, gap = self._near(q, base, 0.0)
+        if not len(gap):
+            return 0.0, None, -1
+        n = int(np.argmin(gap))
+        i, j = pairs[n]
+        return float(-gap[n]), self.model.link_names[self.point_link[i]], int(j)
 
     def link_mu(self, link):
         """Friction coefficient of ``link``."""
@@ -231,11 +309,11 @@ class ContactModel:
 
     # -- evaluation -------------------------------------------------------------------------
     def _near(self, q, base, margin):
-        """Poses and the (sphere, plane) pairs whose gap is below ``margin`` [m]."""
+        """Poses and the (sphere, plane) pairs whose gap is below ``margin`` [m], their keys."""
         Cs = forward_kinematics(self.model, q, base_pose=base)
-        nh, pairs, x, gap = _pairs(Cs, self.point_link, self.point_pos, self.point_radius,
-                                   self.normals, self.offsets, margin)
-        return Cs, pairs[:nh], x[:nh], gap[:nh]
+        nh, pairs, keys, x, gap = _pairs(Cs, self.point_link, self.point_pos,
+                                         self.point_radius, self.normals, self.offsets, margin)
+        return Cs, pairs[:nh], keys[:nh], x[:nh], gap[:nh]
 
     def _jacobians(self, q, base, Cs, pairs):
         """
@@ -259,24 +337,27 @@ class ContactModel:
             check(m, st)
         return J, slot, Cs[links, :3, 3]
 
-    def evaluate(self, q, V, base=None, forces=False, h=None, mass=None):
+    def evaluate(self, q, V, base=None, forces=False, h=None, mass=None, keep=None):
         """
         Contact forces at the state ``(q, V, base)`` (base: the floating base's pose).
 
-        Returns ``(gen, power, energy, contacts, KB)``: the generalized force (nv,)
-        ``Σ J_xᵀ f`` (None when nothing touches), the power of its non-conservative part
-        (damper, clamp, friction) [W], the springs' energy ``Σ ½ k p²`` [J], with
+        Returns ``(gen, power, energy, contacts, KB, touching)``: the generalized force
+        (nv,) ``Σ J_xᵀ f`` (None when nothing touches), the power of its non-conservative
+        part (damper, clamp, friction) [W], the springs' energy ``Σ ½ k p²`` [J], with
         ``forces`` the list of :data:`Contact` (each pair of sphere and plane that
-        touches), and with a step ``h`` and ``mass`` (a callable returning the mass
-        matrix ``M`` at ``q``) ``(K, B, M)``: the stiffness and damping (nv, nv) of the
-        contacts for an implicit step (None when no pair touches or reaches its plane
-        within the step).
+        touches), with a step ``h`` and ``mass`` (a callable returning the mass matrix
+        ``M`` at ``q``) ``(K, B, M, held)``: the stiffness and damping (nv, nv) of the
+        contacts for an implicit step and the keys of the pairs they hold (None when no
+        pair touches or reaches its plane within the step), and the keys of the pairs that
+        touch.  A pair's key is ``sphere * len(planes) + plane`` (int64, ascending).
 
-        ``K`` and ``B`` hold the pairs in contact and those that reach the plane within the
+        ``K`` and ``B`` hold the pairs in contact, those that reach the plane within the
         step at their present velocity (``gap + h n·v < 0``: the damper acts in full the
         moment they touch, and a Jacobian without it lets the second stage's impact force
         through undamped; pairs farther than ``h`` :data:`REACH_SPEED` are not looked
-        at): ``K = Σ k J_nᵀ J_n``, ``B = Σ b J_nᵀ J_n + J_xᵀ B_t J_x`` (``J_n = nᵀ J_x``,
+        at) and the pairs of ``keep`` (sorted keys, wherever they are: the Simulator
+        retakes a step with the pairs it met that its Jacobian did not hold):
+        ``K = Σ k J_nᵀ J_n``, ``B = Σ b J_nᵀ J_n + J_xᵀ B_t J_x`` (``J_n = nᵀ J_x``,
         ``f_n`` the force now or, for a pair about to touch, its damper's ``-b n·v``).
         The friction's slope ``B_t`` is the one the step will meet: a point whose sliding
         the friction impulse stops within the step (``μ f_n h e·J_x M⁻¹ J_xᵀ e ≥ |v_t|``,
@@ -287,9 +368,10 @@ class ContactModel:
         and the second stage then meets the stiff friction undamped; the slope at rest on
         a sliding point damps the whole tangential motion of the step.)
         """
-        Cs, pairs, x, gap = self._near(q, base, 0.0 if h is None else h * REACH_SPEED)
+        margin = 0.0 if h is None else h * REACH_SPEED if keep is None else np.inf
+        Cs, pairs, keys, x, gap = self._near(q, base, margin)
         if not len(pairs):
-            return None, 0.0, 0.0, [], None
+            return None, 0.0, 0.0, [], None, keys
         J, slot, r = self._jacobians(q, base, Cs, pairs)
         nv = self.model.nv
         gen = np.zeros(nv)
@@ -302,19 +384,21 @@ class ContactModel:
             L = cholesky(M) if jac else K
         except np.linalg.LinAlgError:
             raise ValueError('the mass matrix is not positive definite') from None
-        power, energy, touch, near = _contact(
-            J, slot, r, x, pairs, gap, self.normals, self.point_mu,
+        touching = np.empty(len(pairs), dtype=np.int64)
+        held = np.empty(len(pairs) if jac else 0, dtype=np.int64)
+        power, energy, nt, nh = _contact(
+            J, slot, r, x, pairs, keys, gap, self.normals, self.point_mu,
             np.ascontiguousarray(V, dtype=float), self.stiffness, self.damping,
             self.friction_velocity, 0.0 if h is None else h,
-            L, gen, F, K, B)
+            L, _NONE if keep is None else keep, gen, F, K, B, touching, held)
         out = []
         if forces:
             names = self.model.link_names
             out = [Contact(names[self.point_link[i]], x[n].copy(), self.normals[j].copy(),
                            F[n].copy(), float(-gap[n]), int(j))
                    for n, (i, j) in enumerate(pairs.tolist()) if gap[n] < 0.0]
-        return (gen if touch else None, power, energy, out,
-                (K, B, M) if jac and near else None)
+        return (gen if nt else None, power, energy, out,
+                (K, B, M, held[:nh]) if nh else None, touching[:nt])
 
 
 def is_stiff(M, K, B, limit):
@@ -339,9 +423,15 @@ def is_stiff(M, K, B, limit):
 
 @njit(cache=True)
 def _pairs(Cs, link, pos, rad, normals, offsets, margin):
-    """(sphere, plane) pairs with gap ``n·c - d - ρ < margin``: count, pairs, points x, gaps."""
+    """
+    (sphere, plane) pairs with gap ``n·c - d - ρ < margin``.
+
+    Returns the count, the pairs, their keys ``sphere * m + plane`` (ascending), the points
+    x on the planes and the gaps.
+    """
     n, m = pos.shape[0], normals.shape[0]
     pairs = np.empty((n * m, 2), dtype=np.int64)
+    keys = np.empty(n * m, dtype=np.int64)
     x = np.empty((n * m, 3))
     gap = np.empty(n * m)
     nh = 0
@@ -355,11 +445,12 @@ def _pairs(Cs, link, pos, rad, normals, offsets, margin):
             g = hc - rad[i]
             if g < margin:
                 pairs[nh, 0], pairs[nh, 1] = i, j
+                keys[nh] = i * m + j
                 for a in range(3):
                     x[nh, a] = c[a] - hc * normals[j, a]
                 gap[nh] = g
                 nh += 1
-    return nh, pairs, x, gap
+    return nh, pairs, keys, x, gap
 
 
 def cholesky(M):
@@ -372,6 +463,7 @@ def cholesky(M):
 
 _EYE3 = np.eye(3)
 _HYBRID = REP_INDEX['hybrid']
+_NONE = np.zeros(0, dtype=np.int64)   # no pairs kept
 
 
 @njit(cache=True)
@@ -423,14 +515,17 @@ def _point_jacobian(J, r, x, Jx):
 
 
 @njit(cache=True)
-def _contact(J, slot, r, x, pairs, gap, normals, mu, V, k, b, vs, h, L, gen, F, K, B):
+def _contact(J, slot, r, x, pairs, keys, gap, normals, mu, V, k, b, vs, h, L, keep, gen, F,
+             K, B, touching, held):
     """
     Set the forces ``F`` (pairs, 3), ``gen += Σ J_xᵀ f``; with ``h > 0`` also ``K``, ``B``.
 
-    Returns ``(power, energy, touch, near)``: the power of the forces less their springs
-    ``k p n`` (damper, clamp, friction), ``Σ ½ k p²``, whether a pair touches, whether
-    one is in ``K``/``B`` (:meth:`ContactModel.evaluate`).  ``L``: the Cholesky factor of
-    the mass matrix (``e·J_x M⁻¹ J_xᵀ e = |L⁻¹ J_xᵀ e|²``).
+    Returns ``(power, energy, nt, nh)``: the power of the forces less their springs
+    ``k p n`` (damper, clamp, friction), ``Σ ½ k p²``, and the counts of the keys written
+    to ``touching`` (pairs that touch) and ``held`` (pairs in ``K``/``B``: touching,
+    reaching the plane within the step or in the sorted ``keep``;
+    :meth:`ContactModel.evaluate`).  ``L``: the Cholesky factor of the mass matrix
+    (``e·J_x M⁻¹ J_xᵀ e = |L⁻¹ J_xᵀ e|²``).
     """
     nv = V.shape[0]
     Jx = np.empty((3, nv))
@@ -443,7 +538,7 @@ def _contact(J, slot, r, x, pairs, gap, normals, mu, V, k, b, vs, h, L, gen, F, 
     tmp = np.empty((3, nv))
     inv_mass = 0.0
     power = energy = 0.0
-    touch = near = False
+    nt = nh = 0
     for q in range(pairs.shape[0]):
         _point_jacobian(J[slot[q]], r[q], x[q], Jx)
         for a in range(3):
@@ -457,7 +552,8 @@ def _contact(J, slot, r, x, pairs, gap, normals, mu, V, k, b, vs, h, L, gen, F, 
         m = mu[pairs[q, 0]]
         fn = k * max(-g0, 0.0) - b * vn
         if g0 < 0.0:
-            touch = True
+            touching[nt] = keys[q]
+            nt += 1
             p = -g0
             fc = max(fn, 0.0)
             s2 = 0.0
@@ -476,9 +572,14 @@ def _contact(J, slot, r, x, pairs, gap, normals, mu, V, k, b, vs, h, L, gen, F, 
             energy += 0.5 * k * p * p
             for c in range(nv):
                 gen[c] += Jx[0, c] * f[0] + Jx[1, c] * f[1] + Jx[2, c] * f[2]
-        if h <= 0.0 or (g0 >= 0.0 and g0 + h * vn >= 0.0):
+        if h <= 0.0:
             continue
-        near = True
+        if g0 >= 0.0 and g0 + h * vn >= 0.0:
+            i = np.searchsorted(keep, keys[q])
+            if i == keep.shape[0] or keep[i] != keys[q]:
+                continue
+        held[nh] = keys[q]
+        nh += 1
         for c in range(nv):
             Jn[c] = n[0] * Jx[0, c] + n[1] * Jx[1, c] + n[2] * Jx[2, c]
         for c in range(nv):
@@ -519,4 +620,4 @@ def _contact(J, slot, r, x, pairs, gap, normals, mu, V, k, b, vs, h, L, gen, F, 
             for c in range(nv):
                 for e in range(nv):
                     B[c, e] += Jx[0, c] * tmp[0, e] + Jx[1, c] * tmp[1, e] + Jx[2, c] * tmp[2, e]
-    return power, energy, touch, near
+    return power, energy, nt, nh

@@ -73,8 +73,26 @@ coordinates): the URDF collision geometry against planes, a compliant normal for
 regularised Coulomb friction evaluated at every stage; a step with a stiff contact
 (touching or reaching its plane within the step, faster than the tableau's stability
 limit allows: a light foot, friction at rest) is a ROS2 step with the contacts'
-stiffness and damping in a dense Jacobian.  The contact springs' energy is potential,
-their dampers' and friction's work part of ``W``.
+stiffness and damping in a dense Jacobian.  A step that meets a pair its Jacobian did
+not hold (touching at a stage or at the end: a foot the step's own motion brought down
+faster than its velocity at the start said) is taken again from the same state, as two
+half steps (down to an eighth), then with those pairs held (issue 28: the pair's damper,
+``h b / m_foot`` in the hundreds, acted explicitly and threw solo12's foot off the ground
+at 64 rad/s, the cause of a 100 N push's divergence; a 200 N push's impact at 16 m/s made
+360 J from nothing in a step of 1 ms, none in steps of 0.5 ms).  The contact springs'
+energy is potential, their dampers' and friction's work part of ``W``.
+
+Plausibility (issue 28, :mod:`liemb_ros._sim_plausible`): an external force beyond 100
+times the robot's weight, a moment beyond that force at the robot's size, a joint torque
+beyond that moment (or force) are refused with the bound (ValueError); a torque within it
+and beyond ``<limit effort>`` is clamped.  A state is absurd when a coordinate is not
+finite or a speed passes the rate at which a point at the robot's size would move at
+1000 m/s (checked after every step), when its energy is off the books or a contact
+sphere is deeper in a plane than its spring can push back from with 100 times the
+robot's weight (every 100 steps and in :meth:`Simulator.check`, which a node calls
+before it publishes); the :class:`SimulationError` names the symptom, the energy each
+external wrench put in and the inputs acting at the last plausible state, ranked by the
+acceleration each drives.
 
 The work done by the applied torques and the damping, ``W = ∫ q̇ᵀ(τ - D q̇) dt``, is
 integrated with the state by the same scheme in joint coordinates (with the friction and
@@ -87,16 +105,19 @@ over-counted, by up to ``dt · λ`` times the transient's kinetic energy, and sh
 balance.  In absolute coordinates the damping torque ``-D q̇`` is evaluated
 at the start of each step (held over the step, first order) and ``W`` by the trapezoidal
 rule; use them for the constraint-violation study, joint coordinates for accuracy.  A state that
-becomes non-finite, or an energy balance that is off by more than ``max_energy_error``
-(relative), stops the simulation with :class:`SimulationError` and leaves the last good
+becomes non-finite or absurd, or an energy balance that is off by more than
+``max_energy_error`` (relative; energy gained may exceed it by the contacts' dissipation
+counted in implicit steps, ``contact_work``: contacts only dissipate, and an impact that a
+step does not resolve over-counts their dissipation up to ``h b / m`` times its kinetic
+energy), stops the simulation with :class:`SimulationError` and leaves the last good
 state in place.
 
 The code: this module (the :class:`Simulator`, its checks and diagnostics), ``_sim_joint``
 (joint coordinates: the right-hand side, RKMK and the ROS2 step), ``_sim_passive`` (the
 damping, friction and limit torques, the limits' impedance, the stiffness test, and
 ``JointLimits``, the part of the :class:`Simulator` that sets the limits up),
-``_sim_absolute`` (absolute coordinates) and ``_sim_energy`` (:func:`mechanical_energy`,
-:func:`momentum`, importable from here).
+``_sim_absolute`` (absolute coordinates), ``_sim_energy`` (:func:`mechanical_energy`,
+:func:`momentum`, importable from here) and ``_sim_plausible`` (the bounds).
 """
 import time
 import warnings
@@ -108,6 +129,7 @@ from ._sim_energy import com_moments, mechanical_energy, momentum  # noqa: F401 
 from ._sim_joint import _JointCoordinates
 from ._sim_passive import LIMIT_MIN_STEPS  # noqa: F401 (public here)
 from ._sim_passive import JointLimits, all_finite, damping_rate_max
+from ._sim_plausible import Plausibility, clamp_torques, state_flag
 from .dynamics import mass_matrix, singular_joints
 from .kinematics import jacobian
 
@@ -253,6 +275,7 @@ class Simulator(JointLimits):
         else:
             C = None
         self._base0 = C
+        self.plausible = Plausibility(model, self._q0, self._base0)
         self.armature = self._armature(armature)
         fr = model.friction if friction is None else friction
         self.friction = np.broadcast_to(np.asarray(fr, dtype=float), (model.nq,)).copy()
@@ -289,10 +312,32 @@ class Simulator(JointLimits):
                 raise ValueError('contact needs joint coordinates')
             if getattr(contact, 'model', None) is not model:
                 raise ValueError('the contact model was made for another robot model')
+            self._start_inside(contact)
         self.contact = contact
         self._backend = (_JointCoordinates(self) if coordinates == 'joint'
                          else _AbsoluteCoordinates(self))
+        self._v_start = getattr(self._backend, 'v_start', -1)   # joint coordinates: V in y
         self.reset()
+
+    def _start_inside(self, contact):
+        """
+        Refuse a start deeper in a plane than a contact spring pushing with the force bound.
+
+        ``p_max = plausible.force / k``: a robot that starts deeper (a plane's offset with
+        the wrong sign, a base pose below the ground) would be thrown out with more than
+        100 times its weight.
+        """
+        inside = contact.evaluate(self._q0, self._qd0, self._base0, forces=True)[3]
+        if not inside or contact.stiffness <= 0:
+            return
+        deep = max(inside, key=lambda c: c.penetration)
+        most = self.plausible.force / contact.stiffness
+        if deep.penetration > most:
+            raise ValueError(
+                f"the robot starts {deep.penetration:.4g} m inside contact plane {deep.plane} "
+                f"(link '{deep.link}'), beyond the plausible {most:.3g} m (where the contact "
+                f'spring pushes with {self.plausible.force:.4g} N, 100 times the robot\'s '
+                'weight): check the planes and the initial pose')
 
     def _armature(self, armature):
         """Resolve the ``armature`` argument: None (none at all) or the (nq,) array in use."""
@@ -335,7 +380,10 @@ class Simulator(JointLimits):
         about the link frame's origin (a push of fixed direction).  Its generalized force
         is ``Jᵀ W`` with the body (``'link'``) or hybrid (``'world'``) Jacobian, evaluated
         at every stage of the step; its work is part of ``work``.  A zero wrench or
-        :meth:`clear_wrenches` removes it.  Joint coordinates only.
+        :meth:`clear_wrenches` removes it.  Joint coordinates only.  A force beyond
+        ``self.plausible.force`` (100 times the robot's weight) or a moment beyond
+        ``self.plausible.moment`` (that force at the robot's size) raises ValueError with
+        the bound (:mod:`liemb_ros._sim_plausible`).
         """
         if self.coordinates != 'joint':
             raise ValueError('external wrenches need joint coordinates')
@@ -344,6 +392,7 @@ class Simulator(JointLimits):
         if link not in self.model.link_ids and link not in self.model.link_frames:
             raise ValueError(f"unknown link {link!r} of '{self.model.name}'")
         w = _vector(wrench, 6, 'wrench')
+        self.plausible.wrench(link, w)
         if np.any(w):
             self._wrenches[link] = (w.copy(), 'body' if frame == 'link' else 'hybrid')
         else:
@@ -352,6 +401,23 @@ class Simulator(JointLimits):
     def clear_wrenches(self):
         """Remove every external wrench."""
         self._wrenches.clear()
+
+    def _wrench_work(self):
+        """
+        Add each wrench's work over the coming step to ``wrench_work``.
+
+        ``wrench_work[link] = [work J, largest force N, first t, last t]``: the power at the
+        step's start times ``dt`` (for naming the input that put energy in,
+        :meth:`~liemb_ros._sim_plausible.Plausibility.blame`; the balance's ``work`` is
+        integrated with the state).
+        """
+        q, V, base, _ = self._backend.get_state()
+        for link, (w, rep) in self._wrenches.items():
+            power = float(V @ (jacobian(self.model, q, link, rep, base_pose=base).T @ w))
+            rec = self.wrench_work.setdefault(link, [0.0, 0.0, self.t, self.t])
+            rec[0] += power * self.dt
+            rec[1] = max(rec[1], float(np.linalg.norm(w[3:])))
+            rec[3] = self.t + self.dt
 
     def _wrench_force(self, q, base):
         """Generalized force (nv,) of the external wrenches at ``q``: ``Σ Jᵀ W``."""
@@ -383,6 +449,7 @@ class Simulator(JointLimits):
         self.t = 0.0
         self.steps = 0
         self.wall_time = 0.0
+        self.wrench_work = {}
         self._set_method(self._method0)
         if self._impedance0 is not None:   # in place: the backends hold these arrays
             self.limit_stiffness[:], self.limit_damping[:] = self._impedance0
@@ -391,6 +458,7 @@ class Simulator(JointLimits):
         self._read()
         self.E0 = sum(self._energy())
         self._U0 = self._energy()[1]
+        self._good = (self._backend.save(), self.t, self.steps)
 
     def _energy(self):
         """Kinetic and potential energy: gravity, the limit springs and the contact springs."""
@@ -424,29 +492,45 @@ class Simulator(JointLimits):
         Advance ``n`` steps of ``dt`` with joint torques ``tau``; see :meth:`diagnostics`.
 
         ``tau`` is (nq,) [N m or N] held constant over the ``n`` steps, or a callable
-        ``tau(t)`` evaluated at the start of every step; None means zero.  Raises
-        :class:`SimulationError` on divergence (the state is left at the last good step).
+        ``tau(t)`` evaluated at the start of every step; None means zero.  A torque beyond
+        ``self.plausible.torque`` raises ValueError with the bound; within it, the effort
+        limits clamp it.  Raises :class:`SimulationError` on divergence, naming the input
+        that drove it (:meth:`check`; the state is left at the last good step).
         """
         start = time.perf_counter()
         held = None if callable(tau) else (
-            np.zeros(self.model.nq) if tau is None else _vector(tau, self.model.nq, 'tau'))
-        if held is not None:
-            held = np.clip(held, -self.effort_limit, self.effort_limit)
+            np.zeros(self.model.nq) if tau is None else self._torque(tau))
         for _ in range(int(n)):
-            self._tau = held if held is not None else np.clip(
-                _vector(tau(self.t), self.model.nq, 'tau'), -self.effort_limit,
-                self.effort_limit)
+            self._tau = held if held is not None else self._torque(tau(self.t))
+            if self._wrenches:
+                self._wrench_work()
             saved = self._backend.save()
             try:
                 self._backend.advance(self.t, self.dt)
             except ValueError as exc:  # a kernel refused a non-finite state
                 self._backend.restore(saved)
-                raise SimulationError(f'diverged at t = {self.t:.6g} s: {exc}') from None
+                self._read()
+                raise SimulationError(f'diverged in the step from t = {self.t:.6g} s ({exc}); '
+                                      f'{self.plausible.blame(self)}') from None
             self.t += self.dt
             self.steps += 1
             self._check(saved)
         self._read()
         self.wall_time += time.perf_counter() - start
+
+    def _torque(self, tau):
+        """``tau`` (nq,) checked (finite, plausible) and clamped to the effort limits."""
+        tau = np.asarray(tau, dtype=float)
+        nq = self.model.nq
+        if tau.shape != (nq,):
+            raise ValueError(f'tau must have shape ({nq},), got {tau.shape}')
+        out = np.empty(nq)
+        j = clamp_torques(tau, self.plausible.torque, self.effort_limit, out)
+        if j >= 0:
+            if not np.isfinite(tau[j]):
+                raise ValueError('tau contains NaN or inf')
+            self.plausible.torques(tau)
+        return out
 
     def warm_up(self):
         """
@@ -472,27 +556,89 @@ class Simulator(JointLimits):
         return time.perf_counter() - start
 
     def _check(self, saved):
+        """
+        After a step: a state not finite or too fast stops at once; every 100 :meth:`check`.
+
+        The speeds are checked in joint coordinates (``self.plausible.speed``); the state
+        goes back to the step's start.
+        """
         y = self._backend.y
-        if not all_finite(y):
+        flag = state_flag(y, self._v_start, self.plausible.speed) if self._v_start >= 0 else (
+            0 if all_finite(y) else 1)
+        if flag:
+            self._read()
+            why = ('the state became non-finite' if flag == 1 else
+                   self.plausible.state(self.qd))
             self._backend.restore(saved)
             self.t -= self.dt
             self.steps -= 1
             self._read()
-            raise SimulationError(f'state became non-finite at t = {self.t + self.dt:.6g} s '
-                                  f'(step dt = {self.dt} s too large, or torques too big?)')
+            raise SimulationError(f'{why} in the step from t = {self.t:.6g} s; '
+                                  f'{self.plausible.blame(self)}')
         if self.steps % 100 == 0:
             self._read()
             if self._impedance0 is not None:   # joints that engage unforeseen: recent m_j
                 self._engage_limits((self.q >= self.lower) & (self.q <= self.upper), self.q,
                                     self.base_pose)
             self._recheck_stiffness()
-            T, U = self._energy()
-            err = T + U - self.E0 - self.work
-            scale = 1.0 + abs(T) + abs(U - self._U0) + abs(self.work)
-            if abs(err) > self.max_energy_error * scale:
-                raise SimulationError(
-                    f'energy balance off by {err:.3g} J at t = {self.t:.6g} s (kinetic '
-                    f'{T:.3g} J): the integration diverges; reduce dt = {self.dt} s')
+            self.check()
+
+    def check(self):
+        """
+        Raise :class:`SimulationError` unless the present state is plausible.
+
+        Absurd (:mod:`liemb_ros._sim_plausible`): a coordinate that is not finite, a joint
+        (or the floating base) faster than ``self.plausible.speed``, or an energy off the
+        books: ``E - E0 - W`` beyond ``max_energy_error * (1 + |T| + |U - U0| + |W|)``,
+        where energy gained may also exceed that by the contacts' dissipation counted in
+        implicit steps (``contact_work``: contacts only dissipate, so energy they are
+        booked to have taken cannot reappear; an impact the step does not resolve
+        over-counts it, by up to ``h b / m`` times the impact's kinetic energy), and ``W``
+        in the scale is without ``contact_work``.  The
+        message names the symptom and the input that drove the state there
+        (:meth:`~liemb_ros._sim_plausible.Plausibility.blame`).  On failure the state goes
+        back to the last one that passed (a node checks before it publishes: no absurd
+        state goes out); :meth:`step` checks every 100 steps.
+        """
+        self._read()
+        why = self._absurd()
+        if why is None:
+            self._good = (self._backend.save(), self.t, self.steps)
+            return
+        at = self.t
+        saved, self.t, self.steps = self._good
+        self._backend.restore((saved[0].copy(), *saved[1:]))
+        self._read()
+        raise SimulationError(f'{why} at t = {at:.6g} s (back to t = {self.t:.6g} s); '
+                              f'{self.plausible.blame(self)}')
+
+    def _absurd(self):
+        """Return why the present state is absurd (:meth:`check`), or None."""
+        if not (all_finite(self._backend.y) and np.all(np.isfinite(self.qd))):
+            return 'the state is not finite'
+        why = self.plausible.state(self.qd)
+        if why is not None:
+            return why
+        if self.contact is not None and self.contact.stiffness > 0:
+            p, link, plane = self.contact.deepest(self.q, self.base_pose)
+            most = self.plausible.force / self.contact.stiffness
+            if p > most:
+                return (f"a contact sphere of '{link}' is {p * 1e3:.3g} mm deep in plane "
+                        f'{plane}, beyond the plausible {most * 1e3:.3g} mm (where its spring '
+                        f'pushes with 100 times the robot\'s weight): an impact faster than '
+                        f'the contact (stiffness {self.contact.stiffness:.4g} N/m) can stop '
+                        f'in steps of {self.dt:g} s')
+        T, U = self._energy()
+        err = T + U - self.E0 - self.work
+        dissipated = -getattr(self._backend, 'contact_work', 0.0)
+        # the scale without the contacts' counted work: it may be over-counted many times
+        scale = 1.0 + abs(T) + abs(U - self._U0) + abs(self.work + dissipated)
+        tol = self.max_energy_error * scale
+        if err > tol + dissipated or err < -tol:
+            contacts = f' + the contacts\' {dissipated:.3g} J' if dissipated else ''
+            return (f'the energy balance is off by {err:.3g} J (kinetic {T:.3g} J, allowed '
+                    f'{tol:.3g} J{contacts}): the integration diverges (dt = {self.dt} s)')
+        return None
 
     def diagnostics(self):
         """
@@ -504,7 +650,8 @@ class Simulator(JointLimits):
         ``potential`` holds gravity's, the limit springs' and the contact springs' energy,
         ``limit_energy`` and ``contact_energy`` the latter alone; ``work`` the work of the
         applied torques, damping, friction, the limit dampers and the contacts' dampers
-        and friction.  ``applied_torque`` (nq,): the last step's command after the effort
+        and friction; ``contact_work`` the part of it the contacts did in implicit steps
+        (:meth:`check`).  ``applied_torque`` (nq,): the last step's command after the effort
         limits; ``in_limit`` (nq,) bool: joints past a position limit now.
         """
         T, U = self._energy()
@@ -515,6 +662,7 @@ class Simulator(JointLimits):
                'in_limit': (self.q < self.lower) | (self.q > self.upper),
                'energy': T + U, 'work': self.work,
                'energy_balance_error': T + U - self.E0 - self.work,
+               'contact_work': getattr(self._backend, 'contact_work', 0.0),
                'momentum': momentum(self.model, self.q, self.qd, self.base_pose),
                'real_time_factor': self.t / self.wall_time if self.wall_time > 0 else 0.0}
         out.update(self._backend.extra_diagnostics())

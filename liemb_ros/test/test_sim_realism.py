@@ -113,8 +113,9 @@ def test_switches(arm):
     """limits=False, effort_limits=False, friction=0: each feature off on its own."""
     sim = Simulator(arm, limits=False, effort_limits=False, friction=0.0)
     assert np.all(sim.lower == -np.inf) and np.all(sim.limit_stiffness == 0)
-    sim.step(np.full(7, 500.0))
-    assert np.all(sim.diagnostics()['applied_torque'] == 500.0)
+    over = 1.5 * arm.effort_limit      # every joint beyond its <limit effort>
+    sim.step(over)
+    assert np.all(sim.diagnostics()['applied_torque'] == over)
     assert np.all(sim.friction == 0) and sim.damping_method == 'explicit'
     np.testing.assert_array_equal(Simulator(arm).friction, arm.friction)
     with pytest.raises(ValueError, match='friction'):
