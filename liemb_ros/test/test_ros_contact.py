@@ -83,6 +83,14 @@ SPHERE = '<sphere radius="0.1"/>'
     (SPHERE, '', ['contact_planes:=[0.0, 0.0, 1.0]'], 'contact_planes'),
     (SPHERE, '', ['contact_stiffness:=-5.0'], 'contact stiffness must be finite and non-neg'),
     (SPHERE, '', ['contact_friction:=.nan'], 'contact_friction must be finite'),
+    # issue 28: accepted before, the plane 1e308 m up, the friction 1e308, a start 0.4 m deep
+    (SPHERE, '', ['contact_planes:=[0.0, 0.0, 1.0, 1.0e+308]'],
+     'plane 0: offset 1e+308 m (the equation divided by the normal\'s length) is beyond the '
+     'plausible 1e+06 m'),
+    (SPHERE, '', ['contact_friction:=1.0e+308'],
+     'friction coefficient 1e+308 is beyond the plausible 10'),
+    (SPHERE, '', ['contact_planes:=[0.0, 0.0, 1.0, 0.3]'],
+     "the robot starts 0.4 m inside contact plane 0 (link 'ball')"),
 ])
 def test_contact_that_cannot_work_exits_with_the_reason(tmp_path, geometry, extra, params,
                                                         words):
@@ -124,9 +132,9 @@ def test_unusable_description_on_the_topic_keeps_the_node_running(graph):
     """A description whose collision mesh cannot be found: logged with the link, then the next."""
     from liemb_ros.ros.common import LATCHED
     from std_msgs.msg import String
-    graph.run('sim', node_argv('simulation', [
+    graph.run('sim', node_argv('simulation', [     # the ball on the ground, not half in it
         'floating_base:=true', 'contact:=true', 'diagnostics_period:=0.2',
-        'wait_for_command:=false']))
+        'wait_for_command:=false', 'initial_base_pose:=[0.0, 0.0, 0.1]']))
     diags = Latest(graph, DiagnosticArray, '/diagnostics')
     pub = graph.node.create_publisher(String, '/robot_description', LATCHED)
     pub.publish(String(data=BALL.format('<mesh filename="package://no_such_package/m.stl"/>',

@@ -80,8 +80,8 @@ def test_velocity_drive_stops_a_light_wrist_without_chatter(graph):
     states = []
 
     def velocity(t):    # 0 -> 0.1 -> -0.1 -> 0 rad/s at 5 rad/s² on joint7, 0.05 s holds
-        if t > 0.42:    # then far more than the wrist's effort limit can give at once
-            return 1e4
+        if t > 0.445:   # then far more than the wrist's effort limit can give at once
+            return 600.0   # (and within the plausible ~760 rad/s: 1e4 is refused)
         ramp = [(0.0, 0.0), (0.02, 0.1), (0.07, 0.1), (0.11, -0.1), (0.16, -0.1), (0.18, 0.0)]
         ts, vs = zip(*ramp)
         return float(np.interp(t, ts, vs))

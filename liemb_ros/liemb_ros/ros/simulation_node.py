@@ -40,10 +40,24 @@ force in the link frame, the force at its origin; the ``world_frame``: world axe
 the link frame's origin.  Each is held for ``wrench_timeout`` seconds (0: until the next
 message), so a controller can be pushed and tested; ``~/reset`` removes them.
 
+Plausibility (issue 28, :mod:`liemb_ros._sim_plausible`): a wrench beyond 100 times the
+robot's weight (a moment: at the robot's size), an effort beyond that moment, a velocity
+command beyond the rate at which a point at the robot's size moves at 1000 m/s, a position
+command farther than that rate covers in a second, a test torque beyond the effort bound
+(also when set at run time) are dropped or refused with the bound; ``/diagnostics`` counts
+them (``dropped``) and quotes the last (``last_dropped``; text from messages through
+:func:`~liemb_ros.ros.conversions.shown`).  Every state is checked before it is published
+(:meth:`Simulator.check`: finite, speeds, energy books, contact depth): an absurd one is
+never sent; the simulation stops with the reason instead, naming the energy each wrench
+put in, the inputs acting at the last plausible state and where the applied torques came
+from (``~/effort_command``, the drive, the posture hold, the test torque).  Every
+callback runs inside the node's error handling: no message ends the node.
+
 Ground contact (``contact: true``; issue 21, :mod:`liemb_ros.contact`): the URDF's
 ``<collision>`` geometry (of ``contact_links``, default every moving link that has some)
-against the planes ``contact_planes`` (four numbers per plane: unit normal and offset,
-``n·x = d``; default the ground ``z = 0``), a compliant normal force from
+against the planes ``contact_planes`` (four numbers per plane: normal and offset,
+``n·x = d``, a normal of any length scaling the equation; default the ground ``z = 0``),
+a compliant normal force from
 ``contact_time_constant`` and ``contact_damping_ratio`` (or ``contact_stiffness`` /
 ``contact_damping`` in N/m, N s/m), regularised Coulomb friction ``contact_friction``
 (negative: the URDF's ``<gazebo><mu1>``, else 1) with ``contact_friction_velocity``;
@@ -100,6 +114,7 @@ import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from rosgraph_msgs.msg import Clock
@@ -112,8 +127,9 @@ from visualization_msgs.msg import MarkerArray
 from ..dynamics import inverse_dynamics
 from ..kinematics import forward_kinematics
 from ..simulation import Simulator, SimulationWarning
-from .common import (LATCHED, STEADY, ConfigError, Preparation, RobotSource, declare, run,
-                     settle_heap, topic_token)
+from .common import (ERROR_CHARS, LATCHED, STEADY, ConfigError, Preparation, RobotSource,
+                     declare, run, settle_heap, topic_token)
+from .conversions import shown
 from .simulation_output import SimulationOutput
 from .simulation_parameters import FINITE, SimulationParameters, parameter_table
 from .simulation_stepping import SimulationStepping
@@ -148,6 +164,7 @@ class SimulationNode(SimulationParameters, SimulationStepping, SimulationOutput,
         self._wall = None
         self._rtf_window = []
         self._rejected = 0
+        self._last_rejected = None
         self._ignored = {}
         self._wrench_subs = []
         self._wrenches = {}
@@ -170,22 +187,53 @@ class SimulationNode(SimulationParameters, SimulationStepping, SimulationOutput,
             self.pub_contacts = self.create_publisher(WrenchStamped, '~/contacts', RELIABLE)
             self.pub_contact_markers = self.create_publisher(MarkerArray, '~/contact_markers',
                                                              RELIABLE)
-        self.create_subscription(Float64MultiArray, '~/effort_command', self._on_command,
-                                 RELIABLE)
-        self.create_subscription(JointState, '~/effort', self._on_effort,
+        self.create_subscription(Float64MultiArray, '~/effort_command',
+                                 self._guarded(self._on_command, '~/effort_command'), RELIABLE)
+        self.create_subscription(JointState, '~/effort',
+                                 self._guarded(self._on_effort, '~/effort'),
                                  qos_profile_sensor_data)
         for kind in ('velocity', 'position'):   # only the newest matters: no backlog
-            self.create_subscription(Float64MultiArray, f'~/{kind}_command',
-                                     lambda msg, kind=kind: self._on_drive(kind, msg),
-                                     LATEST)
-        self.create_service(Trigger, '~/reset', self._on_reset)
-        self.create_service(SetBool, '~/pause', self._on_pause)
-        self.create_service(Trigger, '~/step', self._on_step)
+            self.create_subscription(
+                Float64MultiArray, f'~/{kind}_command',
+                self._guarded(lambda msg, kind=kind: self._on_drive(kind, msg),
+                              f'~/{kind}_command'), LATEST)
+        self.create_service(Trigger, '~/reset', self._guarded(self._on_reset, '~/reset'))
+        self.create_service(SetBool, '~/pause', self._guarded(self._on_pause, '~/pause'))
+        self.create_service(Trigger, '~/step', self._guarded(self._on_step, '~/step'))
         # the steady clock: with use_sim_time, ROS-time timers would wait for our own /clock
-        self.create_timer(self.p('diagnostics_period'), self._diagnostics, clock=STEADY)
+        self.create_timer(self.p('diagnostics_period'),
+                          self._guarded(self._diagnostics, '/diagnostics'), clock=STEADY)
         self._timer = None
         self.source.start()
-        self.add_on_set_parameters_callback(self._on_parameters)
+        self.add_on_set_parameters_callback(self._guarded(self._on_parameters, 'parameters'))
+
+    def _guarded(self, callback, where):
+        """
+        Return ``callback`` inside the node's error handling: no input may end the node.
+
+        An error (a bug, or an input no check foresaw) is logged, throttled, with its text
+        cut by :func:`~liemb_ros.ros.conversions.shown`, and counted as a dropped message; a
+        service answers ``success: false`` with it, a parameter change is refused with it,
+        and an error while stepping or publishing stops the simulation with the reason (the
+        state it left is not trusted; ``~/reset`` starts again).
+        """
+        def call(*args):
+            try:
+                return callback(*args)
+            except Exception as exc:  # noqa: B902 - no input may end the node
+                text = f'{where}: {type(exc).__name__}: {shown(str(exc), ERROR_CHARS)}'
+                self._rejected += 1
+                self._last_rejected = text
+                self.get_logger().error(f'{text} (ignored)', throttle_duration_sec=1.0)
+                if where == 'parameters':
+                    return SetParametersResult(successful=False, reason=text)
+                if len(args) == 2:            # a service: (request, response)
+                    args[1].success, args[1].message = False, text
+                    return args[1]
+                if where == 'the simulation loop' and self.sim is not None:
+                    self._stop(text)
+                return None
+        return call
 
     # -- robot ------------------------------------------------------------------------------
     def _on_robot(self, model, xml, where):
@@ -212,10 +260,8 @@ class SimulationNode(SimulationParameters, SimulationStepping, SimulationOutput,
                 self.get_logger().warning(str(w.message))
             command_order = self._joint_order(model, self.p('command_joints'))
             wrench_links = self._wrench_links(model, self.p('wrench_links'))
-            amp = np.asarray(self.p('test_torque_amplitude'), dtype=float)
-            if amp.size not in (1, model.nq):
-                raise ValueError(f'test_torque_amplitude has {amp.size} values; the robot has '
-                                 f'{model.nq} joints')
+            self._check_amplitude(sim, np.asarray(self.p('test_torque_amplitude'),
+                                                  dtype=float))
         except ValueError as exc:
             raise ConfigError(f"cannot simulate robot '{model.name}' from {where}: "
                               f'{exc}') from None
@@ -257,7 +303,8 @@ class SimulationNode(SimulationParameters, SimulationStepping, SimulationOutput,
         self._wrench_subs = [
             self.create_subscription(
                 WrenchStamped, f'~/external_wrench/{topic_token(link)}',
-                lambda msg, link=link: self._on_wrench(link, msg), LATEST)
+                self._guarded(lambda msg, link=link: self._on_wrench(link, msg),
+                              f'~/external_wrench/{topic_token(link)}'), LATEST)
             for link in wrench_links]
         if where != 'the robot_description topic':
             self.pub_description.publish(String(data=xml))
@@ -266,7 +313,8 @@ class SimulationNode(SimulationParameters, SimulationStepping, SimulationOutput,
         self._publish_static()
         self._wall = time.monotonic()
         self._start_lockstep()
-        self._timer = self.create_timer(1.0 / self.p('publish_rate'), self._tick,
+        self._timer = self.create_timer(1.0 / self.p('publish_rate'),
+                                        self._guarded(self._tick, 'the simulation loop'),
                                         clock=STEADY)
         base = ', floating base' if model.floating else ''
         settle_heap()   # no full garbage collection over the libraries in the loop

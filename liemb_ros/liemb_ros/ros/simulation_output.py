@@ -19,7 +19,8 @@ from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ..kinematics import forward_kinematics
-from .conversions import quaternion_xyzw, to_time
+from ..simulation import SimulationError
+from .conversions import quaternion_xyzw, shown, to_time
 
 
 class SimulationOutput:
@@ -42,7 +43,31 @@ class SimulationOutput:
         return (now - Duration(nanoseconds=int(late * 1e9))).to_msg()
 
     def _publish(self, at=None):
+        """
+        Publish the state, after checking it (:meth:`Simulator.check`): no absurd state goes out.
+
+        A state that is not plausible (not finite, too fast, off the energy books, deeper in
+        a plane than a contact can push back from) stops the simulation with the reason
+        instead, and nothing is published (the simulator is back at the last state that
+        passed, which went out before); so does an effort that is not finite.
+        """
         sim, model = self.sim, self.model
+        if self.error is not None:
+            return
+        try:
+            sim.check()
+        except SimulationError as exc:
+            self._stop(exc)
+            return
+        effort = self.applied_torque(sim.t)
+        if self._drive is not None:
+            effort = effort + self.drive_effort()
+        if self._hold is not None:
+            effort = effort + self._hold_tau
+        effort = np.clip(effort, -sim.effort_limit, sim.effort_limit)   # applied
+        if not np.all(np.isfinite(effort)):
+            self._stop(f'the applied effort is not finite ({effort.tolist()})')
+            return
         stamp = self._stamp(at)
         if self.pub_clock is not None:
             self.pub_clock.publish(Clock(clock=stamp))
@@ -51,12 +76,7 @@ class SimulationOutput:
         js.name = list(model.joint_names)
         js.position = sim.q.tolist()
         js.velocity = sim.qd[model.nv - model.nq:].tolist()
-        effort = self.applied_torque(sim.t)
-        if self._drive is not None:
-            effort = effort + self.drive_effort()
-        if self._hold is not None:
-            effort = effort + self._hold_tau
-        js.effort = np.clip(effort, -sim.effort_limit, sim.effort_limit).tolist()   # applied
+        js.effort = effort.tolist()
         self.pub_js.publish(js)
         if self.p('publish_tf'):
             self.pub_tf.publish(TFMessage(transforms=self._transforms(stamp, moving=True)))
@@ -193,6 +213,7 @@ class SimulationOutput:
             values = [('sim_time', f"{d['t']:.4f}"), ('real_time_factor', f'{rtf:.3f}'),
                       ('steps', str(d['steps'])), ('energy', f"{d['energy']:.6g}"),
                       ('energy_balance_error', f"{d['energy_balance_error']:.3e}"),
+                      ('contact_work', f"{d['contact_work']:.3e}"),
                       ('integrator', self.p('integrator')), ('dt', str(self.p('dt'))),
                       ('coordinates', self.p('coordinates')), ('drive', drive),
                       ('limit_energy', f"{d['limit_energy']:.3e}"),
@@ -204,7 +225,9 @@ class SimulationOutput:
                       ('lockstep_missed', '0' if self._lock is None
                        else str(self._lock['missed'])),
                       ('dropped', str(self._rejected)),
-                      ('ignored_joints', ', '.join(self._ignored) or 'none')]
+                      ('last_dropped', self._last_rejected or 'none'),
+                      ('ignored_joints', shown(', '.join(self._ignored)) if self._ignored
+                       else 'none')]
             if self.sim.contact is not None:
                 contacts = self.sim.contacts()
                 values += [('contacts', str(len(contacts))),

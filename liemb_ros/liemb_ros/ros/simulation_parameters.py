@@ -66,7 +66,8 @@ def parameter_table():
         ('contact', False, 'ground contact of the URDF <collision> geometry with '
          'contact_planes', B, ro),
         ('contact_planes', [0.0, 0.0, 1.0, 0.0], 'contact planes n.x = d: four numbers '
-         'per plane (unit normal, offset [m])', DA, ro),
+         'per plane (normal, offset [m]; a normal of length |n| scales the equation: the '
+         'plane (n/|n|).x = d/|n|)', DA, ro),
         ('contact_links', [], 'links that touch the planes (empty: every moving link '
          'with <collision> geometry)', SA, ro),
         ('contact_time_constant', 0.005, 'time constant [s] of the contact spring-damper '
@@ -222,6 +223,18 @@ class SimulationParameters:
                              f'{model.joint_names}')
         return np.array([model.joint_index(n) for n in names])
 
+    @staticmethod
+    def _check_amplitude(sim, amp):
+        """Raise ValueError unless ``amp`` is 1 or nq plausible test torques (with the bound)."""
+        nq = sim.model.nq
+        if amp.size not in (1, nq):
+            raise ValueError(f'test_torque_amplitude has {amp.size} values; the robot has '
+                             f'{nq} joints (or give one for all)')
+        try:
+            sim.plausible.torques(np.broadcast_to(np.abs(amp), (nq,)))
+        except ValueError as exc:
+            raise ValueError(f'test_torque_amplitude: {exc}') from None
+
     def _on_parameters(self, params):
         """Check every changed parameter first, then apply them all (or none)."""
         for prm in params:
@@ -231,11 +244,11 @@ class SimulationParameters:
             if value is not None and not np.all(np.isfinite(value)):
                 return SetParametersResult(successful=False,
                                            reason=f'{prm.name} must be finite')
-            if prm.name == 'test_torque_amplitude' and self.model is not None:
-                if value.size not in (1, self.model.nq):
-                    return SetParametersResult(
-                        successful=False,
-                        reason=f'test_torque_amplitude needs 1 or {self.model.nq} values')
+            if prm.name == 'test_torque_amplitude' and self.sim is not None:
+                try:
+                    self._check_amplitude(self.sim, value)
+                except ValueError as exc:
+                    return SetParametersResult(successful=False, reason=str(exc))
         if any(prm.name == 'real_time_factor' for prm in params):
             self._wall = time.monotonic()
         return SetParametersResult(successful=True)

@@ -17,6 +17,11 @@ import numpy as np
 from ..dynamics import inverse_dynamics
 from ..simulation import SimulationError
 from .common import topic_token
+from .conversions import shown
+
+
+#: the most names of unknown joints counted for /diagnostics (a message may bring thousands)
+IGNORED_NAMES = 32
 
 
 class SimulationStepping:
@@ -24,18 +29,46 @@ class SimulationStepping:
 
     # -- input ------------------------------------------------------------------------------
     def _reject(self, what):
+        """Count and log (throttled) a message that is dropped, and why."""
         self._rejected += 1
+        self._last_rejected = what
         self.get_logger().error(f'dropped {what}', throttle_duration_sec=1.0)
 
-    def _joint_array(self, msg, topic):
-        """Return a command array in model order, or None (rejected) when it does not fit."""
+    def _joint_array(self, msg, topic, kind='effort'):
+        """
+        Return a command array in model order, or None (rejected) when it does not fit.
+
+        Beyond finiteness each value must be plausible (:mod:`liemb_ros._sim_plausible`):
+        an effort within ``sim.plausible.torque`` (the effort limits then clamp it), a
+        velocity within ``sim.plausible.speed``, a position within the distance the joint
+        covers in one second at that speed from where it is.
+        """
         data = np.asarray(msg.data, dtype=float)
         if data.size != self._command_order.size or not np.all(np.isfinite(data)):
             self._reject(f'{topic}: expected {self._command_order.size} finite values, got '
-                         f'{data.size}')
+                         f'{data.size}' + ('' if data.size != self._command_order.size
+                                           else ' with a NaN or an infinity'))
             return None
         out = np.zeros(self.model.nq)
         out[self._command_order] = data
+        sim = self.sim
+        if kind == 'effort':
+            bound, value = sim.plausible.torque, out
+        else:
+            bound = sim.plausible.speed[self.model.nv - self.model.nq:]
+            value = out if kind == 'velocity' else out - sim.q
+        over = np.flatnonzero(np.abs(value) > bound)
+        if len(over):
+            j = int(over[0])
+            what = {'effort': 'effort', 'velocity': 'velocity',
+                    'position': 'position (from where the joint is)'}[kind]
+            self._reject(f"{topic}: {what} {value[j]:.4g} of joint "
+                         f"'{self.model.joint_names[j]}' is beyond the plausible "
+                         f'{bound[j]:.4g} (' + ('100 times the robot\'s weight at its size'
+                                                if kind == 'effort' else
+                                                'rad/s or m/s' if kind == 'velocity' else
+                                                'one second at its plausible speed') + ')')
+            return None
         return out
 
     def _on_command(self, msg):
@@ -54,7 +87,7 @@ class SimulationStepping:
         if self.model.floating:
             self._reject(f'~/{kind}_command: the joint drive needs a fixed-base robot')
             return
-        target = self._joint_array(msg, f'~/{kind}_command')
+        target = self._joint_array(msg, f'~/{kind}_command', kind)
         if target is None:
             return
         if self._drive is None:
@@ -88,7 +121,9 @@ class SimulationStepping:
         Take an external wrench on ``link`` (held for ``wrench_timeout``).
 
         ``header.frame_id`` empty or the link: moment and force in the link frame; the
-        ``world_frame``: world axes, about the link frame's origin.  Others are rejected.
+        ``world_frame``: world axes, about the link frame's origin.  Others are rejected,
+        and so is a wrench that is not finite or beyond the plausible force and moment
+        (``sim.plausible``: 100 times the robot's weight, at its size), with the bound.
         """
         if self.sim is None:
             return
@@ -97,11 +132,18 @@ class SimulationStepping:
                 'world' if frame == self.p('world_frame') else None)
         t, f = msg.wrench.torque, msg.wrench.force
         w = np.array([t.x, t.y, t.z, f.x, f.y, f.z], dtype=float)
-        if kind is None or not np.all(np.isfinite(w)):
-            self._reject(f'~/external_wrench/{topic_token(link)}: '
-                         + ('non-finite wrench' if kind else
-                            f"frame_id {frame!r} is neither '{link}' nor "
-                            f"'{self.p('world_frame')}'"))
+        topic = f'~/external_wrench/{topic_token(link)}'
+        if kind is None:
+            self._reject(f'{topic}: frame_id {shown(frame)} is neither {shown(link)} nor '
+                         f"{shown(self.p('world_frame'))}")
+            return
+        if not np.all(np.isfinite(w)):
+            self._reject(f'{topic}: a wrench with a NaN or an infinity')
+            return
+        try:
+            self.sim.plausible.wrench(link, w)
+        except ValueError as exc:
+            self._reject(f'{topic}: {exc}')
             return
         self._wrenches[link] = (w, kind, time.monotonic())
 
@@ -127,20 +169,28 @@ class SimulationStepping:
             return
         index = self.model.joint_indices
         pairs = [(index[n], e) for n, e in zip(msg.name, msg.effort) if n in index]
-        for n in msg.name:
-            if n not in index:
-                if n not in self._ignored:
-                    self.get_logger().info(f"~/effort: ignoring joint {n!r}: not in robot "
-                                           f"'{self.model.name}'")
-                self._ignored[n] = self._ignored.get(n, 0) + 1
+        unknown = [n for n in msg.name if n not in index]
+        if unknown:
+            new = [n for n in unknown if n not in self._ignored]
+            if new:
+                self.get_logger().info(f"~/effort: ignoring joint(s) {shown(', '.join(new))}: "
+                                       f'not in robot {shown(self.model.name)}')
+            for n in unknown:    # counted by name, for the first IGNORED_NAMES names
+                if n in self._ignored or len(self._ignored) < IGNORED_NAMES:
+                    self._ignored[n] = self._ignored.get(n, 0) + 1
         effort = np.array([e for _, e in pairs], dtype=float)
         if not np.all(np.isfinite(effort)):
-            self._reject('~/effort: non-finite effort')
+            self._reject('~/effort: an effort with a NaN or an infinity')
             return
         if not pairs:
             return
         tau = np.zeros(self.model.nq) if self._command is None else self._command.copy()
         tau[[i for i, _ in pairs]] = effort
+        try:
+            self.sim.plausible.torques(tau)
+        except ValueError as exc:
+            self._reject(f'~/effort: {exc}')
+            return
         self._command, self._command_time = tau, time.monotonic()
         self._answered()
 
@@ -224,9 +274,33 @@ class SimulationStepping:
                 if hold:
                     tau = tau + self.hold_torque()
                 sim.step(tau)
-        except SimulationError as exc:
-            self.error = str(exc)
-            self.get_logger().error(f'simulation stopped: {exc} (call ~/reset to restart)')
+        except (SimulationError, ValueError) as exc:
+            self._stop(exc)
+
+    def _stop(self, exc):
+        """
+        Stop stepping: the simulator's reason and the node's inputs that made the torques.
+
+        The applied torques are the sum of what :meth:`_torque_sources` lists; a torque
+        that :meth:`Simulator.step` refused (ValueError: beyond the plausible bound) or a
+        simulation that diverged (:class:`SimulationError`, naming the input that drove
+        it) both stop the stepping until ``~/reset``; the last plausible state stays.
+        """
+        self.error = f'{exc}; the applied torques came from {self._torque_sources()}'
+        self.get_logger().error(f'simulation stopped: {self.error} (call ~/reset to restart)')
+
+    def _torque_sources(self):
+        """Name what makes the applied torques now (the command topic, drive, hold, test)."""
+        out = []
+        if self._drive is not None:
+            out.append(f"the joint drive of ~/{self._drive['queue'][-1][1]}_command")
+        elif self._command is not None:
+            out.append('~/effort_command or ~/effort')
+        if self._hold is not None:
+            out.append('the posture hold (joint_hold_stiffness, joint_hold_damping)')
+        if np.any(np.asarray(self.p('test_torque_amplitude'), dtype=float)):
+            out.append('the test torque (test_torque_amplitude)')
+        return ', '.join(out) or 'nothing (zero torques)'
 
     # -- lock-step --------------------------------------------------------------------------
     def _start_lockstep(self):
