@@ -38,7 +38,7 @@ def _decode(data, src, quote=True):
     Return ``data`` (bytes or str) as str, refusing anything that is not UTF-8 text.
 
     A leading byte-order mark is dropped.  Raises :class:`URDFError`
-    ``'<src>: not UTF-8 text at byte N (b'\\xff')'`` for invalid bytes (the byte not quoted
+    ``'<src>: not UTF-8 text at byte N (the byte)'`` for invalid bytes (the byte not quoted
     when ``quote`` is false), and for a str holding lone surrogates (what undecodable bytes
     become with ``errors='surrogateescape'``), where ``N`` is the byte offset the character
     would have in UTF-8.

@@ -1,6 +1,7 @@
 """
-Conversions at the ROS boundary: parameter descriptors, quaternions, time stamps, and
-text from messages made safe to log (:func:`shown`).
+Conversions at the ROS boundary: parameter descriptors, quaternions, time stamps, text.
+
+Text from messages is made safe to log with :func:`shown`.
 
 Our quaternions are scalar first ``(w, x, y, z)`` (:mod:`liemb_ros.lie.quaternion`);
 ROS messages order ``(x, y, z, w)``.  Simulation time in seconds becomes a
