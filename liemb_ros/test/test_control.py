@@ -96,6 +96,163 @@ def test_bad_trajectories_are_refused_with_a_reason(names, times, pos, vel, mess
                                 q=np.zeros(2), qd=np.zeros(2))
 
 
+def test_points_already_due_are_left_out_and_the_state_starts_the_motion():
+    """
+    JointTrajectoryController's replacement rule: a trajectory whose start is past goes
+    from the state at ``now`` to its first point still ahead; its last point in the past:
+    refused; one point due exactly now: held from now on.
+    """
+    names = ['a']
+    q, qd = np.array([0.2]), np.array([0.1])
+    tr = control.JointTrajectory(names, names, [0.5, 2.0, 3.0], [[1.0], [0.4], [0.0]],
+                                 [[0.0], [0.0], [0.0]], start=10.0, q=q, qd=qd, now=11.0)
+    assert tr.index.tolist() == [-1, 1, 2] and tr.times.tolist() == [0.0, 1.0, 2.0]
+    q_d, qd_d, _ = tr.sample(11.0)                 # the state: no jump towards point 0
+    assert q_d[0] == 0.2 and qd_d[0] == 0.1
+    np.testing.assert_allclose(tr.sample(12.0)[0], [0.4])
+    assert tr.start == 10.0 and tr.time_from_start.tolist() == [0.5, 2.0, 3.0]
+    with pytest.raises(ValueError, match=r'ends in the past: its last point \(point 2\) was '
+                                         'due 0.5 s ago'):
+        control.JointTrajectory(names, names, [0.5, 2.0, 3.0], [[1.0], [0.4], [0.0]],
+                                start=10.0, q=q, qd=qd, now=13.5)
+    tr = control.JointTrajectory(names, names, [0.0], [[0.7]], start=5.0, q=q, qd=qd)
+    assert tr.index.tolist() == [0]
+    assert tr.sample(5.0)[0][0] == 0.7 and tr.sample(6.0)[0][0] == 0.7
+
+
+@pytest.fixture(scope='module')
+def arm():
+    """The shipped liemb_arm7 (URDF limits: joint2 +-2 rad, 2 rad/s, 130 N m)."""
+    from liemb_ros import resources
+    return lm.load_urdf(resources.robot_path('liemb_arm7'))
+
+
+ARM_Q0 = np.array([0.0, 0.5, 0.0, -1.0, 0.0, 0.6, 0.0])
+
+
+def _to(model, q, names, times, P, rest=True, qd=None, start=0.0, now=None):
+    """A trajectory of ``model`` from state ``q`` (at rest) through points ``P`` of ``names``."""
+    n = len(names)
+    zero = [np.zeros(n)] * len(times) if rest else ()
+    return control.JointTrajectory(model.joint_names, names, times, P, zero, zero,
+                                   start=start, q=q, qd=np.zeros(model.nq) if qd is None
+                                   else qd, now=now)
+
+
+def test_limits_refuse_a_trajectory_naming_the_joint_the_point_and_the_limit(arm):
+    """
+    Each limit against its closed form: a waypoint beyond the position limit; the quintic
+    from rest to rest, whose peak velocity is 15/8 of the mean; a linear jump; a last point
+    that moves; the same trajectories slowed down pass.
+    """
+    q_far = ARM_Q0.copy()
+    q_far[1] = 5.0
+    with pytest.raises(control.LimitError, match=r'joint2 position 5 rad at point 0 '
+                       r'\(time_from_start 2 s\) is beyond its limits \[-2, 2\] rad') as e:
+        control.check_limits(arm, _to(arm, ARM_Q0, arm.joint_names, [2.0], [q_far]))
+    assert (e.value.joint, e.value.point, e.value.quantity, e.value.limit) == (
+        'joint2', 0, 'position', 2.0)
+    q1 = ARM_Q0.copy()
+    q1[0] += 1.0
+    for T in (0.3, 0.6):   # peak 15/8 / T rad/s against the limit 2 rad/s
+        with pytest.raises(control.LimitError, match='joint1 velocity') as e:
+            control.check_limits(arm, _to(arm, ARM_Q0, arm.joint_names, [T], [q1]))
+        assert e.value.point == 0 and e.value.limit == 2.0
+        assert 2.0 < e.value.value <= 15 / 8 / T + 1e-9
+        assert e.value.slowdown == pytest.approx(15 / 8 / T / (2 * 1.001), rel=1e-4)
+        control.check_limits(arm, _to(arm, ARM_Q0, arm.joint_names,
+                                      [T * e.value.slowdown * 1.0001], [q1]))
+    # positions only, due now: a jump; linear at 2 rad/s takes 0.5 s
+    with pytest.raises(control.LimitError, match='would jump to 1 rad') as e:
+        control.check_limits(arm, _to(arm, ARM_Q0, arm.joint_names, [0.0], [q1], rest=False))
+    assert e.value.quantity == 'jump'
+    assert e.value.slowdown == pytest.approx(0.5 / 1.001, rel=1e-6)
+    moving = _to(arm, ARM_Q0, ['joint1'], [3.0], [[1.0]])
+    moving.velocities[-1] = 0.1
+    with pytest.raises(control.LimitError, match='must end at rest'):
+        control.check_limits(arm, moving)
+    # a joint beyond its limit may be brought back; the points themselves may not pass it
+    out = ARM_Q0.copy()
+    out[1] = 2.0009   # within the margin of 1e-3
+    control.check_limits(arm, _to(arm, out, ['joint2'], [2.0], [[1.5]]))
+    out[1] = 2.3
+    control.check_limits(arm, _to(arm, out, ['joint2'], [2.0], [[1.5]]))
+    with pytest.raises(control.LimitError, match='joint2 position 2.2 rad at point 1'):
+        control.check_limits(arm, _to(arm, out, ['joint2'], [2.0, 3.0], [[1.5], [2.2]]))
+    # ... and one faster than its limit slowed down, never sped up
+    fast = np.zeros(7)
+    fast[0] = 3.0   # rad/s, limit 2
+    control.check_limits(arm, _to(arm, ARM_Q0, ['joint1'], [1.0], [[0.9]], qd=fast))
+    with pytest.raises(control.LimitError, match='joint1 velocity 3.0'):
+        control.check_limits(arm, _to(arm, ARM_Q0, ['joint1'], [1.0], [[2.0]], qd=fast))
+
+
+def test_the_feed_forward_checked_is_pinocchio_s_rnea(panda):
+    """
+    An effort refusal's torque is the law's feed-forward at the sample it names: Pinocchio's
+    rnea with the armature, plus the joint damping and the friction feed-forward (the
+    trajectory sampled at that time independently, by ``sample``); slowed down by the
+    factor the refusal gives, the trajectory passes, a little less slowed down it does not.
+    """
+    model, pm, data, order = panda
+    q0 = np.array([0.0, -0.3, 0.0, -2.0, 0.0, 1.6, 0.8, 0.02, 0.02])
+    armature = 0.05
+    tr = _to(model, q0, ['panda_joint1'], [0.05], [[0.05]])
+    with pytest.raises(control.LimitError, match='feed-forward torque') as e:
+        control.check_limits(model, tr, armature=armature)
+    err = e.value
+    q, qd, qdd = tr.sample(err.time)
+    pa = pin.Model(pm)
+    pa.armature[:] = armature
+    ref = pin.rnea(pa, pa.createData(), q[order], qd[order], qdd[order])
+    ff = ref + (model.damping * qd + model.friction * np.tanh(qd / control.FRICTION_VELOCITY)
+                )[order]
+    j = model.joint_index(err.joint)
+    assert err.value == pytest.approx(ff[list(order).index(j)], rel=1e-9, abs=1e-9)
+    assert abs(err.value) > model.effort_limit[j] * 1.001
+    s = err.slowdown
+    assert s > 1
+    control.check_limits(model, _to(model, q0, ['panda_joint1'], [0.05 * s * 1.001],
+                                    [[0.05]]), armature=armature)
+    with pytest.raises(control.LimitError):
+        control.check_limits(model, _to(model, q0, ['panda_joint1'], [0.05 * s * 0.99],
+                                        [[0.05]]), armature=armature)
+
+
+def test_the_check_gives_the_gil_to_other_threads(arm):
+    """
+    A check of 10 000 points runs compiled without the GIL: a thread that ticks every
+    0.2 ms meanwhile is never held up for half the check's time (it would be for all of it).
+    """
+    import threading
+    import time
+    n = 10_000
+    P = np.tile(ARM_Q0, (n, 1))
+    P[:, 0] = 0.3 * np.sin(np.linspace(0, 2 * np.pi, n))
+    tr = _to(arm, ARM_Q0, arm.joint_names, 1.0 + 1e-3 * np.arange(n), P, rest=False)
+    control.check_limits(arm, tr)   # compiled (or loaded) before the timing
+    gaps, done = [], []
+
+    def tick():
+        last = time.perf_counter()
+        while not done:
+            time.sleep(2e-4)
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
+    thread = threading.Thread(target=tick)
+    thread.start()
+    time.sleep(0.01)
+    t0 = time.perf_counter()
+    control.check_limits(arm, tr)
+    took = time.perf_counter() - t0
+    done.append(True)
+    thread.join()
+    print(f'check of {n} points: {took * 1e3:.0f} ms; the ticking thread waited at most '
+          f'{max(gaps) * 1e3:.1f} ms')
+    assert max(gaps) < 0.5 * took
+
+
 def test_computed_torque_against_pinocchio(panda, rng):
     model, pm, data, order = panda
     for _ in range(3):
