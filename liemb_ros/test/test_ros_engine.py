@@ -214,7 +214,8 @@ def test_controller_modes_compute_their_laws(engine, rng):
     np.testing.assert_allclose(tau, control.computed_torque(
         m, q, qd, q, np.zeros(9), np.zeros(9), 100.0, 20.0), atol=1e-10)
     engine.configure(friction_compensation=False)
-    engine.set_trajectory(m.joint_names[:2], [1.0], [[0.3, -0.2]], [[0.0, 0.0]], start=5.0)
+    # (a point the arm reaches in a second from its random configuration within the limits)
+    engine.set_trajectory(m.joint_names[:2], [1.0], [0.9 * q[:2]], [[0.0, 0.0]], start=5.0)
     q_d, qd_d, qdd_d = engine.trajectory.sample(5.5)
     tau = engine.cycle(now=5.5)['tau']
     np.testing.assert_allclose(tau, control.computed_torque(m, q, qd, q_d, qd_d, qdd_d, 100.0,

@@ -164,9 +164,7 @@ class DynamicsEngine(EngineSettings, EngineState):
             tau[m.nv - m.nq:] += self.armature * self.qdd_desired[m.nv - m.nq:]
         elif self.mode == 'computed_torque':
             if self.trajectory is None:   # hold where the mode found the robot
-                self.trajectory = control.JointTrajectory(
-                    m.joint_names, m.joint_names, [0.0], [self.q], start=self.now, q=self.q,
-                    qd=self.qd)
+                self.hold()
             q_d, qd_d, qdd_d = self.trajectory.sample(self.now)
             self.reference = (q_d, qd_d, qdd_d)
             if self.base_pose is not None:   # a robot mounted at base_pose
@@ -332,8 +330,14 @@ class DynamicsEngine(EngineSettings, EngineState):
                                             np.eye(4), self.stiffness, self.impedance_damping,
                                             self.impedance_representation, posture=self.q)
                 names = self.model.joint_names
-                control.JointTrajectory(names, names, [1.0], [self.q], start=0.0, q=self.q,
-                                        qd=self.qd).sample(0.5)
+                tr = control.JointTrajectory(names, names, [1.0], [self.q], start=0.0,
+                                             q=self.q, qd=self.qd)
+                tr.sample(0.5)
+                control.slowdown(self.model, tr)   # and the check's kernels
+                try:
+                    control.check_limits(self.model, tr)
+                except control.LimitError:   # (the warm-up state need not be within them)
+                    pass
             for r in REPRESENTATIONS:
                 self.representation = r
                 self.twists()

@@ -21,6 +21,13 @@ FIXED_BASE_MODES = ('computed_torque', 'cartesian_impedance')
 GAIN_LIMITS = {'kp': 1e6, 'kd': 1e4, 'stiffness': 1e7, 'impedance_damping': 1e5,
                'null_stiffness': 1e4, 'null_damping': 1e3, 'armature': 1e4}
 
+#: plausibility bounds of a payload's centre of mass from its link [m] and inertia [kg m^2]
+#: (its mass: the parameter's range, 1e4 kg)
+MAX_PAYLOAD_REACH = 100.0
+MAX_PAYLOAD_INERTIA = 1e6
+#: ... and of gravity [m/s^2] (100 g)
+MAX_GRAVITY = 1e3
+
 
 def leaf_links(model):
     """Return the links no other link hangs from (tool flanges, feet), in model order."""
@@ -164,6 +171,10 @@ class EngineSettings:
                              f'iyy, iyz, izz); got {com.size} and {i6.size}')
         if not (np.isfinite(mass) and np.all(np.isfinite(com)) and np.all(np.isfinite(i6))):
             raise ValueError('non-finite payload mass, centre of mass or inertia')
+        if np.abs(com).max() > MAX_PAYLOAD_REACH or np.abs(i6).max() > MAX_PAYLOAD_INERTIA:
+            raise ValueError(f'payload centre of mass {com.tolist()} m or inertia '
+                             f'{i6.tolist()} kg m^2 beyond the plausibility bounds '
+                             f'{MAX_PAYLOAD_REACH:g} m, {MAX_PAYLOAD_INERTIA:g} kg m^2')
         ixx, ixy, ixz, iyy, iyz, izz = i6
         Ic = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
         ev = np.linalg.eigvalsh(Ic)
@@ -183,6 +194,9 @@ class EngineSettings:
             self._gravity = None
         elif g.shape != (3,) or not np.all(np.isfinite(g)):
             raise ValueError(f'gravity takes 3 finite values (or none); got {g.tolist()}')
+        elif np.abs(g).max() > MAX_GRAVITY:
+            raise ValueError(f'gravity {g.tolist()} m/s^2 beyond the plausibility bound '
+                             f'{MAX_GRAVITY:g} m/s^2')
         else:
             self._gravity = g
         self._rebuild()
