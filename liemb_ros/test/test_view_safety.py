@@ -365,6 +365,31 @@ def test_a_bad_port_is_an_argument_error(port):
     assert 'Traceback' not in proc.stderr and proc.stdout == ''
 
 
+DEEP = """<robot name="deep">
+  <link name="base"><inertial><mass value="1"/>
+    <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" effort="10" velocity="1"/></joint>
+  <link name="arm"><inertial><origin xyz="0 0 -0.5"/><mass value="1"/>
+    <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>
+    <collision><origin xyz="0 0 -0.5"/><geometry><sphere radius="0.1"/></geometry></collision>
+  </link>
+</robot>"""
+
+
+def test_simulating_a_robot_the_ground_cannot_hold_is_exit_2(tmp_path):
+    """``--simulate --contact`` of a robot that starts 0.6 m inside the ground (a plane or a
+    pose gone wrong): the simulator's refusal, exit 2, no traceback."""
+    path = tmp_path / 'deep.urdf'
+    path.write_text(DEEP)
+    proc = subprocess.run(LIEMB + ['view', str(path), '--simulate', '--contact', '--port', '0'],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 2, proc.stderr
+    assert "liemb view: cannot simulate deep: the robot starts 0.6 m inside contact plane 0 " \
+           "(link 'arm')" in proc.stderr
+    assert 'Traceback' not in proc.stderr
+
+
 def test_page_address_and_check_address_in_python():
     """The API behind the lines (and the demo's --view-port check)."""
     url, where, warning = lv.page_address('192.0.2.1', 8080)   # TEST-NET-1: not loopback

@@ -122,7 +122,13 @@ def run(args):
         if model.floating:   # stand it above the ground
             base = np.eye(4)
             base[2, 3] = 0.5
-        sim = Simulator(model, q0=sample_configuration(model), base_pose=base, contact=contact)
+        try:   # e.g. a robot that would start inside the ground
+            sim = Simulator(model, q0=sample_configuration(model), base_pose=base,
+                            contact=contact)
+        except ValueError as exc:
+            print(f'liemb view: cannot simulate {model.name}: {exc}', file=sys.stderr)
+            view.close()
+            return 2
         torque = (gravity_hold(model, args.amplitude * np.where(
             np.isfinite(model.effort_limit) & (model.effort_limit > 0),
             model.effort_limit, 10.0)) if args.torque == 'gravity' else None)
