@@ -60,6 +60,28 @@ class ConfigError(Exception):
     """A configuration that cannot work (missing file, unknown link): the node exits."""
 
 
+def error_text(where, exc):
+    """Return ``'WHERE: Type: message'`` of an exception, the message cut to ERROR_CHARS."""
+    return f'{where}: {type(exc).__name__}: {shown(str(exc), ERROR_CHARS)}'
+
+
+def guarded(callback, where, on_error):
+    """
+    Return ``callback`` inside a node's error handling: no input may end the node.
+
+    An exception of ``callback`` (a bug, or an input no check foresaw) becomes
+    :func:`error_text` ``(where, exc)``, and ``on_error(text, args)`` decides what follows
+    (log and count it, refuse a command, stop a simulation, answer a service); its return
+    value is the callback's (a service's response, a parameter change's result).
+    """
+    def call(*args):
+        try:
+            return callback(*args)
+        except Exception as exc:  # noqa: B902 - no input may end the node
+            return on_error(error_text(where, exc), args)
+    return call
+
+
 def declare(node, specs):
     """
     Declare parameters from ``(name, default, description, type, extra)`` tuples.

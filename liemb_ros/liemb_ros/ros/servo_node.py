@@ -75,7 +75,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from ..model import REPRESENTATIONS
 from ..servo import TWIST_AXES, CommandHistory, Servo, ServoOutput, Status, checked
 from .common import (ERROR_CHARS, LATCHED, STEADY, ConfigError, RobotSource, StateTimeout,
-                     declare, run, settle_heap)
+                     declare, guarded, run, settle_heap)
 from .conversions import shown
 from .engine import FRAMES, CycleStats, DynamicsEngine, StateError, leaf_links
 from .wire import JointStateReader
@@ -296,19 +296,15 @@ class ServoNode(StateTimeout, Node):
         """
         Return ``callback`` inside the node's error handling: no input may kill the node.
 
-        An error is logged (throttled, its text cut by :func:`shown`) and, with ``stop``
-        (the command topics), refuses the command: the arm decelerates to rest.
+        An error is logged (throttled, its text cut; :func:`~.common.guarded`) and, with
+        ``stop`` (the command topics), refuses the command: the arm decelerates to rest.
         """
-        def call(*args):
-            try:
-                callback(*args)
-            except Exception as exc:  # noqa: B902 - a dead servo leaves the arm moving
-                text = f'{where}: {type(exc).__name__}: {shown(str(exc), ERROR_CHARS)}'
-                if stop:
-                    self._refuse(text)
-                else:
-                    self.get_logger().error(f'{text} (ignored)', throttle_duration_sec=1.0)
-        return call
+        def on_error(text, _):
+            if stop:
+                self._refuse(text)
+            else:
+                self.get_logger().error(f'{text} (ignored)', throttle_duration_sec=1.0)
+        return guarded(callback, where, on_error)
 
     def _refuse(self, what):
         """Refuse a command: log (throttled), count, and stop the arm smoothly."""

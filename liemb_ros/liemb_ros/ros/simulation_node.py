@@ -127,9 +127,8 @@ from visualization_msgs.msg import MarkerArray
 from ..dynamics import inverse_dynamics
 from ..kinematics import forward_kinematics
 from ..simulation import Simulator, SimulationWarning
-from .common import (ERROR_CHARS, LATCHED, STEADY, ConfigError, Preparation, RobotSource,
-                     declare, run, settle_heap, topic_token)
-from .conversions import shown
+from .common import (LATCHED, STEADY, ConfigError, Preparation, RobotSource, declare, guarded,
+                     run, settle_heap, topic_token)
 from .simulation_output import SimulationOutput
 from .simulation_parameters import FINITE, SimulationParameters, parameter_table
 from .simulation_stepping import SimulationStepping
@@ -209,31 +208,26 @@ class SimulationNode(SimulationParameters, SimulationStepping, SimulationOutput,
 
     def _guarded(self, callback, where):
         """
-        Return ``callback`` inside the node's error handling: no input may end the node.
+        Return ``callback`` inside the node's error handling (:func:`~.common.guarded`).
 
-        An error (a bug, or an input no check foresaw) is logged, throttled, with its text
-        cut by :func:`~liemb_ros.ros.conversions.shown`, and counted as a dropped message; a
-        service answers ``success: false`` with it, a parameter change is refused with it,
-        and an error while stepping or publishing stops the simulation with the reason (the
-        state it left is not trusted; ``~/reset`` starts again).
+        An error (a bug, or an input no check foresaw) is logged, throttled, and counted as
+        a dropped message; a service answers ``success: false`` with it, a parameter change
+        is refused with it, and an error while stepping or publishing stops the simulation
+        with the reason (the state it left is not trusted; ``~/reset`` starts again).
         """
-        def call(*args):
-            try:
-                return callback(*args)
-            except Exception as exc:  # noqa: B902 - no input may end the node
-                text = f'{where}: {type(exc).__name__}: {shown(str(exc), ERROR_CHARS)}'
-                self._rejected += 1
-                self._last_rejected = text
-                self.get_logger().error(f'{text} (ignored)', throttle_duration_sec=1.0)
-                if where == 'parameters':
-                    return SetParametersResult(successful=False, reason=text)
-                if len(args) == 2:            # a service: (request, response)
-                    args[1].success, args[1].message = False, text
-                    return args[1]
-                if where == 'the simulation loop' and self.sim is not None:
-                    self._stop(text)
-                return None
-        return call
+        def on_error(text, args):
+            self._rejected += 1
+            self._last_rejected = text
+            self.get_logger().error(f'{text} (ignored)', throttle_duration_sec=1.0)
+            if where == 'parameters':
+                return SetParametersResult(successful=False, reason=text)
+            if len(args) == 2:            # a service: (request, response)
+                args[1].success, args[1].message = False, text
+                return args[1]
+            if where == 'the simulation loop' and self.sim is not None:
+                self._stop(text)
+            return None
+        return guarded(callback, where, on_error)
 
     # -- robot ------------------------------------------------------------------------------
     def _on_robot(self, model, xml, where):
