@@ -77,11 +77,15 @@ def motion(t, q0=Q0, delta=DELTA):
             delta * w * w * (s * s + (1 - c) * c) / 2)
 
 
+#: the time_from_start of the trajectory's first point
+FIRST = 0.1
+
+
 def _trajectory(names, start, q0=Q0, delta=DELTA):
     """The motion as a JointTrajectory starting at wall-clock ``start``, a point per 0.1 s."""
     traj = JointTrajectory(joint_names=list(names))
     traj.header.stamp = Time(sec=int(start), nanosec=int((start % 1) * 1e9))
-    for t in np.arange(0.1, DURATION + 1e-9, 0.1):
+    for t in np.arange(FIRST, DURATION + 1e-9, 0.1):
         q, qd, qdd = motion(t, q0, delta)
         traj.points.append(JointTrajectoryPoint(
             positions=q.tolist(), velocities=qd.tolist(), accelerations=qdd.tolist(),
@@ -171,9 +175,15 @@ def _errors(states, start, since, until):
 
 
 def _check_controller_state(states, cstates, start, until):
-    """~/controller_state against the motion and the joint states of its stamps."""
+    """
+    ~/controller_state against the motion and the joint states of its stamps.
+
+    From the trajectory's first point (0.1 s after its start) on: before it, the reference
+    goes from the state where the trajectory came to that point (as a
+    JointTrajectoryController's does), not along the motion.
+    """
     by_stamp = {_stamp(m): m for m in states.msgs}
-    msgs = [m for m in cstates.msgs if start <= _stamp(m) < until]
+    msgs = [m for m in cstates.msgs if start + FIRST <= _stamp(m) < until]
     t = np.array([_stamp(m) for m in msgs])
     # the node's rate from the spacing of the stamps (on a grid of 1/rate), whatever this
     # best-effort subscriber lost: at load 15 on the 2 cores it got 79 % of them
@@ -286,7 +296,12 @@ def test_a_trajectory_before_the_first_joint_state_waits_for_it(graph):
     A trajectory that reaches the node before a complete state is kept, and starts from it.
 
     The lock-step start-up's order of events, made certain: the node is ready but has no state
-    (no simulation here), the trajectory comes, then the states (published by the test).
+    (no simulation here), the trajectory comes, then the states (published by the test).  The
+    first complete state starts the trajectory's check (in the node's checker thread): the
+    states that follow, 20 ms apart, are held until the trajectory is installed, and a
+    second after the start the reference is the motion's.  The trajectory is stamped half a
+    second after the first state (a stamp of now or just before would mean "once checked":
+    trajectory_intake).
     """
     graph.run('liemb_dynamics', node_argv('dynamics', [
         'urdf_path:=liemb_arm7', 'mode:=computed_torque']))
@@ -294,14 +309,22 @@ def test_a_trajectory_before_the_first_joint_state_waits_for_it(graph):
     wait_ready(graph)
     js = graph.node.create_publisher(JointState, '/joint_states', RELIABLE)
     graph.spin_until(lambda: js.get_subscription_count() > 0)
-    _trajectory_publisher(graph).publish(_trajectory(ARM.joint_names, 100.0))
+    _trajectory_publisher(graph).publish(_trajectory(ARM.joint_names, 100.5))
     graph.spin_until(lambda: 'before a complete joint state' in graph.output(), timeout=10)
     q, qd, _ = motion(0.0)
-    for t in (100.0, 101.0):   # the motion's start, then a second later (held there)
-        js.publish(JointState(header=Header(stamp=Time(sec=int(t))), name=ARM.joint_names,
-                              position=q.tolist(), velocity=qd.tolist()))
-        graph.spin_until(lambda: cstates.msgs and _stamp(cstates.msgs[-1]) == t, timeout=10)
-    ref = np.array(cstates.msgs[-1].reference.positions)
+
+    def state_at(t):   # the arm held at the motion's start; the node's answer for it
+        js.publish(JointState(header=Header(stamp=Time(sec=int(t), nanosec=round(t % 1 * 1e9))),
+                              name=ARM.joint_names, position=q.tolist(), velocity=qd.tolist()))
+        graph.spin_until(lambda: cstates.msgs and abs(_stamp(cstates.msgs[-1]) - t) < 1e-6,
+                         timeout=10)
+        return np.array(cstates.msgs[-1].reference.positions)
+    state_at(100.0)
+    for t in np.arange(100.02, 100.5, 0.02):   # until the reference moves: installed
+        if np.abs(state_at(t) - q).max() > 0:
+            break
+    print(f'trajectory installed by {t - 100.0:.2f} s after the first state')
+    ref = state_at(101.5)
     print(f'reference a second after the start: {np.abs(ref - motion(1.0)[0]).max():.1e} rad '
           'from the motion')
     assert np.allclose(ref, motion(1.0)[0], rtol=0, atol=1e-5)
@@ -353,8 +376,9 @@ def test_follow_joint_trajectory_action(graph):
     assert len(feedback) > 100
     for fb in feedback:
         assert list(fb.joint_names) == ARM.joint_names
-        assert np.allclose(fb.desired.positions, motion(_stamp(fb) - start)[0], rtol=0,
-                           atol=1e-5)
+        if _stamp(fb) >= start + FIRST:   # (before: from the state to the first point)
+            assert np.allclose(fb.desired.positions, motion(_stamp(fb) - start)[0], rtol=0,
+                               atol=1e-5)
         assert np.allclose(fb.error.positions,
                            np.subtract(fb.desired.positions, fb.actual.positions), atol=1e-15)
     index = [fb.index for fb in feedback]

@@ -31,13 +31,27 @@ Controller modes (``mode``, switchable at run time; the laws are :mod:`liemb_ros
   ``computed_torque.friction_compensation: false``) tracking ``~/joint_trajectory``
   (``trajectory_msgs/JointTrajectory``: joints by name, a subset holds the others; quintic
   between points with accelerations, cubic with velocities, linear with positions only; a
-  new one replaces the old from its ``header.stamp``, 0 = now; one that comes before the
-  first complete joint state waits for it; after the end it holds the last point; with
-  none it holds the position where the mode started;
+  new one replaces the old, going from the state to its first point still ahead; one that
+  comes before the first complete joint state waits for it; after the end it holds the
+  last point; with none it holds the position where the mode started;
   ``computed_torque.trajectory_file`` is a YAML trajectory tracked once the state is known,
   ``computed_torque.repeat`` starts it again 1 s after its end); or a
   ``control_msgs/action/FollowJointTrajectory`` goal on ``~/follow_joint_trajectory``, as a
-  JointTrajectoryController serves it (:mod:`liemb_ros.ros.trajectory_action`).  Gains
+  JointTrajectoryController serves it (:mod:`liemb_ros.ros.trajectory_action`; a goal
+  succeeds only within its goal tolerances, by default ``computed_torque.goal_tolerance``
+  and ``computed_torque.stopped_velocity_tolerance``, at the latest
+  ``computed_torque.goal_time`` after its end).  Every trajectory, whichever way it comes,
+  is read, timed and checked in a thread of its own, never in the control loop's
+  (:mod:`liemb_ros.ros.trajectory_intake`): ``header.stamp`` 0, or at most 0.1 s before it
+  came, is now; a later stamp is when it starts; one that ends in the past is refused; one
+  whose start is past leaves out the points already due.  It is refused, with the joint,
+  the point (index, ``time_from_start``) and the limit, when a position leaves the URDF
+  limits (by more than 1 mm or 1 mrad), a velocity or the feed-forward torque
+  ``ID(q_d, q̇_d, q̈_d)`` (with armature, damping, friction) exceeds the URDF velocity or
+  effort limit, anywhere along it (sampled every 1 ms, the segment from the current state
+  included), or it ends moving, or it has more than 10 000 points (a topic message: more
+  than 16 MiB); a refusal says by how much the trajectory, slowed down, would fit
+  (:func:`liemb_ros.control.check_limits`).  Gains
   ``computed_torque.kp`` (1/s²) and ``computed_torque.kd`` (1/s): one value or one per
   joint.  ``/diagnostics`` reports the largest joint error of the last cycle, and
   ``~/controller_state`` (``control_msgs/JointTrajectoryControllerState``, what a ros2_control
@@ -65,9 +79,15 @@ each joint, which no URDF states: computed_torque and inverse_dynamics use
 (ixx ixy ixz iyy iyz izz about the centre of mass) and ``gravity`` (world frame; empty: the
 model's) rebuild the model once when they change (every mode then includes the payload in
 M, C and g; the loop costs the same).  A bad trajectory or target (unknown joints,
-non-increasing times, NaN, another frame) is refused with the reason in the log, counted as
-dropped in ``/diagnostics`` and nothing is commanded from it; bad gains are refused as
-parameter changes with the reason.
+non-increasing times, NaN, another frame, beyond a limit) is refused with the reason in the
+log, counted as dropped in ``/diagnostics`` and nothing is commanded from it; bad gains are
+refused as parameter changes with the reason.  Magnitudes beyond physical plausibility are
+refused with the bound (:mod:`liemb_ros.ros.engine_state`: joint positions 1e6, velocities
+1e4, accelerations 1e6, positions in the world 1e7 m; a payload's centre of mass 100 m,
+inertia 1e6 kg m², gravity 1e3 m/s²).  Every callback runs inside the node's error
+handling (an error drops the input, logged and counted; the node goes on), every output is
+checked finite before it goes out, and text from messages (frame ids, joint names) reaches
+the log and ``/diagnostics`` quoted and cut (:func:`liemb_ros.ros.conversions.shown`).
 
 Serves ``~/get_jacobian`` (``liemb_interfaces/GetJacobian``, J or J̇).  ``mode``,
 ``representation``, ``twist_links``, ``wrench_joints`` and ``command_joints`` can be
@@ -109,9 +129,10 @@ from .. import control
 from ..resources import find
 from .common import (STEADY, ConfigError, Preparation, RobotSource, declare,
                      realtime_priority, run, settle_heap, topic_token)
-from .conversions import pose_matrix
-from .dynamics_output import DynamicsOutput
+from .conversions import pose_matrix, shown
+from .dynamics_output import DynamicsOutput, bounded
 from .engine import FRAMES, MODES, CycleStats, DynamicsEngine, StateError
+from . import trajectory_intake as intake
 from .trajectory_action import TrajectoryAction
 from .wire import JointStateReader
 
@@ -163,6 +184,16 @@ class DynamicsNode(DynamicsOutput, Node):
             ('computed_torque.friction_compensation', True, 'computed_torque: add the URDF '
              'Coulomb friction F tanh(qd_r / 0.003) as a feed-forward (qd_r = qd_desired + '
              'kp/kd e)', B, {}),
+            ('computed_torque.goal_tolerance', [0.01], 'computed_torque: a '
+             '~/follow_joint_trajectory goal succeeds once each joint is this close to its '
+             'last point (rad or m; one value or one per joint) where the goal gives no '
+             'goal_tolerance (JointTolerance position 0)', DA, {}),
+            ('computed_torque.stopped_velocity_tolerance', 0.01, 'computed_torque: ... and '
+             'this slow (rad/s or m/s; JointTolerance velocity 0)', D, dict(lo=0.0, hi=1e3)),
+            ('computed_torque.goal_time', 1.0, 'computed_torque: a goal whose joints are not '
+             'within their goal tolerances this long after its end (s; where the goal gives '
+             'no goal_time_tolerance) aborts with GOAL_TOLERANCE_VIOLATED', D,
+             dict(lo=0.0, hi=3600.0)),
             ('computed_torque.trajectory_file', '', 'a joint trajectory (YAML: joint_names, '
              'points) tracked once the state is known, as if sent on ~/joint_trajectory; a '
              "file name in config/ or a path ('': none)", S, dict(read_only=True)),
@@ -222,7 +253,8 @@ class DynamicsNode(DynamicsOutput, Node):
         self._pending_desired = None
         self._early_trajectory = None   # a ~/joint_trajectory before the first complete state
         self._file_trajectory = self._read_trajectory_file()
-        self._file_started = None   # when the file's trajectory last started (node clock)
+        self._file_started = None   # when the file's trajectory last started (state time)
+        self._file_pending = False  # the file's trajectory is being checked
         self._rejected = 0          # invalid messages (dropped)
         self._refused = 0           # non-finite outputs (not published)
         self._scheduling = 'normal'   # the loop thread's (realtime_priority)
@@ -273,17 +305,27 @@ class DynamicsNode(DynamicsOutput, Node):
             event_callbacks=SubscriptionEventCallbacks(message_lost=self._on_lost,
                                                        use_default_callbacks=False),
             raw=True)
-        self.create_subscription(JointTrajectoryPoint, '~/desired', self._on_desired, RELIABLE)
-        self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory,
-                                 RELIABLE)
-        self.create_subscription(PoseStamped, '~/target_pose', self._on_target_pose, RELIABLE)
-        self.create_service(GetJacobian, '~/get_jacobian', self._on_get_jacobian)
+        self.create_subscription(JointTrajectoryPoint, '~/desired', self._guarded(
+            self._on_desired, '~/desired'), RELIABLE)
+        self.create_subscription(JointTrajectory, '~/joint_trajectory', self._guarded(
+            self._on_trajectory, '~/joint_trajectory'), RELIABLE, raw=True)
+        self.create_subscription(PoseStamped, '~/target_pose', self._guarded(
+            self._on_target_pose, '~/target_pose'), RELIABLE)
+        self.create_service(GetJacobian, '~/get_jacobian', self._guarded(
+            self._on_get_jacobian, '~/get_jacobian', _failed_jacobian))
         self.action = TrajectoryAction(self)   # ~/follow_joint_trajectory
+        # trajectories are read and checked in a thread of their own (trajectory_intake), whose
+        # Python hands the GIL to the loop's thread within SWITCH_INTERVAL
+        sys.setswitchinterval(intake.SWITCH_INTERVAL)
+        self.checker = intake.Checker(self)
         self._timer = None
-        self.create_timer(self.get_parameter('diagnostics_period').value, self._diagnostics,
+        self.create_timer(self.get_parameter('diagnostics_period').value, self._guarded(
+            self._diagnostics, '/diagnostics'),
                           clock=STEADY)
         self.source.start()
-        self.add_on_set_parameters_callback(self._on_parameters)
+        self.add_on_set_parameters_callback(self._guarded(
+            self._on_parameters, 'parameters', lambda exc, params: SetParametersResult(
+                successful=False, reason=bounded(f'{type(exc).__name__}: {exc}'))))
 
     def p(self, name):
         """Return the value of parameter ``name``."""
@@ -291,7 +333,9 @@ class DynamicsNode(DynamicsOutput, Node):
 
     # -- robot ------------------------------------------------------------------------------
     def destroy_node(self):
-        """Destroy the io node with this one."""
+        """Destroy the io and action nodes with this one; stop the checker's thread."""
+        self.checker.close()
+        self.action.destroy()
         self.io_node.destroy_node()
         return super().destroy_node()
 
@@ -300,13 +344,13 @@ class DynamicsNode(DynamicsOutput, Node):
         try:
             engine = DynamicsEngine(model, **self._settings({}))
         except ValueError as exc:
-            raise ConfigError(f"the parameters do not fit robot '{model.name}' from {where}: "
+            raise ConfigError(f'the parameters do not fit robot {shown(model.name)} from {where}: '
                               f'{exc}') from None
         # compile now, not in the first cycle; in a thread, so that the node answers meanwhile
         self._candidate = engine
         self._preparing = Preparation(
-            self, engine.warm_up, lambda warm: self._install(engine, where, warm),
-            f"robot '{model.name}'")
+            self, lambda: engine.warm_up() + _warm_intake(),
+            lambda warm: self._install(engine, where, warm), f'robot {shown(model.name)}')
 
     def _install(self, engine, where, warm):
         """Serve a prepared engine (in the executor thread)."""
@@ -319,8 +363,9 @@ class DynamicsNode(DynamicsOutput, Node):
         self._twist_key = None
         self._wrench_templates = {}
         if model.floating and self._odom_sub is None:
-            self._odom_sub = self.create_subscription(Odometry, 'odom', self._on_odometry,
-                                                      qos_profile_sensor_data)
+            self._odom_sub = self.create_subscription(
+                Odometry, 'odom', self._guarded(self._on_odometry, 'odom'),
+                qos_profile_sensor_data)
         if self._pending_desired is not None:
             self._apply_desired(self._pending_desired)
             self._pending_desired = None
@@ -336,8 +381,9 @@ class DynamicsNode(DynamicsOutput, Node):
         base = ' floating base (odometry on ' + self.resolve_topic_name('odom') + ');' \
             if model.floating else ''
         settle_heap()   # no full garbage collection over the libraries in the loop
-        self.get_logger().info(f"robot '{model.name}' ({model.nq} joints) from {where};{base} "
-                               f'mode {engine.mode}, twists of {", ".join(engine.twist_links)} '
+        self.get_logger().info(f'robot {shown(model.name)} ({model.nq} joints) from {where};'
+                               f'{base} mode {engine.mode}, twists of '
+                               f'{shown(", ".join(engine.twist_links))} '
                                f'in {engine.representation}; kernels ready in {warm:.1f} s')
 
     def _make_wrench_publishers(self):
@@ -359,7 +405,8 @@ class DynamicsNode(DynamicsOutput, Node):
             self.destroy_timer(self._timer)
             self._timer = None
         if rate > 0:
-            self._timer = self.create_timer(1.0 / rate, self._on_timer)
+            self._timer = self.create_timer(1.0 / rate, self._guarded(self._on_timer,
+                                                                      'publish_rate timer'))
 
     # -- parameters -------------------------------------------------------------------------
     def _settings(self, changes):
@@ -406,15 +453,32 @@ class DynamicsNode(DynamicsOutput, Node):
 
     # -- input ------------------------------------------------------------------------------
     def _reject(self, what):
+        """Drop a bad input message: counted, logged (throttled, the text cut)."""
         self._rejected += 1
         if self.engine is not None:
             self.engine.stats.dropped += 1
-        self.get_logger().error(f'dropped {what}', throttle_duration_sec=1.0)
+        self.get_logger().error(f'dropped {bounded(what)}', throttle_duration_sec=1.0)
 
     def _refuse(self, what):
         """Drop a command (trajectory, target): counted, logged (throttled per 0.1 s only)."""
         self._rejected += 1
-        self.get_logger().error(f'refused {what}', throttle_duration_sec=0.1)
+        self.get_logger().error(f'refused {bounded(what)}', throttle_duration_sec=0.1)
+
+    def _guarded(self, callback, where, failed=None):
+        """
+        Return ``callback`` inside the node's error handling: no input may end the node.
+
+        An error is logged (throttled, its text cut) and counted as a dropped input;
+        ``failed(exc)``: what the callback returns then (a service's response, a parameter
+        change's result), else None.
+        """
+        def call(*args):
+            try:
+                return callback(*args)
+            except Exception as exc:  # noqa: B902 - the node must outlive any input
+                self._reject(f'{where}: {type(exc).__name__}: {exc}')
+                return None if failed is None else failed(exc, *args)
+        return call
 
     def _on_lost(self, info):
         """DDS lost samples before we took them (queue overflow): count them."""
@@ -426,13 +490,21 @@ class DynamicsNode(DynamicsOutput, Node):
 
         Counts: every message is received, then dropped (invalid), skipped (no robot yet,
         empty, not all joints known yet, stale or refused output, or superseded by a newer
-        one before the timer published) or processed (outputs published from it).
+        one before the timer published) or processed (outputs published from it).  An
+        error anywhere (a kernel's, an output's) drops the state: nothing goes out from it.
         """
         t0 = time.perf_counter()
         self._received += 1
         if self.engine is None:
             self._skipped += 1   # no robot yet: nothing to do
             return
+        try:
+            self._take_state(msg, t0)
+        except Exception as exc:  # noqa: B902 - the loop must outlive any state
+            self._reject(f'joint_states message: {type(exc).__name__}: {exc}')
+
+    def _take_state(self, msg, t0):
+        """:meth:`_on_joint_state` once the robot is known (``t0``: when it came)."""
         try:   # the CDR bytes (a raw subscription: see wire.py)
             names, position, velocity, stamp = self._reader.read(msg)
         except Exception as exc:  # noqa: B902 - whatever rclpy raises for bad bytes
@@ -449,8 +521,8 @@ class DynamicsNode(DynamicsOutput, Node):
             return
         if len(self.engine.ignored) > known:   # say it once per joint, never again
             new = list(self.engine.ignored)[known:]
-            self.get_logger().info(f"ignoring joint(s) {', '.join(new)} of joint_states: not "
-                                   f"in robot '{self.engine.model.name}'")
+            self.get_logger().info(f"ignoring joint(s) {shown(', '.join(new))} of "
+                                   f'joint_states: not in robot {shown(self.engine.model.name)}')
         self._last_state = time.monotonic()
         if self._early_trajectory is not None and self.engine.ready:
             self._on_trajectory(self._early_trajectory)   # it starts from this state
@@ -531,48 +603,88 @@ class DynamicsNode(DynamicsOutput, Node):
     def _start_file_trajectory(self, now):
         """Start (or, with ``computed_torque.repeat``, restart) the trajectory file's motion."""
         e = self.engine
-        if e.mode != 'computed_torque' or self.action.active is not None:
+        if e.mode != 'computed_torque' or self.action.active is not None or self._file_pending:
             return
+        names, times, P, V, A = self._file_trajectory
         if self._file_started is not None:
-            end = self._file_started + self._file_trajectory[1][-1] + 1.0
+            end = self._file_started + times[-1] + 1.0
             if not (self.p('computed_torque.repeat') and now > end):
                 return
-        try:
-            e.set_trajectory(*self._file_trajectory, start=now)
-        except StateError as exc:
-            self._file_trajectory = None
-            self.get_logger().error(f'computed_torque.trajectory_file not tracked: {exc}')
-            return
-        self._file_started = now
-        self.get_logger().info(f"tracking {self.p('computed_torque.trajectory_file')} "
-                               f'({self._file_trajectory[1][-1]:.1f} s)')
+        traj = intake.Trajectory(names, 0.0, times, P, V, A)
+        self._file_pending = self._check_trajectory(
+            traj, now, self._guarded(self._install_file, 'computed_torque.trajectory_file'),
+            'file')
 
-    def _on_trajectory(self, msg):
-        """Take a new joint trajectory for computed_torque (it replaces the old one)."""
+    def _install_file(self, result):
+        """Track the file's trajectory, checked (in the executor's thread)."""
+        self._file_pending = False
+        e = self.engine
+        if isinstance(result, Exception):
+            self._file_trajectory = None
+            self.get_logger().error(f'computed_torque.trajectory_file not tracked: {result}')
+        elif e.mode == 'computed_torque' and self.action.active is None:
+            e.trajectory = result
+            self._file_started = result.start
+            self.get_logger().info(f"tracking {self.p('computed_torque.trajectory_file')} "
+                                   f'({result.time_from_start[-1]:.1f} s)')
+
+    def _check_trajectory(self, traj, received, done, key):
+        """Read, time and check ``traj`` in the checker's thread; ``done(result)`` after."""
+        engine = self.engine
+        if self.checker.submit(lambda: intake.prepare(engine, traj, received, self._snapshot),
+                               done, key):
+            return True
+        done(ValueError(f'busy: {intake.QUEUE} trajectories wait for their check'))
+        return False
+
+    def _snapshot(self):
+        """Return ``(q, q̇, time)`` of the latest state (any thread)."""
+        return self.engine.state_snapshot()
+
+    def _on_trajectory(self, data):
+        """
+        Take a new joint trajectory for computed_torque (it replaces the old one).
+
+        ``data``: its CDR bytes (a raw subscription), read and checked in the checker's
+        thread (:mod:`liemb_ros.ros.trajectory_intake`); bigger than ``MAX_BYTES``: refused.
+        """
         if self.engine is None:
             self._refuse('~/joint_trajectory: no robot yet')
             return
+        if len(data) > intake.MAX_BYTES:
+            self._refuse(f'~/joint_trajectory: {len(data)} bytes, at most {intake.MAX_BYTES}')
+            return
         self._early_trajectory = None
         if not self.engine.ready:   # kept: tracked from the first complete state
-            self._early_trajectory = msg
+            self._early_trajectory = data
             self.get_logger().info('~/joint_trajectory before a complete joint state: it '
                                    'starts from the first one')
             return
-        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-        pts = msg.points
-        try:
-            self.engine.set_trajectory(
-                msg.joint_names, [p.time_from_start.sec + p.time_from_start.nanosec * 1e-9
-                                  for p in pts],
-                [p.positions for p in pts], [p.velocities for p in pts],
-                [p.accelerations for p in pts], start=stamp if stamp > 0 else self._now())
-        except StateError as exc:
-            self._refuse(f'~/joint_trajectory: {exc}')
+        engine, received = self.engine, self._state_time()
+
+        def work():
+            return intake.prepare(engine, intake.read_trajectory_cdr(data, engine.model),
+                                  received, self._snapshot)
+        if not self.checker.submit(work, self._guarded(self._install_topic,
+                                                       '~/joint_trajectory'), 'topic'):
+            self._refuse(f'~/joint_trajectory: busy, {intake.QUEUE} trajectories wait for '
+                         'their check')
+
+    def _install_topic(self, result):
+        """Track a checked ``~/joint_trajectory`` (in the executor's thread), or say why not."""
+        if isinstance(result, intake.Superseded):
+            self._refuse(f'~/joint_trajectory: superseded ({result})')
             return
-        if self.engine.mode != 'computed_torque':
-            self.get_logger().warning(f'trajectory received in mode {self.engine.mode}: it '
-                                      'is tracked in computed_torque only',
-                                      throttle_duration_sec=5.0)
+        if isinstance(result, Exception):
+            self._refuse(f'~/joint_trajectory: {result}')
+            return
+        e = self.engine
+        if e is None or result.joint_names != e.model.joint_names:
+            return   # another robot meanwhile
+        e.trajectory = result
+        if e.mode != 'computed_torque':
+            self.get_logger().warning(f'trajectory received in mode {e.mode}: it is tracked '
+                                      'in computed_torque only', throttle_duration_sec=5.0)
 
     def _on_target_pose(self, msg):
         """Take a target pose of the impedance link, in world_frame."""
@@ -581,8 +693,8 @@ class DynamicsNode(DynamicsOutput, Node):
             self._refuse('~/target_pose: no robot yet')
             return
         if msg.header.frame_id not in ('', world):
-            self._refuse(f'~/target_pose in frame {msg.header.frame_id!r}: expected '
-                         f'{world!r} (world_frame)')
+            self._refuse(f'~/target_pose in frame {shown(msg.header.frame_id)}: expected '
+                         f'{shown(world)} (world_frame)')
             return
         try:
             self.engine.set_target_pose(pose_matrix(msg.pose))
@@ -621,6 +733,20 @@ class DynamicsNode(DynamicsOutput, Node):
         resp.linear_frame = req.link if lin == 'link' else world
         resp.reference_point = f'origin of {req.link if point == "link origin" else world}'
         return resp
+
+
+def _failed_jacobian(exc, req, resp):
+    """Return the response of a ``~/get_jacobian`` request that failed with ``exc``."""
+    resp.success = False
+    resp.message = bounded(f'{type(exc).__name__}: {exc}')
+    return resp
+
+
+def _warm_intake():
+    """Compile the trajectory reader (:func:`intake.warm_up`); return the seconds it took."""
+    t0 = time.perf_counter()
+    intake.warm_up()
+    return time.perf_counter() - t0
 
 
 def main(args=None):

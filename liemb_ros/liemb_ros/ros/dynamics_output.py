@@ -21,8 +21,10 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from visualization_msgs.msg import Marker, MarkerArray
 
+from .._sim_passive import all_finite
 from ..kinematics import link_twist
-from .common import STEADY, StateTimeout
+from .common import ERROR_CHARS, STEADY, StateTimeout
+from .conversions import SHOWN_CHARS, shown
 from .engine import FRAMES, OutputError
 from .wire import Template
 
@@ -98,6 +100,9 @@ class DynamicsOutput(StateTimeout):
             msg.speed_scaling_factor = 1.0
         q_d, qd_d, qdd_d = e.reference
         q, qd = e.q, e.qd[m.nv - m.nq:]
+        if not (all_finite(q_d) and all_finite(qd_d) and all_finite(qdd_d)):
+            self._refused += 1   # (a finite trajectory samples finite: never seen)
+            return
         effort = out['tau'].copy()
         effort[e.command_index] = out['command']
         msg.header.stamp = Time(sec=stamp[0], nanosec=stamp[1])
@@ -131,8 +136,9 @@ class DynamicsOutput(StateTimeout):
             self.destroy_timer(self._secondary_timer)
             self._secondary_timer = None
         if rate > 0:
-            self._secondary_timer = self.create_timer(1.0 / rate, self._on_secondary,
-                                                      clock=STEADY)
+            self._secondary_timer = self.create_timer(
+                1.0 / rate, self._guarded(self._on_secondary, 'secondary_rate timer'),
+                clock=STEADY)
 
     def _on_secondary(self):
         """Twists and wrenches of the latest published state, at most secondary_rate."""
@@ -185,7 +191,11 @@ class DynamicsOutput(StateTimeout):
         if (self.get_parameter('markers').value and self.pub_markers.get_subscription_count()
                 and now - self._last_markers >= 1.0 / self.get_parameter('marker_rate').value):
             self._last_markers = now
-            self.pub_markers.publish(self._markers(out, sec, nanosec, world))
+            markers = self._markers(out, sec, nanosec, world)
+            if markers is None:   # an arrow beyond float range (finite twists x scale)
+                self._refused += 1
+            else:
+                self.pub_markers.publish(markers)
 
     def _twist_template(self, world):
         """Return the twist array's template for the links and representation (built once)."""
@@ -258,7 +268,7 @@ class DynamicsOutput(StateTimeout):
             P[i, 0] = C[:3, 3]
             P[i, 1] = C[:3, 3] + 0.1 * scale * (C[:3, :3] @ out['wrenches'][k][3:])
             i += 1
-        return self._marker_template.fill(sec, nanosec, P)
+        return self._marker_template.fill(sec, nanosec, P) if all_finite(P.reshape(-1)) else None
 
     def _diagnostics(self):
         st = DiagnosticStatus(name='liemb_dynamics: cycle', hardware_id='liemb_ros')
@@ -269,7 +279,7 @@ class DynamicsOutput(StateTimeout):
             st.level = DiagnosticStatus.ERROR if src.error else DiagnosticStatus.WARN
             if self._preparing is not None:
                 st.message = (f'compiling kernels for robot '
-                              f"'{self._candidate.model.name}' "
+                              f'{shown(self._candidate.model.name)} '
                               f'({self._preparing.seconds:.0f} s so far)')
             else:
                 st.message = (f'unusable robot description: {src.error}' if src.error else
@@ -302,8 +312,8 @@ class DynamicsOutput(StateTimeout):
                 ('refused_outputs', str(self._refused)),
                 ('clamped_commands', str(e.clamped)),
                 ('last_state_age_s', f'{age:.3f}' if math.isfinite(age) else 'never'),
-                ('ignored_joints', ', '.join(e.ignored) or 'none'),
-                ('robot', e.model.name), ('mode', e.mode),
+                ('ignored_joints', shown(', '.join(e.ignored)) if e.ignored else 'none'),
+                ('robot', bounded(e.model.name, SHOWN_CHARS)), ('mode', e.mode),
                 ('tracking_error_rad', f'{e.tracking_error:.3g}'
                  if e.mode == 'computed_torque' else 'n/a'),
                 ('payload', f'{self.p("payload.mass")} kg at {self.p("payload.link")}'
@@ -313,6 +323,11 @@ class DynamicsOutput(StateTimeout):
         msg = DiagnosticArray(status=[st])
         msg.header.stamp = self.get_clock().now().to_msg()
         self.pub_diag.publish(msg)
+
+
+def bounded(text, limit=ERROR_CHARS):
+    """Return ``text`` for a log line or ``/diagnostics``: as it is, or quoted and cut."""
+    return text if len(text) <= limit else shown(text, limit)
 
 
 def _arrow(frame, ns, ident, color):
