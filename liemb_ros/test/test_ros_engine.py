@@ -57,6 +57,12 @@ def test_joints_the_model_does_not_know_are_ignored_and_counted(engine, rng):
     assert engine.ignored == {'wheel_left': 2, 'gripper': 2}
     with pytest.raises(StateError, match='11 joint names but 10 positions'):
         engine.update_state(names[:-1] + ['x'], pos[:-1])
+    # a stream of new names: the first MAX_IGNORED are remembered, the rest only ignored
+    from liemb_ros.ros.engine_state import MAX_IGNORED
+    for k in range(3):
+        more = [f'w{k}_{i}' for i in range(MAX_IGNORED // 2)]
+        engine.update_state(list(m.joint_names) + more, np.r_[q, np.zeros(len(more))])
+    assert len(engine.ignored) == MAX_IGNORED and engine.ignored['gripper'] == 2
 
 
 def test_settings_change_all_or_none(engine):

@@ -23,6 +23,9 @@ MAX_VELOCITY = 1e4
 MAX_ACCELERATION = 1e6
 #: ... a position in the world (m): a target pose, a floating base
 MAX_DISTANCE = 1e7
+#: the most names of unknown joints remembered in :attr:`EngineState.ignored` (a stream
+#: of new names must not grow the node's memory without bound)
+MAX_IGNORED = 65_536
 
 
 class StateError(ValueError):
@@ -70,7 +73,8 @@ class EngineState:
         """
         Merge a joint state into the current state; return the names it ignored.
 
-        Joints the model does not know are ignored (counted in :attr:`ignored`).
+        Joints the model does not know are ignored (counted in :attr:`ignored`, the first
+        :data:`MAX_IGNORED` names).
         ``velocities`` may be empty (then they are taken as zero).  ``stamp``: the state's
         time as ``(sec, nanosec)`` (kept in :attr:`stamp`).  Raises :class:`StateError`
         (state unchanged) for mismatched lengths, duplicate names or a non-finite value of
@@ -109,8 +113,12 @@ class EngineState:
                 self._seen[idx] = True
                 self._all_seen = bool(self._seen.all())
         self.stamp = stamp
+        ignored = self.ignored
         for name in unknown:
-            self.ignored[name] = self.ignored.get(name, 0) + 1
+            if name in ignored:
+                ignored[name] += 1
+            elif len(ignored) < MAX_IGNORED:   # (beyond: ignored, not remembered)
+                ignored[name] = 1
         return unknown
 
     def update_base(self, pose, twist):
