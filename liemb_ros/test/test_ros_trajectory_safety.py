@@ -277,10 +277,13 @@ def test_a_trajectory_whose_start_is_past_never_jumps(graph):
     at = t[moved[0]]
     print(f'reference of joint1 from {ref[0]:.4f} rad; moves from {at - t0:.3f} s on; '
           f'fastest {steps.max():.3f} rad/s; at t0 + 1 s: {np.interp(t0 + 1.0, t, ref):.4f}')
-    # from the state to 0.3 rad in about 1 s, quintic: 0.56 rad/s at most; the jump into the
-    # segment from 0.5 rad, half-way, was 0.47 rad in one 10 ms step
-    assert steps.max() < 1.0
-    assert ref.max() < q2[0] + 1e-6 and abs(np.interp(t0 + 1.0, t, ref) - q2[0]) < 1e-3
+    # from the state to 0.3 rad in about 1 s, quintic: 0.56 rad/s at most (more if the check
+    # took long); the jump into the segment from 0.5 rad, half-way, was 0.47 rad in one
+    # 10 ms step (47 rad/s)
+    assert steps.max() < 5.0
+    assert ref.max() < q2[0] + 1e-6   # never towards the point already due (0.5 rad)
+    if at < t0 + 0.9:   # installed in time for the point at 2 s (always, but on a starved
+        assert abs(np.interp(t0 + 1.0, t, ref) - q2[0]) < 1e-3   # machine): it is reached
     assert 'refused' not in graph.output('liemb_dynamics')
 
 
@@ -321,7 +324,11 @@ def test_the_panda_s_limits_and_its_slower_timing(graph):
     print(f'slowed down by {factor * 1.02:.3f}: status {result.result().status}, panda_joint1 '
           f'at {q[0]:.4f} rad')
     assert result.result().status == GoalStatus.STATUS_SUCCEEDED and abs(q[0] - 0.03) < 0.01
-    assert np.abs(q[1:] - q0[1:]).max() < 0.01 and panda.nq == 9
+    _spin_sim(graph, states, 0.5)   # the other joints, shaken by the fast motion, are held
+    q = np.array(states.msgs[-1].position)
+    print(f'half a second later the other joints are {np.abs(q[1:] - q0[1:]).max():.1e} rad '
+          'from where they were')
+    assert np.abs(q[1:] - q0[1:]).max() < 5e-3 and panda.nq == 9
 
 
 def test_bad_magnitudes_and_long_strings_are_refused_in_short_lines(graph):
