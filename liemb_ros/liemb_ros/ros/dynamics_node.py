@@ -127,8 +127,8 @@ from visualization_msgs.msg import MarkerArray
 
 from .. import control
 from ..resources import find
-from .common import (STEADY, ConfigError, Preparation, RobotSource, declare,
-                     realtime_priority, run, settle_heap, topic_token)
+from .common import (STEADY, ConfigError, Preparation, RobotSource, declare, error_text,
+                     guarded, realtime_priority, run, settle_heap, topic_token)
 from .conversions import pose_matrix, shown
 from .dynamics_output import DynamicsOutput, bounded
 from .engine import FRAMES, MODES, CycleStats, DynamicsEngine, StateError
@@ -324,8 +324,8 @@ class DynamicsNode(DynamicsOutput, Node):
                           clock=STEADY)
         self.source.start()
         self.add_on_set_parameters_callback(self._guarded(
-            self._on_parameters, 'parameters', lambda exc, params: SetParametersResult(
-                successful=False, reason=bounded(f'{type(exc).__name__}: {exc}'))))
+            self._on_parameters, 'parameters', lambda text, params: SetParametersResult(
+                successful=False, reason=text)))
 
     def p(self, name):
         """Return the value of parameter ``name``."""
@@ -466,19 +466,16 @@ class DynamicsNode(DynamicsOutput, Node):
 
     def _guarded(self, callback, where, failed=None):
         """
-        Return ``callback`` inside the node's error handling: no input may end the node.
+        Return ``callback`` inside the node's error handling (:func:`common.guarded`).
 
         An error is logged (throttled, its text cut) and counted as a dropped input;
-        ``failed(exc)``: what the callback returns then (a service's response, a parameter
-        change's result), else None.
+        ``failed(text, *args)``: what the callback returns then (a service's response, a
+        parameter change's result), else None.
         """
-        def call(*args):
-            try:
-                return callback(*args)
-            except Exception as exc:  # noqa: B902 - the node must outlive any input
-                self._reject(f'{where}: {type(exc).__name__}: {exc}')
-                return None if failed is None else failed(exc, *args)
-        return call
+        def on_error(text, args):
+            self._reject(text)
+            return None if failed is None else failed(text, *args)
+        return guarded(callback, where, on_error)
 
     def _on_lost(self, info):
         """DDS lost samples before we took them (queue overflow): count them."""
@@ -501,7 +498,7 @@ class DynamicsNode(DynamicsOutput, Node):
         try:
             self._take_state(msg, t0)
         except Exception as exc:  # noqa: B902 - the loop must outlive any state
-            self._reject(f'joint_states message: {type(exc).__name__}: {exc}')
+            self._reject(error_text('joint_states message', exc))
 
     def _take_state(self, msg, t0):
         """:meth:`_on_joint_state` once the robot is known (``t0``: when it came)."""
@@ -735,10 +732,10 @@ class DynamicsNode(DynamicsOutput, Node):
         return resp
 
 
-def _failed_jacobian(exc, req, resp):
-    """Return the response of a ``~/get_jacobian`` request that failed with ``exc``."""
+def _failed_jacobian(text, req, resp):
+    """Return the response of a ``~/get_jacobian`` request that failed (``text``: why)."""
     resp.success = False
-    resp.message = bounded(f'{type(exc).__name__}: {exc}')
+    resp.message = text
     return resp
 
 

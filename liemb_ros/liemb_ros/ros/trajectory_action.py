@@ -36,6 +36,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.task import Future
 
+from .common import error_text
 from .conversions import shown
 from .trajectory_intake import MAX_POINTS, QUEUE, prepare, read_trajectory_msg
 
@@ -164,7 +165,7 @@ class TrajectoryAction:
                 else:
                     reason = f'busy: {QUEUE} trajectories wait for their check'
         except Exception as exc:  # noqa: B902 - a goal must never take the node down
-            reason = f'{type(exc).__name__}: {exc}'
+            reason = error_text('its check', exc)
         node._refuse(f'~/follow_joint_trajectory goal: {reason}')
         return GoalResponse.REJECT
 
@@ -205,10 +206,10 @@ class TrajectoryAction:
         try:
             self._activate(handle, future, prepared)
         except Exception as exc:  # noqa: B902 - a goal must never take the node down
-            self.node._refuse(f'~/follow_joint_trajectory goal: {type(exc).__name__}: {exc}')
+            text = error_text('~/follow_joint_trajectory goal', exc)
+            self.node._refuse(text)
             if not future.done():
-                future.set_result(Result(error_code=Result.INVALID_GOAL,
-                                         error_string=f'{type(exc).__name__}: {exc}'[:400]))
+                future.set_result(Result(error_code=Result.INVALID_GOAL, error_string=text))
 
     def _activate(self, handle, future, prepared):
         e = self.node.engine
