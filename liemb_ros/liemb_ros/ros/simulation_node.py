@@ -129,6 +129,7 @@ from ..kinematics import forward_kinematics
 from ..simulation import Simulator, SimulationWarning
 from .common import (LATCHED, STEADY, ConfigError, Preparation, RobotSource, declare, guarded,
                      run, settle_heap, topic_token)
+from .conversions import shown
 from .simulation_output import SimulationOutput
 from .simulation_parameters import FINITE, SimulationParameters, parameter_table
 from .simulation_stepping import SimulationStepping
@@ -257,14 +258,14 @@ class SimulationNode(SimulationParameters, SimulationStepping, SimulationOutput,
             self._check_amplitude(sim, np.asarray(self.p('test_torque_amplitude'),
                                                   dtype=float))
         except ValueError as exc:
-            raise ConfigError(f"cannot simulate robot '{model.name}' from {where}: "
+            raise ConfigError(f"cannot simulate robot {shown(model.name)} from {where}: "
                               f'{exc}') from None
         # compile now, not in the first step: in a thread, so that the node answers meanwhile
         self._candidate = sim
         self._preparing = Preparation(
             self, lambda: self._warm_up(sim),
             lambda warm: self._install(sim, command_order, wrench_links, xml, where, warm),
-            f"robot '{model.name}'")
+            f"robot {shown(model.name)}")
 
     @staticmethod
     def _warm_up(sim):
@@ -313,7 +314,7 @@ class SimulationNode(SimulationParameters, SimulationStepping, SimulationOutput,
         base = ', floating base' if model.floating else ''
         settle_heap()   # no full garbage collection over the libraries in the loop
         self.get_logger().info(
-            f"simulating '{model.name}' ({model.nq} joints{base}) from {where} with "
+            f"simulating {shown(model.name)} ({model.nq} joints{base}) from {where} with "
             f"{self.p('integrator')} at dt = {self.p('dt')} s in {self.p('coordinates')} "
             f'coordinates (damping {sim.damping_method}), '
             f"{self.p('real_time_factor')}x real time; kernels ready in "

@@ -186,7 +186,7 @@ class SimulationOutput:
             err = self.source.error
             st.level = DiagnosticStatus.ERROR if err else DiagnosticStatus.WARN
             if self._preparing is not None:
-                st.message = (f"compiling kernels for robot '{self._candidate.model.name}' "
+                st.message = (f"compiling kernels for robot {shown(self._candidate.model.name)} "
                               f'({self._preparing.seconds:.0f} s so far)')
             else:
                 st.message = (f'unusable robot description: {err}' if err else

@@ -19,6 +19,7 @@ from rcl_interfaces.msg import ParameterType, SetParametersResult
 from ..contact import MESH_MODES, ContactModel, rpy_matrix
 from ..simulation import COORDINATES, INTEGRATORS, UPDATES
 from .common import ConfigError
+from .conversions import shown
 
 #: the numeric parameters that must be finite (checked when the node starts)
 FINITE = (
@@ -181,7 +182,8 @@ class SimulationParameters:
                     if model.floating or model.link_body[i] >= 0]
         unknown = [n for n in names if n not in model.link_ids]
         if unknown:
-            raise ValueError(f"wrench_links: no link {', '.join(unknown)} in '{model.name}'")
+            raise ValueError(f"wrench_links: no link {shown(', '.join(unknown))} in "
+                             f'{shown(model.name)}')
         return list(names)
 
     def _initial_state(self, model):
