@@ -102,7 +102,7 @@ def publish(rate, duration):
     rng = np.random.default_rng(0)
     msgs = [JointState(name=list(model.joint_names),
                        position=model.random_configuration(rng).tolist(),
-                       velocity=rng.normal(size=model.nv).tolist()) for _ in range(100)]
+                       velocity=[0.0] * model.nv) for _ in range(100)]
     rclpy.init()
     node = rclpy.create_node('liemb_bench_publisher')
     pub = node.create_publisher(JointState, '/joint_states', qos_profile_sensor_data)
@@ -134,7 +134,10 @@ def _trajectory(model, duration):
     Return a ``JointTrajectory`` of the Panda's seven arm joints for ``duration`` s.
 
     Slow sines (0.2 rad, 0.1-0.25 Hz) about the middle of each joint's range, a point every
-    0.5 s with positions, velocities and accelerations: the node interpolates quintics.
+    0.5 s with positions, velocities and accelerations: the node interpolates quintics.  The
+    first point comes at 8 s and the last one is at rest: the node checks a trajectory
+    against the Panda's limits, the segment from the state it holds included (the
+    published states are random configurations at rest, up to 5 rad apart).
     """
     from builtin_interfaces.msg import Duration
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -143,12 +146,14 @@ def _trajectory(model, duration):
     mid = (model.lower[idx] + model.upper[idx]) / 2
     w = 2 * np.pi * np.linspace(0.1, 0.25, len(names))
     msg = JointTrajectory(joint_names=names)
-    for t in np.arange(0.5, duration, 0.5):
+    times = np.arange(8.0, max(duration, 9.0), 0.5)
+    for k, t in enumerate(times):
         ns = int(round(t * 1e9))
+        rest = 0.0 if k == len(times) - 1 else 1.0
         msg.points.append(JointTrajectoryPoint(
             positions=(mid + 0.2 * np.sin(w * t)).tolist(),
-            velocities=(0.2 * w * np.cos(w * t)).tolist(),
-            accelerations=(-0.2 * w**2 * np.sin(w * t)).tolist(),
+            velocities=(rest * 0.2 * w * np.cos(w * t)).tolist(),
+            accelerations=(-rest * 0.2 * w**2 * np.sin(w * t)).tolist(),
             time_from_start=Duration(sec=ns // 10**9, nanosec=ns % 10**9)))
     return msg
 
@@ -286,6 +291,11 @@ def main(argv=None):
     t_warm = time.monotonic() + 3.0
     while time.monotonic() < t_warm:
         executor.spin_once(timeout_sec=0.01)
+    if args.mode == 'computed_torque':   # a refused trajectory would measure a hold
+        with open(log.name, encoding='utf-8', errors='replace') as f:
+            said = f.read()
+        if 'refused ~/joint_trajectory' in said:
+            raise SystemExit('the dynamics node refused the trajectory; see ' + log.name)
     latency.clear()
     jac_rtt = []
     t0 = time.monotonic()
