@@ -5,14 +5,17 @@ The kernels are compiled on first use and cached (``@njit(cache=True)``); on a f
 the first node start, the first ``liemb`` command and the first call of each public function
 would otherwise pay for it (minutes in all on two cores).  :func:`prepare` calls, once, every
 kernel the nodes, the CLI and the public functions use — kinematics and dynamics single and
-batched, fixed and floating base, the node engine, the Simulator in joint and absolute
-coordinates with explicit and implicit damping — so that later processes load them from the
-cache in well under a second.  The batch kernels are compiled ``nogil=True`` (batches run on
-several threads); a batch on threads runs each chunk through the specialisation the serial
-batch compiled (chunks are slices of the same arrays), so the batch steps prepare both, and
-the last step runs batches split over two threads.  The README's set-up
-(``./dev.sh setup``) runs it; on a colcon install run ``ros2 run liemb_ros liemb prepare``
-(or ``liemb prepare``) once after building.
+batched, fixed and floating base, the node engine with its controllers and trajectory
+checks, the Simulator in joint and absolute coordinates with explicit and implicit damping,
+joint limits, pushes and ground contact, the servo law, the nodes' message readers — so
+that later processes load them from the cache in well under a second (a test runs every
+node set and command on a copy of the prepared folder and fails when anything compiles).
+The batch kernels are compiled ``nogil=True`` (batches run on several threads); a batch on
+threads runs each chunk through the specialisation the serial batch compiled (chunks are
+slices of the same arrays), so the batch steps prepare both, and one step runs batches
+split over two threads.  The README's set-up (``./dev.sh setup``) runs it; on a colcon
+install run ``ros2 run liemb_ros liemb prepare`` (or ``liemb prepare``) once after
+building.
 
 The kernels go to the package's cache folder (:data:`liemb_ros.KERNEL_CACHE`, chosen by
 :mod:`liemb_ros._cache`: one per installation and state of the sources, or
@@ -82,6 +85,13 @@ def _steps():
         lm.forward_dynamics(model, q, qd, tau, base_pose=base, method='cholesky')
         lm.inverse_dynamics_derivatives(model, q, qd, qdd, base_pose=base)
 
+    def armature(model):
+        # a rotor inertia per joint: what liemb launch control gives both nodes
+        q, qd, _, base = state(model)
+        lm.forward_dynamics(model, q, qd, np.zeros(model.nv), base_pose=base,
+                            armature=np.full(model.nv, 0.01))
+        simulate(model, armature=0.01)
+
     def threaded(model):
         # large enough to split into two chunks (dispatch.CHUNK_NS): the thread pool's path
         q, qd, qdd, base = state(model, 4000)
@@ -106,6 +116,63 @@ def _steps():
         sim.warm_up()
         sim.step(n=2)
 
+    def limits(model):
+        # every joint pushed past its upper limit by its effort limit, a wrench on the tool:
+        # the limits' engagement, the plausibility checks, the step retaken
+        q0 = np.where(np.isfinite(model.upper), model.upper - 1e-3, 0.0)
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            sim = Simulator(model, q0=q0)
+        sim.set_wrench(model.link_names[-1], np.r_[0.0, 0.0, 0.0, 5.0, 0.0, 0.0])
+        sim.step(np.where(np.isfinite(model.effort_limit), model.effort_limit, 1.0), n=20)
+        sim.check()
+
+    def contact():
+        # the arm on a floating base dropped onto the ground (liemb view --simulate --contact)
+        from .contact import ContactModel
+        from .demo import sample_configuration
+        xml, where = resources.read_robot_description('liemb_arm7')
+        model = lm.load_urdf_string(xml, source=where, floating_base=True)
+        base = np.eye(4)
+        base[2, 3] = 0.5
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')
+            sim = Simulator(model, q0=sample_configuration(model), base_pose=base,
+                            contact=ContactModel(model, xml, urdf_path=where))
+        sim.warm_up()
+        while not sim.contacts() and sim.t < 2.0:
+            sim.step(n=50)
+        sim.step(n=20)
+        sim.check()
+
+    def servo(model):
+        from .servo import Servo
+        law = Servo(model, model.link_names[-1])
+        q = model.neutral() + 0.3
+        for rep in lm.REPRESENTATIONS:
+            law.twist_step(q, np.r_[0.1, 0.0, 0.0, 0.0, 0.05, 0.0], representation=rep)
+        law.joint_step(q, np.full(model.nq, 0.1))
+
+    def papers():
+        from .reproduce.examples import EXAMPLES, UPDATES
+        from .reproduce.study import run_example
+        for name, spec in EXAMPLES.items():
+            for update in UPDATES:
+                try:
+                    run_example(name, update, t_end=3 * spec.dt)
+                except ValueError:   # an update the example has not (ULV: the flip only)
+                    pass
+
+    def messages():
+        from .lie import quaternion
+        # /tf and odometry out, poses in (odometry, target poses)
+        quaternion.to_matrix(quaternion.from_matrix(np.eye(3)))
+        try:   # the dynamics node's trajectory reader (needs ROS 2's messages)
+            from .ros import trajectory_intake
+        except ImportError:
+            return
+        trajectory_intake.warm_up()
+
     steps = []
     for name, model in (('fixed base', fixed), ('floating base', floating)):
         steps += [
@@ -121,6 +188,12 @@ def _steps():
     steps.append(('simulation, absolute coordinates',
                   lambda: simulate(fixed, coordinates='absolute')))
     steps.append(('batches on two threads', lambda: threaded(floating)))
+    steps.append(('simulation, joint limits and a push', lambda: limits(fixed)))
+    steps.append(('rotor inertia (armature)', lambda: armature(fixed)))
+    steps.append(('simulation, ground contact', contact))
+    steps.append(('servo law', lambda: servo(fixed)))
+    steps.append(('node messages (/tf, trajectories)', messages))
+    steps.append(("the papers' examples (liemb reproduce)", papers))
     return steps
 
 
