@@ -13,6 +13,7 @@ from hypothesis import given, settings, strategies as st
 
 import liemb_ros as lm
 from liemb_ros import control
+from liemb_ros.control import laws
 from liemb_ros.lie import so3
 from conftest import SWAP, erd_path
 
@@ -313,7 +314,7 @@ def test_computed_torque_gains_in_any_form_agree_and_compile_once(panda, rng):
     # numbers, and the compiled pass is typed once for all of them (issue 19: compile time)
     model, pm, data, order = panda
     q, qd, q_d, qd_d, qdd_d = (model.random_configuration(rng), *rng.normal(size=(4, 9)))
-    passes = (control._computed_torque_terms, control._computed_torque_pass)
+    passes = (laws._computed_torque_terms, laws._computed_torque_pass)
     control.computed_torque(model, q, qd, q_d, qd_d, qdd_d, 100.0, 20.0)
     typed = [len(f.signatures) for f in passes]
     inv = np.argsort(order)          # Pinocchio's joint order back to the model's
@@ -529,7 +530,7 @@ def test_null_space_projection_of_the_posture_term(seed, n, rank_drop, scale):
     ``x - pinv(J) @ J @ x`` where J is well conditioned; rows scaled over 6 decades and
     rank-deficient Jacobians (rows that are combinations of others, zero rows) included.
     """
-    from liemb_ros.control import _null_space_project
+    from liemb_ros.control.laws import _null_space_project
     rng = np.random.default_rng(seed)
     J = rng.normal(size=(6, n))
     for k in range(rank_drop):   # dependent rows: a singular configuration
