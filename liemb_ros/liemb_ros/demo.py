@@ -15,9 +15,10 @@ import os
 import numpy as np
 
 from . import resources
-from .cli import load_robot, inspect_text
+from .robots import inspect_text, load_robot
 from .kinematics import jacobian, link_pose, link_twist
 from .model import REPRESENTATIONS
+from .scenario import sample_configuration, sample_tip, test_torque
 from .viz import draw_robot
 
 DEFAULT_ROBOT = 'liemb_arm7'
@@ -29,25 +30,6 @@ def default_robot():
     if DEFAULT_ROBOT in names or not names:
         return DEFAULT_ROBOT
     return names[0]
-
-
-def sample_tip(model):
-    """Return the tool link (``tool0``, ``*_tcp``, ...) or else the deepest link."""
-    for name in ('tool0', 'flange'):
-        if name in model.link_names:
-            return name
-    tcp = [n for n in model.link_names if n.endswith(('_tcp', 'tool', 'ee_link', 'hand'))]
-    if tcp:
-        return tcp[0]
-    depth = [int(model.support[b].sum()) if b >= 0 else 0 for b in model.link_body]
-    return model.link_names[int(np.argmax(depth))]
-
-
-def sample_configuration(model):
-    """Return a deterministic, non-singular configuration inside the joint limits."""
-    lo = np.where(np.isfinite(model.lower), model.lower, -np.pi)
-    hi = np.where(np.isfinite(model.upper), model.upper, np.pi)
-    return lo + (hi - lo) * (0.5 + 0.3 * np.sin(np.arange(1, model.nq + 1)))
 
 
 def explain(model):
@@ -68,13 +50,6 @@ def explain(model):
     J = jacobian(model, q, tip, 'hybrid')
     s = np.linalg.svd(J, compute_uv=False)
     print(f'\nhybrid Jacobian singular values: {np.array2string(s, precision=4)}')
-
-
-def test_torque(model, fraction=0.02):
-    """Return a test-torque amplitude per joint: ``fraction`` of each effort limit."""
-    limit = np.where(np.isfinite(model.effort_limit) & (model.effort_limit > 0),
-                     model.effort_limit, 10.0)
-    return np.round(fraction * limit, 3)
 
 
 def run(robot=None, out_dir='out/demo', duration=10.0):

@@ -11,7 +11,7 @@ Floating base (``--floating-base``): ``qd``/``qdd`` start with the base body twi
 import numpy as np
 
 from . import dynamics
-from .cli import load_robot
+from .robots import load_robot
 
 
 def add_arguments(parser):

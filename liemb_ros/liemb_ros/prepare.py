@@ -130,7 +130,7 @@ def _steps():
     def contact():
         # the arm on a floating base dropped onto the ground (liemb view --simulate --contact)
         from .contact import ContactModel
-        from .demo import sample_configuration
+        from .scenario import sample_configuration
         xml, where = resources.read_robot_description('liemb_arm7')
         model = lm.load_urdf_string(xml, source=where, floating_base=True)
         base = np.eye(4)

@@ -112,7 +112,7 @@ def test_demo_run_recorded_and_plotted(tmp_path, monkeypatch):
     monkeypatch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     import liemb_ros as lm
     from liemb_ros import cli, resources
-    from liemb_ros.demo import sample_configuration, test_torque
+    from liemb_ros.scenario import sample_configuration, test_torque
     from liemb_ros.ros import monitor
     model = lm.load_urdf(resources.robot_path('liemb_arm7'))
     path = str(tmp_path / 'run.mcap')

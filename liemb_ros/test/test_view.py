@@ -430,7 +430,7 @@ def test_browser_draws_primitives_as_urdf_places_them():
 def test_browser_sees_the_simulated_arm_move(arm):
     """A headless Chromium on liemb view of a running simulation (issue 20's check)."""
     _need_browser()
-    from liemb_ros.demo import sample_configuration
+    from liemb_ros.scenario import sample_configuration
     from liemb_ros.simulation import Simulator
     model, xml = arm
     sim = Simulator(model, q0=sample_configuration(model))

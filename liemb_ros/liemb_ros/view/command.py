@@ -107,7 +107,7 @@ def run(args):
         return 2
     driver = None
     if args.simulate:
-        from ..demo import sample_configuration
+        from ..scenario import sample_configuration
         from ..simulation import Simulator
         contact = None
         if args.contact:

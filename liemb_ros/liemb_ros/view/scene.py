@@ -507,5 +507,5 @@ class RobotView:
 
 
 def _tip(model):
-    from ..demo import sample_tip
+    from ..scenario import sample_tip
     return sample_tip(model)

@@ -26,9 +26,9 @@ def gravity_hold(model, amplitude=None, frequency=0.5):
 
     The torque the demo applies (the dynamics node's compensation and the simulation node's
     test torque), on the ``nq`` joints (a floating base's own six entries are not actuated);
-    ``amplitude`` per joint defaults to :func:`liemb_ros.demo.test_torque`.
+    ``amplitude`` per joint defaults to :func:`liemb_ros.scenario.test_torque`.
     """
-    from ..demo import test_torque
+    from ..scenario import test_torque
     from ..dynamics import gravity_torques
     amp = test_torque(model) if amplitude is None else np.broadcast_to(amplitude, (model.nq,))
     skip = model.nv - model.nq
