@@ -51,7 +51,7 @@ def _stop_side_processes(procs, grace=15.0):
 
     SIGTERM, not SIGINT: a process started in the background of a non-interactive shell
     (CI) inherits SIGINT ignored.  The recorder finishes its file within about a second of
-    either; killed, its file still reads up to its last chunk (``liemb_ros.record``).
+    either; killed, its file still reads up to its last chunk (``liemb_ros.recordings``).
     """
     import signal
     import subprocess
@@ -162,12 +162,12 @@ def _cmd_demo(args):
 
 
 def _cmd_record(args):
-    from .record import record_main
+    from .ros.recorder import record_main
     return record_main(args)
 
 
 def _cmd_plot(args):
-    from .record import plot_main
+    from .recordings import plot_main
     return plot_main(args)
 
 
@@ -216,7 +216,7 @@ def _cmd_launch(args):
 
 def _plot_recording(path):
     """``liemb plot PATH`` after a recorded launch (next to it, .png); never raises."""
-    from .record import plot_main
+    from .recordings import plot_main
     try:
         plot_main(argparse.Namespace(file=path, robot=None, out=None))
     except Exception as exc:   # a plot must not hide how the launch ended

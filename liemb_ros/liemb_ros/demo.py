@@ -18,6 +18,7 @@ from . import resources
 from .robots import inspect_text, load_robot
 from .kinematics import jacobian, link_pose, link_twist
 from .model import REPRESENTATIONS
+from .recordings import plot_run
 from .scenario import sample_configuration, sample_tip, test_torque
 from .viz import draw_robot
 
@@ -57,16 +58,44 @@ def run(robot=None, out_dir='out/demo', duration=10.0):
     model = load_robot(robot or default_robot())
     explain(model)
     os.makedirs(out_dir, exist_ok=True)
-    from .ros import monitor
-    record = monitor.run_sim(model, duration=duration, out_dir=out_dir,
-                             amplitude=test_torque(model), q0=sample_configuration(model))
+    record = run_sim(model, duration=duration, out_dir=out_dir,
+                     amplitude=test_torque(model), q0=sample_configuration(model))
     if record['t_end'] <= 0.0:
         raise SystemExit(f'liemb demo: the simulation did not advance; see '
                          f'{os.path.join(out_dir, "nodes.log")}')
-    files = {'plot': monitor.plot(model, record, os.path.join(out_dir, 'simulation.png'))}
+    files = {'plot': plot_run(model, record, os.path.join(out_dir, 'simulation.png'))}
     q = record['q'][-1] if len(record['q']) else model.neutral()
     files['picture'] = draw_robot(model, q, os.path.join(out_dir, f'{model.name}.png'),
                                   title=f"{model.name} at t = {record['t_end']:.2f} s")
     for what, path in files.items():
         print(f'wrote {path}  ({what})')
     return files
+
+
+def run_sim(model, duration=10.0, out_dir='out/demo', amplitude=None, q0=None, echo=print):
+    """
+    Simulate ``model`` under the dynamics node's gravity compensation; return the record.
+
+    The node set ``sim`` (as ``liemb launch sim``) watched by
+    :func:`liemb_ros.ros.monitor.watch` (its record).  ``amplitude``: test torque per joint
+    [N m] (sinusoid at the configured frequency); ``q0``: initial joint positions (default:
+    the simulation node's, neutral).  The nodes' output goes to ``out_dir/nodes.log``.
+    """
+    from .ros.launcher import NodeSet
+    from .ros import monitor
+    # Loopback discovery unless the user chose otherwise (works without a network).
+    os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    params = ['liemb_simulation:publish_clock:=true',
+              'liemb_simulation:diagnostics_period:=0.25',
+              'liemb_dynamics:diagnostics_period:=0.25']
+    launch_args = {'robot': str(model.source)} if os.path.isfile(str(model.source)) else {}
+    if amplitude is not None:
+        amp = ', '.join(f'{float(a):g}' for a in np.broadcast_to(amplitude, (model.nq,)))
+        params.append(f'liemb_simulation:test_torque_amplitude:=[{amp}]')
+    if q0 is not None:
+        params.append('liemb_simulation:initial_positions:=['
+                      + ', '.join(f'{float(x):.6g}' for x in q0) + ']')
+    log_path = os.path.join(out_dir, 'nodes.log')
+    with open(log_path, 'w', encoding='utf-8') as log:
+        nodes = NodeSet('sim', params, stdout=log, echo=echo, launch_args=launch_args)
+        return monitor.watch(nodes, model, duration=duration, log_path=log_path, echo=echo)

@@ -81,13 +81,13 @@ def _announce_often():
     announcement, and the test missed up to ~2.5 s of the node's start (seen: the
     simulated arm had fallen before the first state arrived).  Fast DDS reads the profile
     file when a process creates its first participant, so one is created here, with
-    ``liemb_ros.record.discovery_profile`` (config/record_fastdds.xml), before any test;
+    ``liemb_ros.recorder.discovery_profile`` (config/record_fastdds.xml), before any test;
     the variable is gone again, so the node processes the tests start run with the
     defaults, as a user's do.  A profile file of the user's own is left alone.
     """
     try:
         import rclpy
-        from liemb_ros.record import PROFILE_VARIABLES, discovery_profile
+        from liemb_ros.ros.recorder import PROFILE_VARIABLES, discovery_profile
     except ImportError:
         return
     if any(os.environ.get(v) for v in PROFILE_VARIABLES):

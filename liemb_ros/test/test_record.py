@@ -1,5 +1,5 @@
 """
-MCAP recordings (``liemb_ros.record``, ``liemb record``, ``--record``) and ``liemb plot``.
+MCAP recordings (``liemb_ros.ros.recorder``, ``liemb_ros.recordings``, ``liemb record``, ``--record``) and ``liemb plot``.
 
 Schemas are checked against the installed ``.msg`` files by a round trip: a message
 serialized by rclpy decodes with the schema we write (mcap_ros2's own parser).  A recording
@@ -18,7 +18,8 @@ import pytest
 from conftest import ros_importorskip
 
 rclpy, _ = ros_importorskip('rclpy', 'mcap_ros2')
-from liemb_ros import record  # noqa: E402  (after the import check)
+from liemb_ros.ros import recorder  # noqa: E402  (after the import check)
+from liemb_ros import recordings  # noqa: E402
 from ros_graph import claim_domain  # noqa: E402
 
 pytestmark = pytest.mark.ros
@@ -27,7 +28,7 @@ pytestmark = pytest.mark.ros
 def _roundtrip(msg, name):
     from mcap_ros2._dynamic import generate_dynamic
     from rclpy.serialization import serialize_message
-    decode = generate_dynamic(name, record.message_definition(name))[name]
+    decode = generate_dynamic(name, recorder.message_definition(name))[name]
     return decode(serialize_message(msg))
 
 
@@ -56,23 +57,23 @@ def test_schemas_decode_what_rclpy_serializes():
     assert out.joint_names == ['a'] and list(out.reference.positions) == [0.5]
     assert list(out.error.velocities) == [-0.25] and list(out.output.effort) == [3.0]
     assert out.speed_scaling_factor == 1.0
-    text = record.message_definition('sensor_msgs/msg/JointState')
+    text = recorder.message_definition('sensor_msgs/msg/JointState')
     assert text.count('MSG: ') == 2   # std_msgs/Header, builtin_interfaces/Time: once each
     assert 'MSG: std_msgs/msg/Header' in text and 'MSG: builtin_interfaces/msg/Time' in text
 
 
 def test_missing_definition_names_the_file():
     with pytest.raises(FileNotFoundError, match='Nope.msg'):
-        record.message_definition('sensor_msgs/msg/Nope')
+        recorder.message_definition('sensor_msgs/msg/Nope')
 
 
 def test_discovery_profile_is_named_for_the_recorder_only(monkeypatch):
     """The recorder's Fast DDS profile: named while its participant is created, then not."""
     import xml.etree.ElementTree as ET
-    for name in record.PROFILE_VARIABLES:
+    for name in recorder.PROFILE_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     notes = []
-    with record.discovery_profile(log=notes.append):
+    with recorder.discovery_profile(log=notes.append):
         path = os.environ['FASTDDS_DEFAULT_PROFILES_FILE']
     assert 'FASTDDS_DEFAULT_PROFILES_FILE' not in os.environ and not notes
     ns = {'d': 'http://www.eprosima.com'}
@@ -82,7 +83,7 @@ def test_discovery_profile_is_named_for_the_recorder_only(monkeypatch):
         ('0', '250000000')
     # a profile of the user's own is kept, and the log says what it means
     monkeypatch.setenv('FASTDDS_DEFAULT_PROFILES_FILE', '/somewhere/mine.xml')
-    with record.discovery_profile(log=notes.append):
+    with recorder.discovery_profile(log=notes.append):
         assert os.environ['FASTDDS_DEFAULT_PROFILES_FILE'] == '/somewhere/mine.xml'
     assert os.environ['FASTDDS_DEFAULT_PROFILES_FILE'] == '/somewhere/mine.xml'
     assert len(notes) == 1 and 'mine.xml' in notes[0] and 'leaseAnnouncement' in notes[0]
@@ -113,14 +114,14 @@ def test_demo_run_recorded_and_plotted(tmp_path, monkeypatch):
     import liemb_ros as lm
     from liemb_ros import cli, resources
     from liemb_ros.scenario import sample_configuration, test_torque
-    from liemb_ros.ros import monitor
+    from liemb_ros.demo import run_sim
     model = lm.load_urdf(resources.robot_path('liemb_arm7'))
     path = str(tmp_path / 'run.mcap')
     recorder = cli._start_recorder(path, str(tmp_path))
     try:
-        rec = monitor.run_sim(model, duration=2.0, out_dir=str(tmp_path),
-                              amplitude=test_torque(model), q0=sample_configuration(model),
-                              echo=lambda *a, **k: None)
+        rec = run_sim(model, duration=2.0, out_dir=str(tmp_path),
+                      amplitude=test_torque(model), q0=sample_configuration(model),
+                      echo=lambda *a, **k: None)
     finally:
         cli._stop_side_processes([recorder])
     assert recorder.returncode == 0, (tmp_path / 'record.log').read_text()
@@ -153,7 +154,7 @@ def test_demo_run_recorded_and_plotted(tmp_path, monkeypatch):
     # the recording holds what the monitor saw: the same stamped states and torques
     # every message kept (the simulation's held t = 0 states may be thousands on a loaded
     # machine; a plot keeps fewer rows: test_record_reading)
-    got, xml = record.read_run(path, points=10 ** 6)
+    got, xml = recordings.read_run(path, points=10 ** 6)
     assert xml and lm.load_urdf_string(xml).joint_names == model.joint_names
     assert counts['/joint_states'] == got['count']['t'] == len(got['t'])
     assert len(got['t']) >= 0.9 * len(rec['t']) > 50
@@ -195,7 +196,7 @@ def test_demo_command_records_and_prints_the_view_address(tmp_path, monkeypatch)
     assert 'liemb_arm7' in view_log and f':{port}' in view_log
     record_log = (tmp_path / 'record.log').read_text()
     assert f'wrote {path}' in record_log     # stopped cleanly: the summary was written
-    got, xml = record.read_run(str(path))
+    got, xml = recordings.read_run(str(path))
     assert len(got['t']) > 50 and len(got['tg']) > 10 and xml
 
 
@@ -247,7 +248,7 @@ def test_launch_control_records_and_plots_the_tracking(tmp_path, monkeypatch):
                       r'(\S+) rad \(max (\S+) rad\) -> (\S+)', text)
     assert found, text[-3000:]
     assert found.group(4) == str(png) and png.stat().st_size > 10_000
-    rec, xml = record.read_run(str(path))
+    rec, xml = recordings.read_run(str(path))
     assert xml and int(found.group(1)) == rec['count']['tc'] > 500
     with open(resources.find('config', 'demo_trajectory.yaml'), encoding='utf-8') as f:
         demo = yaml.safe_load(f)
@@ -273,7 +274,7 @@ def test_launch_control_records_and_plots_the_tracking(tmp_path, monkeypatch):
     want = np.where(s[given, None] <= times[-1], spline(np.minimum(s[given], times[-1])),
                     demo['points'][-1]['positions'])
     off = np.abs(rec['q_ref'][first][given] - want).max()
-    rms, peak = record.tracking_rms(rec)
+    rms, peak = recordings.tracking_rms(rec)
     print(f'launch control --record: {len(rec["tc"])} controller states, desired = the demo '
           f'trajectory within {off:.1e} rad; tracking error RMS {rms:.2e} rad, max {peak:.2e}')
     assert off < 1e-8   # time_from_start is to 1 ns: |q̇| 1 ns
@@ -328,14 +329,14 @@ def test_a_killed_recorder_leaves_every_chunk_it_wrote(graph):
     lags, on_disk = [], 0
     while on_disk < 200:
         graph.spin_for(0.25)
-        on_disk = record.read_run(str(path), log=lambda _: None)[0]['count']['t']
+        on_disk = recordings.read_run(str(path), log=lambda _: None)[0]['count']['t']
         last = time.monotonic()
         lags.append(last - (sent[on_disk - 1] if on_disk else sent[0]))
         assert lags[-1] < 4.0, (on_disk, len(sent), lags)
     proc.kill()
     proc.wait()
     notes = []
-    got, _ = record.read_run(str(path), log=notes.append)
+    got, _ = recordings.read_run(str(path), log=notes.append)
     print(f'killed recorder: {got["count"]["t"]} of {len(sent)} states on disk; states '
           f'reached the disk {np.median(lags):.2f} s (median), {max(lags):.2f} s (max) after '
           'being published')
@@ -368,7 +369,7 @@ def test_recorder_stops_on_sigint_it_inherited_ignored(graph):
     graph.spin_until(lambda: proc.poll() is not None, timeout=10, allow_exit=('record',))
     print(f'recorder stopped {time.monotonic() - start:.2f} s after SIGINT')
     assert proc.returncode == 0 and 'liemb record: wrote' in graph.output('record')
-    got, _ = record.read_run(str(path))
+    got, _ = recordings.read_run(str(path))
     assert got['reading'].complete and 0 < got['count']['t'] <= len(sent)
 
 
@@ -394,5 +395,5 @@ def test_recording_does_not_replace_a_file_unless_asked(tmp_path, monkeypatch):
     done = subprocess.run(cli + ['record', str(path), '--overwrite', '--duration', '0.5'],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    got, _ = record.read_run(str(path))
+    got, _ = recordings.read_run(str(path))
     assert got['reading'].complete

@@ -1,5 +1,5 @@
 """
-Reading recordings (``liemb_ros.record``, ``liemb plot``) as real systems and killed recorders
+Reading recordings (``liemb_ros.recordings``, ``liemb plot``) as real systems and killed recorders
 leave them.
 
 Each file is written here with the mcap library's writer and rclpy's serializer (the
@@ -17,7 +17,8 @@ import pytest
 from conftest import ros_importorskip
 
 ros_importorskip('rclpy', 'mcap_ros2')
-from liemb_ros import record  # noqa: E402  (after the import check)
+from liemb_ros.ros import recorder  # noqa: E402  (after the import check)
+from liemb_ros import recordings  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
@@ -53,7 +54,7 @@ class Recording:
     def channel(self, topic, type_name, encoding='cdr', schema=None, schema_encoding='ros2msg'):
         """Register ``topic``; ``schema``: the schema's text (default: the installed .msg)."""
         if schema is None:
-            schema = record.message_definition(type_name)
+            schema = recorder.message_definition(type_name)
         sid = self.writer.register_schema(name=type_name, encoding=schema_encoding,
                                           data=schema.encode())
         self.channels[topic] = self.writer.register_channel(
@@ -106,7 +107,7 @@ def plot(*argv):
 
 def _read(path, **kwargs):
     notes = []
-    rec, xml = record.read_run(str(path), log=notes.append, **kwargs)
+    rec, xml = recordings.read_run(str(path), log=notes.append, **kwargs)
     return rec, xml, notes
 
 
@@ -165,7 +166,7 @@ def test_a_file_cut_anywhere_gives_back_every_complete_chunk(tmp_path):
     # cut before its first record: not a recording, a message and exit 2
     head = tmp_path / 'head.mcap'
     head.write_bytes(data[:12])
-    with pytest.raises(record.RecordingError, match='not an MCAP recording'):
+    with pytest.raises(recordings.RecordingError, match='not an MCAP recording'):
         _read(head)
     # liemb plot draws what a cut file holds and says what was lost
     cut = int(ends[7]) + 100
@@ -198,7 +199,7 @@ def test_channels_that_do_not_decode_are_skipped_with_one_warning_each(tmp_path)
         rec.add('/garbled', b'\x00\x01\x00\x00\xff\xff\xff\x7f')   # a string longer than all
     rec.finish()
     notes = []
-    got = [m for m in record.read_messages(str(path), log=notes.append)]
+    got = [m for m in recordings.read_messages(str(path), log=notes.append)]
     assert sorted({t for t, _, _ in got}) == ['/joint_states', '/robot_description']
     assert len(got) == 61
     assert len(notes) == 3, notes
@@ -207,7 +208,7 @@ def test_channels_that_do_not_decode_are_skipped_with_one_warning_each(tmp_path)
         assert sum(topic in n for n in notes) == 1 and any(why in n for n in notes), notes
     # joint_states only: the other channels are not decoded, nothing to say
     notes = []
-    assert len(list(record.read_messages(str(path), ['/joint_states'],
+    assert len(list(recordings.read_messages(str(path), ['/joint_states'],
                                          log=notes.append))) == 60 and notes == []
     proc = plot(path)
     assert proc.returncode == 0, proc.stderr
@@ -237,7 +238,7 @@ def test_joint_states_are_matched_by_name_and_merged(tmp_path):
     rec.finish()
     got, xml, notes = _read(path)
     assert notes == [] and got['joints'] == arm + wrist
-    ordered, error = record._model_order(got, cli.load_robot('liemb_arm7'), str(path))
+    ordered, error = recordings._model_order(got, cli.load_robot('liemb_arm7'), str(path))
     assert error is None and len(ordered['t']) == len(sent) == 50
     last_q, last_effort = dict.fromkeys(ARM, np.nan), dict.fromkeys(ARM, np.nan)
     for row, (names, q, effort) in enumerate(sent):
@@ -317,7 +318,7 @@ def test_plot_out_paths_and_exit_codes(tmp_path):
 
 def test_samples_keep_first_min_and_max_of_each_bin():
     """
-    :class:`record.Samples` against a direct computation: every row is the first message of
+    :class:`recordings.Samples` against a direct computation: every row is the first message of
     its bin of ``stride`` messages and the NaN-ignoring min and max over the bin.
     """
     rng = np.random.default_rng(5)
@@ -325,7 +326,7 @@ def test_samples_keep_first_min_and_max_of_each_bin():
     values = rng.normal(size=(n, 2))
     values[rng.random((n, 2)) < 0.1] = np.nan
     values[rng.random(n) < 0.02] = np.nan   # whole messages
-    s = record.Samples(('q',), points=points)
+    s = recordings.Samples(('q',), points=points)
     for i in range(n):
         s.add(0.001 * i, ['a', 'b'], {'q': values[i]})
     t, kept, envelope = s.arrays()
@@ -370,8 +371,8 @@ def test_reading_memory_does_not_grow_with_the_recording(tmp_path):
                 rec.add('/joint_states', bytes(data))
         rec.finish()
 
-    script = ('import resource, sys\nfrom liemb_ros import record\n'
-              'rec, _ = record.read_run(sys.argv[1])\n'
+    script = ('import resource, sys\nfrom liemb_ros import recordings\n'
+              'rec, _ = recordings.read_run(sys.argv[1])\n'
               "print(rec['count']['t'], len(rec['t']), rec['t_end'], "
               "rec['envelope']['q'][1].max(), resource.getrusage(resource.RUSAGE_SELF)"
               '.ru_maxrss)')
@@ -383,7 +384,7 @@ def test_reading_memory_does_not_grow_with_the_recording(tmp_path):
                              text=True, timeout=600, check=True).stdout.split()
         count, rows, t_end, top, peaks[n] = int(out[0]), int(out[1]), float(out[2]), \
             float(out[3]), int(out[4])
-        assert count == n and rows <= 2 * record.PLOT_POINTS
+        assert count == n and rows <= 2 * recordings.PLOT_POINTS
         assert t_end == pytest.approx((n - 1) / 1000, abs=1e-9) and top == 5.0
     print(f'peak RSS reading 10k / 100k joint states: {peaks[10_000] / 1024:.0f} / '
           f'{peaks[100_000] / 1024:.0f} MB')

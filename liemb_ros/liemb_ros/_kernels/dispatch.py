@@ -35,7 +35,7 @@ import threading
 import numpy as np
 from numba import njit
 
-from ..model.model import REPRESENTATIONS
+from .layout import REPRESENTATIONS
 
 OK = 0
 BAD_Q = 1

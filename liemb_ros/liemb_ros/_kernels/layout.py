@@ -37,6 +37,10 @@ This module imports nothing of ours, so the model layer can use :func:`pack`.
 import numpy as np
 from numba import njit
 
+#: the four twist representations, in the order the kernels number them (``rep`` 0..3);
+#: the model and every public function take these names
+REPRESENTATIONS = ('body', 'spatial', 'hybrid', 'mixed')
+
 # packed_int
 NB = 0
 NBASE = 1

@@ -47,7 +47,7 @@ from .._kernels import lie as _lie
 from . import joints as J
 from .urdf import URDFError, URDFWarning, parse_urdf, parse_urdf_string
 
-REPRESENTATIONS = ('body', 'spatial', 'hybrid', 'mixed')
+REPRESENTATIONS = layout.REPRESENTATIONS
 
 
 def Ad_matrix(C):
