@@ -1,5 +1,6 @@
 """
-MCAP recordings (``liemb_ros.ros.recorder``, ``liemb_ros.recordings``, ``liemb record``, ``--record``) and ``liemb plot``.
+MCAP recordings (``liemb_ros.ros.recorder``, ``liemb_ros.recordings``, ``liemb record``,
+``--record``) and ``liemb plot``.
 
 Schemas are checked against the installed ``.msg`` files by a round trip: a message
 serialized by rclpy decodes with the schema we write (mcap_ros2's own parser).  A recording
