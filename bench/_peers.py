@@ -16,8 +16,8 @@ import sys
 import numpy as np
 
 import liemb_ros as lm
-from liemb_ros.model.model import pose_inverse, transform_inertia
-from liemb_ros.model.synthetic import random_pose
+from liemb_ros.core.model.model import pose_inverse, transform_inertia
+from liemb_ros.core.model.synthetic import random_pose
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 '..', 'liemb_ros', 'test'))

@@ -1,7 +1,7 @@
 """
 Steps per second of the absolute-coordinate simulation of the default arm (liemb_arm7).
 
-MK-RK4 at h = 1 ms on the index-1 equations (liemb_ros.mbs.from_model), SE(3) and
+MK-RK4 at h = 1 ms on the index-1 equations (liemb_ros.sim.mbs.from_model), SE(3) and
 SO(3)xR^3 updates; the real-time factor is steps/s divided by 1000.
 Run: ``python bench/bench_mbs.py [--seconds S]``.
 """
@@ -12,8 +12,8 @@ import time
 import numpy as np
 
 import liemb_ros as lm
-from liemb_ros.integrators import RK4, Stepper
-from liemb_ros.mbs import from_model
+from liemb_ros.sim.integrators import RK4, Stepper
+from liemb_ros.sim.mbs import from_model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

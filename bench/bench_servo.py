@@ -2,7 +2,7 @@
 The servo loop on the Panda: compute time of one step, and command -> joint command latency.
 
 1. Compute (in this process, no ROS): one servo step as the node runs it, the state
-   prediction (:class:`liemb_ros.servo.CommandHistory`) and :meth:`Servo.twist_step` of
+   prediction (:class:`liemb_ros.control.servo.CommandHistory`) and :meth:`Servo.twist_step` of
    ``panda_hand_tcp`` in each representation and for a TwistStamped frame, over
    ``--steps`` steps along a slow motion (1 s from the ready pose, repeated); p50/p99/max
    per kind; and with the singularity look-ahead (condition number above the lower
@@ -47,7 +47,7 @@ def bench_compute(steps):
     from conftest import erd_path
 
     import liemb_ros as lm
-    from liemb_ros.servo import CommandHistory, Servo
+    from liemb_ros.control.servo import CommandHistory, Servo
     model = lm.load_urdf(erd_path('panda'))
     V = np.array([0.05, -0.03, 0.04, 0.02, 0.02, -0.015])
     out = {}

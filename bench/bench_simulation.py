@@ -18,8 +18,8 @@ import time
 import numpy as np
 
 import liemb_ros as lm
-from liemb_ros import resources
-from liemb_ros.simulation import Simulator
+from liemb_ros.core import resources
+from liemb_ros.sim.simulator import Simulator
 
 Q0 = np.array([0.0, 0.4, 0.0, -1.2, 0.0, 1.0, 0.0])
 

@@ -47,7 +47,7 @@ sys.path.insert(0, HERE)
 
 import _peers  # noqa: E402
 import liemb_ros as lm  # noqa: E402
-from liemb_ros.model.synthetic import random_model  # noqa: E402
+from liemb_ros.core.model.synthetic import random_model  # noqa: E402
 
 ROOT = os.path.dirname(HERE)
 SCALING_ALGOS = ('inverse_dynamics', 'forward_dynamics', 'mass_matrix')

@@ -37,7 +37,7 @@ setup(
     license='BSD-3-Clause',
     entry_points={
         'console_scripts': [
-            'liemb = liemb_ros.cli:main',
+            'liemb = liemb_ros.app.cli:main',
             'dynamics_node = liemb_ros.ros.dynamics_node:main',
             'simulation_node = liemb_ros.ros.simulation_node:main',
             'servo_node = liemb_ros.ros.servo_node:main',

@@ -4,7 +4,7 @@ Write the pages of docs/examples/ (python docs/examples/make_pages.py [--cache D
 Each page: the paper's claim (texts below, with section and figure), what we measure, where
 they differ and why, the single-run table kept from the page (or the CLI output for new
 pages), and the convergence table of ``liemb reproduce NAME --convergence`` with its
-figure (:func:`liemb_ros.reproduce.convergence_table`, the one the command prints, here in
+figure (:func:`liemb_ros.app.reproduce.convergence_table`, the one the command prints, here in
 markdown).  Convergence studies missing from the cache (JSON, default /tmp/liemb_examples) are
 run first (all of them: about 10 minutes); delete the cache to recompute.
 """
@@ -18,7 +18,7 @@ import sys
 
 D = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(D, '..', '..', 'liemb_ros'))
-from liemb_ros import reproduce as rp  # noqa: E402
+from liemb_ros.app import reproduce as rp  # noqa: E402
 
 C = '/tmp/liemb_examples'
 REF000 = ('[MT14] A. Müller, Z. Terze, "The significance of the configuration space Lie group '
@@ -209,7 +209,7 @@ page('flip', '[HGS18] §6', [REF003],
      'torque-free, H0 = I, 1 s. Two formulations: `se3` (body-twist Munthe-Kaas RK4 on '
      'SE(3)) and `ulv` ([HGS18]\'s unified local velocity coordinates w = D (U; Omega) with '
      'its RK4 Lie group scheme, eqs. (82)-(87), printed misprints corrected: '
-     '`liemb_ros.mbs.ulv`).',
+     '`liemb_ros.sim.mbs.ulv`).',
      '[HGS18] §6: Fig. 11, 4th-order convergence of ||Omega - Omega_converged|| over '
      'h = 1/10, 1/40, 1/80, ..., 1/5120 against a solution with h = 1e-5 ("all methods '
      'converged to the same solution (up to machine precision)"); Fig. 12, |det R - 1| '

@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 import liemb_ros as lm
-from liemb_ros import resources
+from liemb_ros.core import resources
 from liemb_ros.view import RobotView
 
 CHROMIUM = '/usr/bin/chromium'

@@ -6,7 +6,7 @@ robot_state_publisher) publishes robot_description; robot:=FILE hands it a URDF 
 file instead.  The same nodes, parameters and launch arguments as ``liemb launch
 dynamics`` (PyPI-only ROS 2).  ``--show-args`` lists them.
 """
-from liemb_ros.ros.launcher import launch_description
+from liemb_ros.app.launcher import launch_description
 
 
 def generate_launch_description():

@@ -6,7 +6,7 @@ the servo node's joint velocity commands; send twists with ``liemb teleop`` or o
 ``/liemb_servo/twist_cmd``.  The same nodes, parameters and launch arguments as ``liemb
 launch servo`` (PyPI-only ROS 2).  ``--show-args`` lists them.
 """
-from liemb_ros.ros.launcher import launch_description
+from liemb_ros.app.launcher import launch_description
 
 
 def generate_launch_description():

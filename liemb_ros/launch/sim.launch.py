@@ -5,7 +5,7 @@ The node set 'sim' of config/launch.yaml (+ robot_state_publisher and RViz when 
 with use_robot_state_publisher:=true / use_rviz:=true): the same nodes, parameters and
 launch arguments as ``liemb launch sim`` (PyPI-only ROS 2).  ``--show-args`` lists them.
 """
-from liemb_ros.ros.launcher import launch_description
+from liemb_ros.app.launcher import launch_description
 
 
 def generate_launch_description():

@@ -14,16 +14,18 @@ Twists are angular first ``(ω, v)``, wrenches moment first ``(m, f)``, poses 4x
 """
 # first: numba's kernel cache folder is chosen before any kernel is defined
 from ._cache import KERNEL_CACHE, VERSION as __version__
-from .dynamics import (coriolis_matrix, forward_dynamics, gravity_torques, inverse_dynamics,
-                       joint_wrenches, mass_matrix, mass_matrix_derivative)
-from ._kernels.dispatch import get_num_threads, set_num_threads
-from .eom import (inverse_dynamics_derivatives, inverse_dynamics_time_derivative, kane_eom,
-                  lagrange_eom, linearize, system_matrices)
-from .kinematics import (body_poses, body_twists, forward_kinematics, jacobian,
-                         jacobian_derivative, jacobian_factors, link_acceleration, link_pose,
-                         link_twist, representation_map)
-from .model import (REPRESENTATIONS, Model, URDFError, URDFWarning, load_urdf,
-                    load_urdf_string)
+from ._moved import install as _install_old_paths
+from .core.dynamics import (coriolis_matrix, forward_dynamics, gravity_torques, inverse_dynamics,
+                            joint_wrenches, mass_matrix, mass_matrix_derivative)
+from .core._kernels.dispatch import get_num_threads, set_num_threads
+from .core.eom import (inverse_dynamics_derivatives, inverse_dynamics_time_derivative, kane_eom,
+                       lagrange_eom, linearize, system_matrices)
+from .core.kinematics import (body_poses, body_twists, forward_kinematics, jacobian,
+                              jacobian_derivative, jacobian_factors, link_acceleration, link_pose,
+                              link_twist, representation_map)
+from .core.model import REPRESENTATIONS, Model, URDFError, URDFWarning, load_urdf, load_urdf_string
+
+_install_old_paths()   # import liemb_ros.simulation and the like, deprecated (one release)
 
 __all__ = ['load_urdf', 'load_urdf_string', 'Model', 'URDFError', 'URDFWarning', 'REPRESENTATIONS',
            'link_pose', 'forward_kinematics', 'link_twist', 'link_acceleration', 'jacobian',
@@ -33,3 +35,12 @@ __all__ = ['load_urdf', 'load_urdf_string', 'Model', 'URDFError', 'URDFWarning',
            'kane_eom', 'lagrange_eom', 'system_matrices', 'inverse_dynamics_derivatives',
            'inverse_dynamics_time_derivative', 'linearize', 'set_num_threads',
            'get_num_threads', 'KERNEL_CACHE', '__version__']
+
+
+def __getattr__(name):
+    """``liemb_ros.simulation`` and the other 0.1 module paths as attributes (deprecated)."""
+    from ._moved import MOVED
+    if f'{__name__}.{name}' in MOVED:
+        import importlib
+        return importlib.import_module(f'{__name__}.{name}')   # warns, names the new path
+    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

@@ -59,6 +59,11 @@ def _writable(folder):
     return os.access(folder, os.W_OK | os.X_OK)
 
 
+#: whether ``NUMBA_CACHE_DIR`` named the folder when the package was imported (the user's
+#: choice), rather than :func:`cache_dir`
+FROM_ENVIRONMENT = bool(os.environ.get('NUMBA_CACHE_DIR'))
+
+
 def cache_dir(version):
     """
     Return the kernel cache folder of this installation and source state (see the module).

@@ -71,7 +71,7 @@ class Graph:
 
     def start(self, launch_set, only, params=(), launch_args=None):
         """Start the nodes named ``only`` of a launch set, as ``liemb launch`` would."""
-        from liemb_ros.ros.launcher import commands
+        from liemb_ros.app.launcher import commands
         runnable, _ = commands(launch_set, params, launch_args,
                                tmpdir=str(self.tmp_path))
         for label, argv, _ in runnable:

@@ -5,7 +5,7 @@ import sys
 import pytest
 
 import liemb_ros as lm
-from liemb_ros.cli import inspect_text, main
+from liemb_ros.app.cli import inspect_text, main
 from conftest import erd_path
 
 
@@ -29,7 +29,7 @@ def test_inspect_console_script(capsys):
 def test_inspect_bad_file_is_a_clean_error(tmp_path):
     bad = tmp_path / 'bad.urdf'
     bad.write_text('<robot name="x"><link name="a"></robot>')
-    proc = subprocess.run([sys.executable, '-m', 'liemb_ros.cli', 'inspect', str(bad)],
+    proc = subprocess.run([sys.executable, '-m', 'liemb_ros.app.cli', 'inspect', str(bad)],
                           capture_output=True, text=True)
     assert proc.returncode != 0
     assert 'bad.urdf: malformed XML' in proc.stderr
@@ -54,7 +54,7 @@ def test_a_command_started_with_sigint_ignored_honours_it():
     would stay ignored in every node, each then killed after the stop's grace)."""
     script = ('import signal, sys\n'
               'signal.signal(signal.SIGINT, signal.SIG_IGN)\n'
-              'from liemb_ros import cli\n'
+              'from liemb_ros.app import cli\n'
               "cli.main(['launch', 'sim', '--show-args'])\n"
               'sys.exit(7 if signal.getsignal(signal.SIGINT) is signal.default_int_handler '
               'else 3)\n')

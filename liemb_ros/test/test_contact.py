@@ -1,5 +1,5 @@
 """
-Ground contact (issue 21): liemb_ros.contact with the Simulator, checked against mechanics.
+Ground contact (issue 21): liemb_ros.sim.contact with the Simulator, checked against mechanics.
 
 Independent facts: a body at rest on a compliant contact sinks ``m g / k_total``; a box
 sliding on a plane decelerates at ``μ g`` and stops after ``v0² / (2 μ g)``; on a slope of
@@ -15,9 +15,8 @@ import numpy as np
 import pytest
 
 import liemb_ros as lm
-from liemb_ros.contact import (ContactError, ContactModel, collision_geometry,
-                               gazebo_friction)
-from liemb_ros.simulation import Simulator
+from liemb_ros.sim.contact import ContactError, ContactModel, collision_geometry, gazebo_friction
+from liemb_ros.sim.simulator import Simulator
 
 from conftest import erd_path
 

@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 import liemb_ros as lm
 from liemb_ros import control
 from liemb_ros.control import laws
-from liemb_ros.lie import so3
+from liemb_ros.core.lie import so3
 from conftest import SWAP, erd_path
 
 
@@ -124,7 +124,7 @@ def test_points_already_due_are_left_out_and_the_state_starts_the_motion():
 @pytest.fixture(scope='module')
 def arm():
     """The shipped liemb_arm7 (URDF limits: joint2 +-2 rad, 2 rad/s, 130 N m)."""
-    from liemb_ros import resources
+    from liemb_ros.core import resources
     return lm.load_urdf(resources.robot_path('liemb_arm7'))
 
 
@@ -486,8 +486,8 @@ def test_friction_reversals_jerk_a_light_wrist_unless_its_rotor_inertia_is_there
     (a small motor through a gear, which no URDF states) in the simulation and in the
     controller, the same reversal stays within a few rad/s² and the tracking error shrinks.
     """
-    from liemb_ros import resources
-    from liemb_ros.simulation import Simulator
+    from liemb_ros.core import resources
+    from liemb_ros.sim.simulator import Simulator
     model = lm.load_urdf(resources.robot_path('liemb_arm7'))
     q0 = np.array([0.3, 0.6, -0.2, -1.2, 0.4, 0.8, 2.5])
     amp, w, period = 0.2, np.pi, 0.002

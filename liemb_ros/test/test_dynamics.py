@@ -10,13 +10,13 @@ import pytest
 import scipy.linalg as sla
 
 import liemb_ros as lm
-from liemb_ros import dynamics as D
-from liemb_ros._kernels import inertia as KI
-from liemb_ros.kinematics import body_poses, body_twists
-from liemb_ros._kernels.lie import Ad_matrix_into
-from liemb_ros.model import Model
-from liemb_ros.model.joints import prismatic_screw, revolute_screw
-from liemb_ros.model.synthetic import random_inertia, random_model, random_pose
+from liemb_ros.core import dynamics as D
+from liemb_ros.core._kernels import inertia as KI
+from liemb_ros.core.kinematics import body_poses, body_twists
+from liemb_ros.core._kernels.lie import Ad_matrix_into
+from liemb_ros.core.model import Model
+from liemb_ros.core.model.joints import prismatic_screw, revolute_screw
+from liemb_ros.core.model.synthetic import random_inertia, random_model, random_pose
 from conftest import ROOT, SWAP, erd_path
 
 
@@ -469,8 +469,8 @@ def test_batch_equals_loop(rng):
 _NO_JIT = """
 import numpy as np
 import liemb_ros as lm
-from liemb_ros import dynamics as D
-from liemb_ros.model.synthetic import random_model, random_pose
+from liemb_ros.core import dynamics as D
+from liemb_ros.core.model.synthetic import random_model, random_pose
 rng = np.random.default_rng(7)
 out = []
 for m in (random_model(5, rng, branching=0.5, floating=True),
@@ -575,7 +575,7 @@ def test_bad_input(rng):
 
 def test_articulated_inertia_moves_to_the_parent_by_the_congruence(rng):
     """ABA's block-form transfer equals ``Ad_{G^-1}ᵀ M Ad_{G^-1}`` for any symmetric M."""
-    from liemb_ros.lie import se3
+    from liemb_ros.core.lie import se3
     for _ in range(50):
         G = random_pose(rng, scale=2.0)
         A = rng.standard_normal((6, 6))
@@ -597,7 +597,7 @@ def _inertia6(p):
 
 def test_ten_parameter_inertias_match_the_6x6_forms(rng):
     """10-parameter inertias: transfer (spatial, hybrid), product and rate equal the 6x6 ones."""
-    from liemb_ros.lie import se3
+    from liemb_ros.core.lie import se3
     for _ in range(50):
         C = random_pose(rng, scale=2.0)
         M = random_inertia(rng)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import liemb_ros as lm
-from liemb_ros.cli import main
-from liemb_ros.resources import robot_path
+from liemb_ros.app.cli import main
+from liemb_ros.core.resources import robot_path
 from conftest import erd_path
 
 
@@ -63,7 +63,7 @@ def test_dynamics_bad_input_is_a_clean_error(argv, message):
 
 
 def test_dynamics_unknown_robot_is_a_clean_error():
-    proc = subprocess.run([sys.executable, '-m', 'liemb_ros.cli', 'dynamics', 'no_such_robot'],
+    proc = subprocess.run([sys.executable, '-m', 'liemb_ros.app.cli', 'dynamics', 'no_such_robot'],
                           capture_output=True, text=True)
     assert proc.returncode != 0
     assert 'liemb: ' in proc.stderr and 'no_such_robot' in proc.stderr

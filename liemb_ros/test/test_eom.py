@@ -9,9 +9,9 @@ import pinocchio as pin
 import pytest
 import scipy.linalg as sla
 
-from liemb_ros import dynamics as D
-from liemb_ros import eom as E
-from liemb_ros.model.synthetic import random_model, random_pose
+from liemb_ros.core import dynamics as D
+from liemb_ros.core import eom as E
+from liemb_ros.core.model.synthetic import random_model, random_pose
 from conftest import erd_path, ROOT
 from test_dynamics import hat6, make_tree, pin_q, pin_setup, state
 
@@ -236,8 +236,8 @@ def test_batched_derivatives(rng):
 _NO_JIT = """
 import numpy as np
 import liemb_ros as lm
-from liemb_ros import eom as E
-from liemb_ros.model.synthetic import random_model, random_pose
+from liemb_ros.core import eom as E
+from liemb_ros.core.model.synthetic import random_model, random_pose
 rng = np.random.default_rng(3)
 out = []
 for m in (random_model(4, rng, branching=0.5, floating=True),

@@ -15,8 +15,8 @@ import pinocchio as pin
 import pytest
 
 import liemb_ros as lm
-from liemb_ros import dynamics as D
-from liemb_ros import eom as E
+from liemb_ros.core import dynamics as D
+from liemb_ros.core import eom as E
 from conftest import erd_path, SWAP
 
 DISTANCES = (1e3, 1e4, 1e5)

@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 import liemb_ros as lm
-from liemb_ros.model import random_model
-from liemb_ros.model.synthetic import random_pose
+from liemb_ros.core import dynamics
+from liemb_ros.core.model import random_model
+from liemb_ros.core.model.synthetic import random_pose
 
 
 def _variants(x):
@@ -96,7 +97,7 @@ def test_layouts_and_dtypes_after_cached_entry(floating):
 def test_forward_dynamics_function_any_layout():
     rng = np.random.default_rng(8)
     model = random_model(5, rng)
-    fd = lm.dynamics.forward_dynamics_function(model)
+    fd = dynamics.forward_dynamics_function(model)
     q, qd, tau = (np.round(rng.standard_normal(model.nv), 3) for _ in range(3))
     ref = lm.forward_dynamics(model, q, qd, tau)
     np.testing.assert_array_equal(fd(q, qd, tau), ref)

@@ -1,5 +1,5 @@
 """
-Tests of the RKMK integrators (liemb_ros.integrators) against problems with known solutions.
+Tests of the RKMK integrators (liemb_ros.sim.integrators) against problems with known solutions.
 
 Known solutions: the torque-free axisymmetric top (closed-form R(t), omega(t)), its centre of
 mass moving on a straight line, a prescribed non-commuting body twist with
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from liemb_ros import integrators as itg
-from liemb_ros.lie import se3, so3
+from liemb_ros.sim import integrators as itg
+from liemb_ros.core.lie import se3, so3
 
 I1, I3 = 2.0, 3.5
 J = np.diag([I1, I1, I3])
@@ -223,7 +223,7 @@ def test_product_split_join_and_flattening():
 @given(st.lists(st.floats(-1.5, 1.5), min_size=12, max_size=12))
 def test_dexpinv_neg_matches_lie_layer(x):
     """dexp^-1_{-psi} k of the kernel equals the Lie layer's matrices on every factor."""
-    from liemb_ros.lie import so3r3
+    from liemb_ros.core.lie import so3r3
     psi, k = np.array(x[:6]), np.array(x[6:])
     np.testing.assert_allclose(itg.SE3().dexpinv_neg(psi, k), se3.dexpinv(-psi) @ k,
                                atol=1e-12)

@@ -5,8 +5,8 @@ import pytest
 import scipy.linalg as sla
 
 import liemb_ros as lm
-from liemb_ros.model import random_model
-from liemb_ros.model.synthetic import random_pose
+from liemb_ros.core.model import random_model
+from liemb_ros.core.model.synthetic import random_pose
 from conftest import SWAP, erd_path
 
 REPS = ('body', 'spatial', 'hybrid', 'mixed')
@@ -208,7 +208,7 @@ def test_conversion_table(rng):
     }
     V = {rep: lm.link_twist(model, q, qd, link, rep) for rep in REPS}
     Jx = {rep: lm.jacobian(model, q, link, rep) for rep in REPS}
-    from liemb_ros.kinematics import representation_map
+    from liemb_ros.core.kinematics import representation_map
     for (a, b), M in maps.items():
         np.testing.assert_allclose(representation_map(C, a, b), M, atol=1e-12)
         np.testing.assert_allclose(M @ V[a], V[b], atol=1e-12)
@@ -346,7 +346,7 @@ def test_bad_input_messages(rng):
 @pytest.mark.parametrize('floating', [False, True])
 def test_recursions_of_each_representation(rng, floating):
     """[M18k] eqs. (15), (31), (58), (68) give the same twists as J q̇."""
-    from liemb_ros.kinematics import body_twists
+    from liemb_ros.core.kinematics import body_twists
     model = random_model(7, rng, branching=0.4, floating=floating)
     base = random_pose(rng)
     q = rng.standard_normal(model.nq)
@@ -360,7 +360,7 @@ def test_recursions_of_each_representation(rng, floating):
 
 def test_system_jacobian_factorisations(rng):
     """[M18k] §3: J = A X, A (I - D) = I, D nilpotent, A^s = Ad_C A^b Ad_C^-1."""
-    from liemb_ros.kinematics import body_poses, jacobian_factors, representation_map
+    from liemb_ros.core.kinematics import body_poses, jacobian_factors, representation_map
     model = random_model(6, rng, branching=0.4)
     q = rng.standard_normal(model.nq)
     n6 = 6 * model.nb

@@ -31,9 +31,10 @@ import yaml
 
 from conftest import ROOT, erd_path, ros_importorskip
 
-from liemb_ros import cli, resources
-from liemb_ros.ros import launcher
-from liemb_ros.ros.launcher import LaunchArgumentError, commands, resolve
+from liemb_ros.app import cli
+from liemb_ros.core import resources
+from liemb_ros.app import launcher
+from liemb_ros.app.launcher import LaunchArgumentError, commands, resolve
 
 STANDIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'launch_standin')
 XACRO = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'data',
@@ -387,7 +388,7 @@ def test_liemb_launch_dynamics_starts_and_stops_cleanly():
     env = dict(os.environ, ROS_DOMAIN_ID=str(random.randint(120, 160)),
                ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST', PYTHONUNBUFFERED='1')
     env.pop('ROS_STATIC_PEERS', None)
-    proc = subprocess.run([sys.executable, '-m', 'liemb_ros.cli', 'launch', 'dynamics',
+    proc = subprocess.run([sys.executable, '-m', 'liemb_ros.app.cli', 'launch', 'dynamics',
                            '--duration', '6'], env=env,
                           capture_output=True, text=True, timeout=60)
     out = proc.stdout + proc.stderr
@@ -473,7 +474,7 @@ def test_liemb_launch_exits_non_zero_when_a_node_failed():
     with tempfile.NamedTemporaryFile('w', suffix='.urdf') as f:
         f.write(SECRET)
         f.flush()
-        proc = subprocess.run([sys.executable, '-m', 'liemb_ros.cli', 'launch', 'dynamics',
+        proc = subprocess.run([sys.executable, '-m', 'liemb_ros.app.cli', 'launch', 'dynamics',
                                '-p', f'liemb_dynamics:urdf_path:={f.name}', '--duration',
                                '120'], env=env, capture_output=True, text=True, timeout=150)
     out = proc.stdout + proc.stderr

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 import scipy.linalg as sl
 
-from liemb_ros._kernels import lie as _core
-from liemb_ros.lie import dual_quaternion, quaternion, se3, so3, so3r3
+from liemb_ros.core._kernels import lie as _core
+from liemb_ros.core.lie import dual_quaternion, quaternion, se3, so3, so3r3
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FEW = settings(deadline=None, max_examples=40)
@@ -367,7 +367,7 @@ def test_mismatched_leading_shapes_raise(rng):
 def test_results_without_jit_agree():
     """``NUMBA_DISABLE_JIT=1`` runs the same kernels as plain Python (slow but correct)."""
     code = ('import numpy as np\n'
-            'from liemb_ros.lie import se3, so3r3, quaternion, dual_quaternion\n'
+            'from liemb_ros.core.lie import se3, so3r3, quaternion, dual_quaternion\n'
             'X = np.array([[0.3, -1.2, 2.0, 0.5, 0.1, -2.0], [1e-9, 0, 0, 1, 2, 3]])\n'
             'C = se3.exp(X)\n'
             'out = [C, se3.log(C), se3.dexp(X), se3.dexpinv(X), so3r3.exp(X),\n'

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from liemb_ros.lie import dual_quaternion as dq, quaternion as quat, se3, so3
+from liemb_ros.core.lie import dual_quaternion as dq, quaternion as quat, se3, so3
 from test_lie_groups import algebra, FEW, seeds, SOME
 
 quats = arrays(np.float64, 4, elements=st.floats(-1, 1)).filter(

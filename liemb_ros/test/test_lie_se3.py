@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import scipy.linalg as sl
 
-from liemb_ros._kernels import lie as _core
-from liemb_ros.lie import se3, so3
+from liemb_ros.core._kernels import lie as _core
+from liemb_ros.core.lie import se3, so3
 from test_lie_groups import algebra, dexp_series, dexpinv_series, FEW, seeds, SOME, tol
 
 

@@ -6,7 +6,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 import scipy.linalg as sl
 
-from liemb_ros.lie import so3
+from liemb_ros.core.lie import so3
 from test_lie_groups import algebra, FEW, seeds, SOME
 
 

@@ -3,7 +3,7 @@ from hypothesis import given, strategies as st
 import numpy as np
 import scipy.linalg as sl
 
-from liemb_ros.lie import se3, so3, so3r3
+from liemb_ros.core.lie import se3, so3, so3r3
 from test_lie_groups import algebra, FEW, seeds, SOME
 
 

@@ -1,7 +1,7 @@
 """
-Tests of the absolute-coordinate multibody layer (liemb_ros.mbs).
+Tests of the absolute-coordinate multibody layer (liemb_ros.sim.mbs).
 
-Independent sources: the joint-coordinate forward dynamics (liemb_ros.dynamics) and its
+Independent sources: the joint-coordinate forward dynamics (liemb_ros.core.dynamics) and its
 RK4 integration, the heavy top of [MT14] §5.3 (initial position and energy corrected:
 docs/theory/errata.md#mt14-s5-3), analytic free-body motion, and the subgroup property of
 [MT14] Corollary 1.
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import liemb_ros as lm
-from liemb_ros import integrators as itg
-from liemb_ros.dynamics import forward_dynamics
-from liemb_ros.mbs import Body, System, from_model, joint_state
+from liemb_ros.sim import integrators as itg
+from liemb_ros.core.dynamics import forward_dynamics
+from liemb_ros.sim.mbs import Body, System, from_model, joint_state
 from conftest import URDF_DIR
 
 ARM = os.path.join(URDF_DIR, 'liemb_arm7.urdf')

@@ -1,9 +1,9 @@
 """
-URDF models in absolute coordinates (liemb_ros.mbs.from_model / joint_state).
+URDF models in absolute coordinates (liemb_ros.sim.mbs.from_model / joint_state).
 
 Massless revolute chains (URDF spherical/universal joints) are merged into one constraint;
 floating bases.  Independent sources: the joint-coordinate forward dynamics
-(liemb_ros.dynamics), the Simulator in joint coordinates, the energy balance (power of the
+(liemb_ros.core.dynamics), the Simulator in joint coordinates, the energy balance (power of the
 applied torques), conservation of momentum, [MT14] Corollary 1 (SE(3) keeps a ground
 joint exactly).
 """
@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 
 import liemb_ros as lm
-from liemb_ros import resources
-from liemb_ros.dynamics import forward_dynamics
-from liemb_ros.mbs import from_model, joint_state
-from liemb_ros.simulation import Simulator
+from liemb_ros.core.lie import so3
+from liemb_ros.core import resources
+from liemb_ros.core.dynamics import forward_dynamics
+from liemb_ros.sim.mbs import from_model, joint_state
+from liemb_ros.sim.simulator import Simulator
 
 INERTIAL = ('<inertial><origin xyz="{c} 0 0"/><mass value="{m}"/><inertia ixx="0.01" ixy="0" '
             'ixz="0" iyy="0.02" iyz="0" izz="0.025"/></inertial>')
@@ -214,7 +215,7 @@ def test_floating_arm_absolute_and_joint_agree_momentum_conserved():
     q0 = np.array([0, 0.4, 0, -1.2, 0, 1.0, 0])
     qd0 = np.concatenate([[0.3, -0.2, 0.5, 0.1, 0.0, -0.2], rng.uniform(-0.5, 0.5, 7)])
     base = np.eye(4)
-    base[:3, :3] = lm.lie.so3.exp(np.array([0.1, -0.2, 0.3]))
+    base[:3, :3] = so3.exp(np.array([0.1, -0.2, 0.3]))
     base[:3, 3] = [0.1, 0.2, 0.3]
     check_accelerations(model, q0, qd0, rng.uniform(-1, 1, 7), 'so3r3', base_pose=base)
     check_accelerations(model, q0, qd0, rng.uniform(-1, 1, 7), 'se3', base_pose=base)

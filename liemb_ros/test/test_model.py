@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import liemb_ros as lm
-from liemb_ros.model import random_model
-from liemb_ros.model.synthetic import random_pose
+from liemb_ros.core.model import random_model
+from liemb_ros.core.model.synthetic import random_pose
 from conftest import SWAP, URDF_DIR, erd_path, erd_robots_dir
 
 LIMIT = '<limit lower="-1" upper="1" effort="1" velocity="1"/>'
@@ -264,7 +264,7 @@ def test_model_cannot_drift_and_replace_builds_a_new_one():
 
 def test_packed_layout_reads_back_every_kernel_array():
     """The packed arrays of single calls unpack (named offsets) to the batch kernels' tuples."""
-    from liemb_ros._kernels import layout
+    from liemb_ros.core._kernels import layout
     rng = np.random.default_rng(4)
     for model in (random_model(6, rng, branching=0.5), random_model(3, rng, floating=True),
                   lm.load_urdf(erd_path('panda'))):

@@ -16,16 +16,16 @@ import numpy as np
 import pytest
 
 import liemb_ros as lm
-from liemb_ros import dynamics as D
-from liemb_ros import eom as E
-from liemb_ros._kernels import dispatch
-from liemb_ros._kernels.aba import aba_batch
-from liemb_ros._kernels.crba import crba_batch
-from liemb_ros._kernels.derivatives import derivatives_batch
-from liemb_ros._kernels.jacobian import jacobian_batch
-from liemb_ros._kernels.rnea import id_batch
-from liemb_ros._kernels.tree import forward_kinematics_batch, link_pose_batch
-from liemb_ros.model.synthetic import random_pose
+from liemb_ros.core import dynamics as D
+from liemb_ros.core import eom as E
+from liemb_ros.core._kernels import dispatch
+from liemb_ros.core._kernels.aba import aba_batch
+from liemb_ros.core._kernels.crba import crba_batch
+from liemb_ros.core._kernels.derivatives import derivatives_batch
+from liemb_ros.core._kernels.jacobian import jacobian_batch
+from liemb_ros.core._kernels.rnea import id_batch
+from liemb_ros.core._kernels.tree import forward_kinematics_batch, link_pose_batch
+from liemb_ros.core.model.synthetic import random_pose
 
 from conftest import erd_path
 

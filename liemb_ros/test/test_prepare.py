@@ -10,7 +10,8 @@ import sys
 import tempfile
 
 import liemb_ros
-from liemb_ros import _cache, prepare
+from liemb_ros import _cache
+from liemb_ros.app import prepare
 
 WHERE = 'import liemb_ros, os; print(liemb_ros.KERNEL_CACHE); print(os.environ["NUMBA_CACHE_DIR"])'
 

@@ -1,5 +1,5 @@
 """
-MCAP recordings (``liemb_ros.ros.recorder``, ``liemb_ros.recordings``, ``liemb record``,
+MCAP recordings (``liemb_ros.ros.recorder``, ``liemb_ros.app.recordings``, ``liemb record``,
 ``--record``) and ``liemb plot``.
 
 Schemas are checked against the installed ``.msg`` files by a round trip: a message
@@ -20,7 +20,7 @@ from conftest import ros_importorskip
 
 rclpy, _ = ros_importorskip('rclpy', 'mcap_ros2')
 from liemb_ros.ros import recorder  # noqa: E402  (after the import check)
-from liemb_ros import recordings  # noqa: E402
+from liemb_ros.app import recordings  # noqa: E402
 from ros_graph import claim_domain  # noqa: E402
 
 pytestmark = pytest.mark.ros
@@ -93,7 +93,7 @@ def test_discovery_profile_is_named_for_the_recorder_only(monkeypatch):
 def test_plot_refuses_a_file_that_is_not_mcap(tmp_path):
     bad = tmp_path / 'run.mcap'
     bad.write_text('not an mcap file')
-    proc = subprocess.run([sys.executable, '-m', 'liemb_ros.cli', 'plot', str(bad)],
+    proc = subprocess.run([sys.executable, '-m', 'liemb_ros.app.cli', 'plot', str(bad)],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and str(bad) in proc.stderr
 
@@ -113,9 +113,10 @@ def test_demo_run_recorded_and_plotted(tmp_path, monkeypatch):
     monkeypatch.setenv('ROS_DOMAIN_ID', str(claim_domain()))
     monkeypatch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     import liemb_ros as lm
-    from liemb_ros import cli, resources
-    from liemb_ros.scenario import sample_configuration, test_torque
-    from liemb_ros.demo import run_sim
+    from liemb_ros.app import cli
+    from liemb_ros.core import resources
+    from liemb_ros.sim.scenario import sample_configuration, test_torque
+    from liemb_ros.app.demo import run_sim
     model = lm.load_urdf(resources.robot_path('liemb_arm7'))
     path = str(tmp_path / 'run.mcap')
     recorder = cli._start_recorder(path, str(tmp_path))
@@ -173,7 +174,7 @@ def test_demo_run_recorded_and_plotted(tmp_path, monkeypatch):
     assert len(common) >= 0.9 * len(np.unique(rec['tg'])) > 10
     assert np.array_equal(rec['tau_g'][i], got['tau_g'][j])
     png = tmp_path / 'plot.png'
-    proc = subprocess.run([sys.executable, '-m', 'liemb_ros.cli', 'plot', path,
+    proc = subprocess.run([sys.executable, '-m', 'liemb_ros.app.cli', 'plot', path,
                            '--out', str(png)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert f"{len(got['t'])} joint states, {len(got['tg'])} torque messages" in proc.stdout
@@ -186,7 +187,7 @@ def test_demo_command_records_and_prints_the_view_address(tmp_path, monkeypatch)
     from liemb_ros.view import check_address
     port = check_address('127.0.0.1', 0)
     path = tmp_path / 'demo.mcap'
-    proc = subprocess.run([sys.executable, '-m', 'liemb_ros.cli', 'demo', '--duration', '2',
+    proc = subprocess.run([sys.executable, '-m', 'liemb_ros.app.cli', 'demo', '--duration', '2',
                            '--out', str(tmp_path), '--record', str(path),
                            '--view-port', str(port)],
                           capture_output=True, text=True, timeout=300)
@@ -213,7 +214,7 @@ def test_launch_control_records_and_plots_the_tracking(tmp_path, monkeypatch):
     import yaml
     from scipy.interpolate import CubicHermiteSpline
 
-    from liemb_ros import resources
+    from liemb_ros.core import resources
     monkeypatch.setenv('ROS_DOMAIN_ID', str(claim_domain()))
     monkeypatch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     path = tmp_path / 'control.mcap'
@@ -223,7 +224,7 @@ def test_launch_control_records_and_plots_the_tracking(tmp_path, monkeypatch):
         # friction model's (the simulation's tanh(q̇/1 mm/s) against the node's 3 mm/s)
         # lock-step on simulated time: the loop's error is the controller's, whatever the
         # load of the machine (without it, 1.5e-3-2.5e-3 rad at load 4-7 on 2 cores)
-        proc = subprocess.Popen([sys.executable, '-m', 'liemb_ros.cli', 'launch', 'control',
+        proc = subprocess.Popen([sys.executable, '-m', 'liemb_ros.app.cli', 'launch', 'control',
                                  'lockstep:=true', 'use_sim_time:=true',
                                  '--record', str(path), '-p', 'liemb_simulation:friction:=0.0',
                                  '-p', 'liemb_dynamics:computed_torque.friction_compensation:='
@@ -304,7 +305,7 @@ def _start_record(graph, path, *args, ignore_sigint=False):
     """Start ``liemb record PATH ARGS`` in the graph's domain; wait until it is ready."""
     log = open(graph.tmp_path / 'record.log', 'w')
     proc = subprocess.Popen(
-        [sys.executable, '-m', 'liemb_ros.cli', 'record', str(path), *args], stdout=log,
+        [sys.executable, '-m', 'liemb_ros.app.cli', 'record', str(path), *args], stdout=log,
         stderr=subprocess.STDOUT, env=graph.env,
         preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignore_sigint
         else None)
@@ -346,7 +347,7 @@ def test_a_killed_recorder_leaves_every_chunk_it_wrote(graph):
     first = int(round(got['q'][0, 0] / 0.001))
     assert np.allclose(got['q'][:, 0], 0.001 * np.arange(first, first + n))   # no gap
     assert np.allclose(got['t'], 0.01 * np.arange(first, first + n))
-    done = subprocess.run([sys.executable, '-m', 'liemb_ros.cli', 'plot', str(path), '--robot',
+    done = subprocess.run([sys.executable, '-m', 'liemb_ros.app.cli', 'plot', str(path), '--robot',
                            'liemb_arm7'], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and 'cut short' in done.stderr, done.stderr
     assert f'liemb plot: {n} joint states' in done.stdout
@@ -382,7 +383,7 @@ def test_recording_does_not_replace_a_file_unless_asked(tmp_path, monkeypatch):
     monkeypatch.setenv('ROS_DOMAIN_ID', str(claim_domain()))
     path = tmp_path / 'kept.mcap'
     path.write_bytes(b'precious')
-    cli = [sys.executable, '-m', 'liemb_ros.cli']
+    cli = [sys.executable, '-m', 'liemb_ros.app.cli']
     runs = [cli + ['record', str(path)],
             cli + ['demo', '--record', str(path), '--duration', '1', '--out', str(tmp_path)],
             cli + ['launch', 'sim', '--record', str(path), '--duration', '1']]

@@ -1,6 +1,6 @@
 """
-Reading recordings (``liemb_ros.recordings``, ``liemb plot``) as real systems and killed recorders
-leave them.
+Reading recordings (``liemb_ros.app.recordings``, ``liemb plot``) as real systems and killed
+recorders leave them.
 
 Each file is written here with the mcap library's writer and rclpy's serializer (the
 independent source of the bytes), in the layout a probe calls for: cut at arbitrary
@@ -18,7 +18,7 @@ from conftest import ros_importorskip
 
 ros_importorskip('rclpy', 'mcap_ros2')
 from liemb_ros.ros import recorder  # noqa: E402  (after the import check)
-from liemb_ros import recordings  # noqa: E402
+from liemb_ros.app import recordings  # noqa: E402
 
 pytestmark = pytest.mark.ros
 
@@ -27,7 +27,7 @@ JS = 'sensor_msgs/msg/JointState'
 
 
 def _urdf():
-    from liemb_ros import resources
+    from liemb_ros.core import resources
     with open(resources.robot_path('liemb_arm7'), encoding='utf-8') as f:
         return f.read()
 
@@ -92,7 +92,7 @@ def plots(*argvs):
 
     Each has ``stdout``, ``stderr`` (text) and ``returncode``.
     """
-    procs = [subprocess.Popen([sys.executable, '-m', 'liemb_ros.cli', 'plot', *map(str, a)],
+    procs = [subprocess.Popen([sys.executable, '-m', 'liemb_ros.app.cli', 'plot', *map(str, a)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for a in argvs]
     for p in procs:
@@ -209,7 +209,7 @@ def test_channels_that_do_not_decode_are_skipped_with_one_warning_each(tmp_path)
     # joint_states only: the other channels are not decoded, nothing to say
     notes = []
     assert len(list(recordings.read_messages(str(path), ['/joint_states'],
-                                         log=notes.append))) == 60 and notes == []
+                                             log=notes.append))) == 60 and notes == []
     proc = plot(path)
     assert proc.returncode == 0, proc.stderr
     assert 'liemb plot: 60 joint states' in proc.stdout and proc.stderr == ''
@@ -221,7 +221,7 @@ def test_joint_states_are_matched_by_name_and_merged(tmp_path):
     and a wrist, as robot_state_publisher merges them): each joint's column holds the value
     of the last message that named it, NaN before any did.
     """
-    from liemb_ros import cli
+    from liemb_ros.app import cli
     path = tmp_path / 'split.mcap'
     rec = Recording(path)
     rec.robot()
@@ -371,7 +371,7 @@ def test_reading_memory_does_not_grow_with_the_recording(tmp_path):
                 rec.add('/joint_states', bytes(data))
         rec.finish()
 
-    script = ('import resource, sys\nfrom liemb_ros import recordings\n'
+    script = ('import resource, sys\nfrom liemb_ros.app import recordings\n'
               'rec, _ = recordings.read_run(sys.argv[1])\n'
               "print(rec['count']['t'], len(rec['t']), rec['t_end'], "
               "rec['envelope']['q'][1].max(), resource.getrusage(resource.RUSAGE_SELF)"

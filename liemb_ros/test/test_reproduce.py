@@ -1,5 +1,5 @@
 """
-The papers' claims on fast versions of the examples (liemb_ros.reproduce).
+The papers' claims on fast versions of the examples (liemb_ros.app.reproduce).
 
 [MT14] Corollary 1 / Lemma 2: lower pairs to the ground are exact with SE(3) for any step;
 SO(3)xR^3 converges with order 4 there; the free body with its frame at the COM is exact
@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from liemb_ros import reproduce as rp
+from liemb_ros.app import reproduce as rp
 
 
 def viol(name, update, dt, t_end, key):

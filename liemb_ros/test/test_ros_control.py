@@ -28,6 +28,7 @@ pytestmark = [pytest.mark.ros, pytest.mark.filterwarnings('ignore::DeprecationWa
 rclpy, _ = ros_importorskip('rclpy', 'liemb_interfaces.srv')
 
 import liemb_ros as lm  # noqa: E402
+from liemb_ros.core.lie import quaternion  # noqa: E402
 from liemb_ros import control  # noqa: E402
 from ros_graph import node_argv  # noqa: E402
 from builtin_interfaces.msg import Duration, Time  # noqa: E402
@@ -36,7 +37,7 @@ from control_msgs.msg import JointTolerance, JointTrajectoryControllerState  # n
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from geometry_msgs.msg import PoseStamped, WrenchStamped  # noqa: E402
 from std_msgs.msg import Header  # noqa: E402
-from liemb_ros import resources  # noqa: E402
+from liemb_ros.core import resources  # noqa: E402
 from rcl_interfaces.srv import SetParameters  # noqa: E402
 from ros_graph import RELIABLE, Latest, diagnostics, param, wait_ready  # noqa: E402
 from rclpy.qos import qos_profile_sensor_data  # noqa: E402
@@ -414,7 +415,7 @@ def test_impedance_reaches_a_target_and_bad_input_is_refused(graph):
                      and traj.get_subscription_count() > 0)
     target = PoseStamped()
     target.header.frame_id = 'world'
-    o = lm.lie.quaternion.from_matrix(C0[:3, :3])
+    o = quaternion.from_matrix(C0[:3, :3])
     target.pose.orientation.w, target.pose.orientation.x = float(o[0]), float(o[1])
     target.pose.orientation.y, target.pose.orientation.z = float(o[2]), float(o[3])
     p = C0[:3, 3] + (0.03, -0.02, 0.02)

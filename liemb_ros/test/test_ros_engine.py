@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import liemb_ros as lm
-from liemb_ros.ros.engine import DynamicsEngine, OutputError, StateError
+from liemb_ros.control.engine import DynamicsEngine, OutputError, StateError
 from conftest import erd_path
 
 
@@ -58,7 +58,7 @@ def test_joints_the_model_does_not_know_are_ignored_and_counted(engine, rng):
     with pytest.raises(StateError, match='11 joint names but 10 positions'):
         engine.update_state(names[:-1] + ['x'], pos[:-1])
     # a stream of new names: the first MAX_IGNORED are remembered, the rest only ignored
-    from liemb_ros.ros.engine_state import MAX_IGNORED
+    from liemb_ros.control.engine_state import MAX_IGNORED
     for k in range(3):
         more = [f'w{k}_{i}' for i in range(MAX_IGNORED // 2)]
         engine.update_state(list(m.joint_names) + more, np.r_[q, np.zeros(len(more))])
@@ -99,7 +99,7 @@ def test_floating_base_waits_for_odometry(rng):
     q, qd = m.random_configuration(rng), rng.standard_normal(m.nv)
     e.update_state(m.joint_names, q, qd[6:])
     assert not e.ready and e.missing_joints() == ['base odometry']
-    from liemb_ros.lie import se3
+    from liemb_ros.core.lie import se3
     C = se3.exp(rng.normal(size=6))
     with pytest.raises(StateError, match='non-finite'):
         e.update_base(C, np.r_[np.nan, qd[1:6]])
@@ -157,7 +157,7 @@ def test_command_order(engine):
 
 def test_twists_of_every_link_with_a_floating_base(rng):
     """All links at once (base link included) equal link_twist one by one, per representation."""
-    from liemb_ros.lie import se3
+    from liemb_ros.core.lie import se3
     m = lm.load_urdf(erd_path('solo12'), floating_base=True)
     C = se3.exp(rng.normal(size=6))
     e = DynamicsEngine(m, twist_links=list(m.link_names), base_pose=C)

@@ -23,9 +23,9 @@ pytestmark = [pytest.mark.ros, pytest.mark.filterwarnings('ignore::DeprecationWa
 rclpy, _, _ = ros_importorskip('rclpy', 'liemb_interfaces.srv', 'tf2_msgs.msg')
 
 import liemb_ros as lm  # noqa: E402
-from liemb_ros import resources  # noqa: E402
-from liemb_ros.dynamics import inverse_dynamics  # noqa: E402
-from liemb_ros.lie import quaternion  # noqa: E402
+from liemb_ros.core import resources  # noqa: E402
+from liemb_ros.core.dynamics import inverse_dynamics  # noqa: E402
+from liemb_ros.core.lie import quaternion  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from liemb_interfaces.srv import GetJacobian  # noqa: E402
 from ros_graph import RELIABLE, Latest, claim_domain, diagnostics, node_argv  # noqa: E402
@@ -341,7 +341,7 @@ def test_demo_runs_and_writes_its_plots(tmp_path, monkeypatch):
     """The README's main job, shortened: nodes start, status lines print, files appear."""
     monkeypatch.setenv('ROS_DOMAIN_ID', str(claim_domain()))
     out = tmp_path / 'demo'
-    proc = subprocess.run([sys.executable, '-m', 'liemb_ros.cli', 'demo', '--duration', '3',
+    proc = subprocess.run([sys.executable, '-m', 'liemb_ros.app.cli', 'demo', '--duration', '3',
                            '--out', str(out)],
                           capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -436,7 +436,7 @@ import gc, time
 import liemb_ros as lm
 from liemb_ros.ros import dynamics_node, servo_node, simulation_node  # what a node imports
 from liemb_ros.ros.common import settle_heap
-from liemb_ros import resources
+from liemb_ros.core import resources
 model = lm.load_urdf(resources.robot_path('liemb_arm7'))
 q = model.neutral()
 lm.inverse_dynamics(model, q, q, q)

@@ -26,6 +26,7 @@ pytestmark = [pytest.mark.ros, pytest.mark.filterwarnings('ignore::DeprecationWa
 rclpy, _, _ = ros_importorskip('rclpy', 'liemb_interfaces.srv', 'tf2_msgs.msg')
 
 import liemb_ros as lm  # noqa: E402
+from liemb_ros.core.lie import quaternion, so3  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
 from geometry_msgs.msg import WrenchStamped  # noqa: E402
 from liemb_interfaces.msg import TwistRepresentedArray  # noqa: E402
@@ -65,7 +66,7 @@ def test_dynamics_node_description_on_the_topic_survives_what_robots_send(graph,
     path = erd_path('ur5')
     model = lm.load_urdf(path)
     # as a user starts it for a real robot: `liemb launch dynamics`, no robot argument
-    graph.run('launch', [sys.executable, '-m', 'liemb_ros.cli', 'launch', 'dynamics',
+    graph.run('launch', [sys.executable, '-m', 'liemb_ros.app.cli', 'launch', 'dynamics',
                          '-p', 'liemb_dynamics:diagnostics_period:=0.2',
                          '-p', 'liemb_dynamics:twist_links:=[]',
                          '-p', 'liemb_dynamics:wrench_joints:=[]'])
@@ -182,11 +183,11 @@ def test_floating_base_state_from_odometry_against_pinocchio(graph, rng):
     qd = rng.normal(size=model.nv)
     qdd = np.r_[np.zeros(6), rng.normal(size=model.nq)]   # the base's twist rate: zero
     C = np.eye(4)
-    C[:3, :3] = lm.lie.so3.exp(np.array([0.4, -0.3, 0.8]))
+    C[:3, :3] = so3.exp(np.array([0.4, -0.3, 0.8]))
     C[:3, 3] = (1.5, -2.0, 0.35)
     msg = Odometry()
     msg.pose.pose.position.x, msg.pose.pose.position.y, msg.pose.pose.position.z = C[:3, 3]
-    w, x, y, z = lm.lie.quaternion.from_matrix(C[:3, :3])
+    w, x, y, z = quaternion.from_matrix(C[:3, :3])
     o = msg.pose.pose.orientation
     o.x, o.y, o.z, o.w = float(x), float(y), float(z), float(w)
     t = msg.twist.twist

@@ -275,7 +275,7 @@ def test_servo_flies_the_simulated_arm(graph):
 def test_liemb_teleop_in_a_terminal_sends_represented_twists(graph):
     received = Latest(graph, TwistRepresented, '/liemb_servo/twist_cmd_represented')
     main, child = pty.openpty()          # a terminal, as a user has one
-    proc = subprocess.Popen([sys.executable, '-m', 'liemb_ros.cli', 'teleop', '--linear',
+    proc = subprocess.Popen([sys.executable, '-m', 'liemb_ros.app.cli', 'teleop', '--linear',
                              '0.05'], stdin=child, stdout=child, stderr=child, env=graph.env)
     screen = []
 

@@ -15,7 +15,7 @@ as the exact message a user sent:
 * a ``frame_id`` of 1 MB (a 1 MB log line, kept in ``/diagnostics``), a jog of 10 000 names
   (a 178 kB line), a jog of 1e308, joint states with 10 000 joints the robot lacks.
 
-Each refusal names the bound (1000 rad/s or m/s, :data:`liemb_ros.servo.MAX_SPEED`); every
+Each refusal names the bound (1000 rad/s or m/s, :data:`liemb_ros.control.servo.MAX_SPEED`); every
 log line and ``/diagnostics`` value stays short (text from messages through
 ``conversions.shown``); every velocity command is finite; the node serves the next good
 command, and stops cleanly (exit 0) at the end.

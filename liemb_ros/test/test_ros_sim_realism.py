@@ -20,7 +20,7 @@ rclpy, _ = ros_importorskip('rclpy', 'geometry_msgs.msg')
 import liemb_ros as lm  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from geometry_msgs.msg import WrenchStamped  # noqa: E402
-from liemb_ros import resources  # noqa: E402
+from liemb_ros.core import resources  # noqa: E402
 from ros_graph import RELIABLE, Latest, diagnostics, node_argv  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402

@@ -1,5 +1,5 @@
 """
-The servo law (liemb_ros.servo) against its definition, by independent computations.
+The servo law (liemb_ros.control.servo) against its definition, by independent computations.
 
 DLS against the closed form ``Jᵀ(JJᵀ + λ²I)⁻¹V`` (a linear solve, not the SVD the law uses)
 and its null-space property; the achieved twist of every representation from central
@@ -14,7 +14,7 @@ import pytest
 
 import liemb_ros as lm
 from conftest import URDF_DIR
-from liemb_ros import servo as sv
+from liemb_ros.control import servo as sv
 
 Q_BENT = np.array([0.3, 0.6, -0.2, -1.2, 0.4, 0.8, 0.1])
 
@@ -248,7 +248,7 @@ def test_teleop_keys_map_to_twists_without_a_terminal():
 
 
 def test_launch_set_servo_flies_the_simulation_with_the_servo_node():
-    from liemb_ros.ros import launcher
+    from liemb_ros.app import launcher
     res = launcher.resolve('servo', {}, installed=lambda p, e: False)
     by_name = {n.name: n for n in res.nodes}
     assert set(by_name) == {'liemb_simulation', 'liemb_servo'}

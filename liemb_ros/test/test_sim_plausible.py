@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import liemb_ros as lm
-from liemb_ros import resources
-from liemb_ros.contact import ContactModel, ContactWarning
-from liemb_ros.simulation import SimulationError, Simulator, mechanical_energy
+from liemb_ros.core import resources
+from liemb_ros.sim.contact import ContactModel, ContactWarning
+from liemb_ros.sim.simulator import SimulationError, Simulator, mechanical_energy
 
 from conftest import erd_path
 

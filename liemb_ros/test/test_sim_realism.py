@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import liemb_ros as lm
-from liemb_ros import resources
-from liemb_ros.dynamics import gravity_torques
-from liemb_ros.simulation import FRICTION_VELOCITY, Simulator
+from liemb_ros.core import resources
+from liemb_ros.core.dynamics import gravity_torques
+from liemb_ros.sim.simulator import FRICTION_VELOCITY, Simulator
 
 
 @pytest.fixture(scope='module')
@@ -132,7 +132,7 @@ def test_external_wrench_against_rnea(arm, frame):
     One step of 1 µs from rest: ``q̇ / dt`` is ``q̈(0)`` to O(dt).  A world-resolved
     wrench equals the link-frame one rotated by the tool's orientation at that instant.
     """
-    from liemb_ros.dynamics import forward_dynamics, inverse_dynamics
+    from liemb_ros.core.dynamics import forward_dynamics, inverse_dynamics
     q0 = np.array([0.0, 0.4, 0.0, -1.2, 0.0, 1.0, 0.0])
     W = np.array([0.3, -0.2, 0.5, 4.0, -3.0, 2.0])
     R = lm.link_pose(arm, q0, 'tool0')[:3, :3]

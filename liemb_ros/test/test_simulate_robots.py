@@ -26,9 +26,9 @@ from scipy.integrate import solve_ivp
 
 import liemb_ros as lm
 from conftest import erd_path, erd_robots_dir, SWAP
-from liemb_ros.dynamics import forward_dynamics, mass_matrix, singular_joints
-from liemb_ros.simulation import (AUTO_ARMATURE, SimulationError, SimulationWarning,
-                                  Simulator, damping_rate_max)
+from liemb_ros.core.dynamics import forward_dynamics, mass_matrix, singular_joints
+from liemb_ros.sim.simulator import (AUTO_ARMATURE, SimulationError, SimulationWarning, Simulator,
+                                     damping_rate_max)
 
 pin = pytest.importorskip('pinocchio')
 

@@ -4,9 +4,9 @@ import pytest
 from scipy.integrate import solve_ivp
 
 import liemb_ros as lm
-from liemb_ros import resources
-from liemb_ros.dynamics import forward_dynamics
-from liemb_ros.simulation import SimulationError, Simulator, mechanical_energy, momentum
+from liemb_ros.core import resources
+from liemb_ros.core.dynamics import forward_dynamics
+from liemb_ros.sim.simulator import SimulationError, Simulator, mechanical_energy, momentum
 
 
 #: the ideal rigid-body robot these tests integrate: no friction, limits or effort limits

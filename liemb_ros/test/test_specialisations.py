@@ -11,11 +11,11 @@ once: ``liemb prepare`` compiles each once, not once per case.
 import numpy as np
 
 import liemb_ros as lm
-from liemb_ros import eom
-from liemb_ros._kernels import aba, crba, derivatives, jacobian, rnea, tree
-from liemb_ros.dynamics import FORMS, forward_dynamics_function
-from liemb_ros.model import random_model
-from liemb_ros.model.synthetic import random_pose
+from liemb_ros.core import eom
+from liemb_ros.core._kernels import aba, crba, derivatives, jacobian, rnea, tree
+from liemb_ros.core.dynamics import FORMS, forward_dynamics_function
+from liemb_ros.core.model import random_model
+from liemb_ros.core.model.synthetic import random_pose
 
 KERNELS = [getattr(mod, name) for mod in (tree, jacobian, rnea, crba, aba, derivatives)
            for name in dir(mod) if hasattr(getattr(mod, name), 'signatures')

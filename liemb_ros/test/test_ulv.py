@@ -1,5 +1,6 @@
 """
-The unified local velocity coordinates of [HGS18] and its RK4 Lie group scheme (liemb_ros.mbs.ulv).
+The unified local velocity coordinates of [HGS18] and its RK4 Lie group scheme
+(liemb_ros.sim.mbs.ulv).
 
 Independent sources: the paper's printed matrices (54) (row 5 corrected), (60), (89); the
 package's SE(3) exponential and dexp^-1 ([MT14] formulas) in the paper's translation-first
@@ -10,10 +11,10 @@ import math
 import numpy as np
 import pytest
 
-from liemb_ros import integrators as itg
-from liemb_ros import reproduce as rp
-from liemb_ros.lie import se3
-from liemb_ros.mbs import ulv
+from liemb_ros.sim import integrators as itg
+from liemb_ros.app import reproduce as rp
+from liemb_ros.core.lie import se3
+from liemb_ros.sim.mbs import ulv
 
 S = 1 / math.sqrt(2)
 P = np.block([[np.zeros((3, 3)), np.eye(3)], [np.eye(3), np.zeros((3, 3))]])

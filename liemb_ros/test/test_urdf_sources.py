@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 
 import liemb_ros as lm
-from liemb_ros import resources
-from liemb_ros.model import model as model_mod
-from liemb_ros.model.urdf import JointDesc, LinkDesc, RobotDescription
+from liemb_ros.core import model as core_model
+from liemb_ros.core import resources
+from liemb_ros.core.model import model as model_mod
+from liemb_ros.core.model.urdf import JointDesc, LinkDesc, RobotDescription
 from conftest import URDF_DIR
 
 pytest.importorskip('xacro')
@@ -218,7 +219,7 @@ def test_load_urdf_string_is_load_urdf_of_the_same_text():
     assert_same_model(lm.load_urdf(text.encode()), from_text, atol=0)  # bytes, as before
     from pathlib import Path
     assert_same_model(lm.load_urdf(Path(path)), from_text, atol=0)  # PathLike, as before
-    assert lm.load_urdf_string is lm.model.load_urdf_string
+    assert lm.load_urdf_string is core_model.load_urdf_string
 
 
 def test_external_entities_are_refused(tmp_path):
@@ -411,7 +412,7 @@ def test_shipped_xacro_robots_are_found_by_name(tmp_path, monkeypatch):
 def test_example_robot_data_robots_by_name():
     """A robot argument names an example-robot-data URDF where the package is installed."""
     from conftest import erd_path
-    from liemb_ros import resources
+    from liemb_ros.core import resources
     for name, rel in (('solo12', 'solo12'), ('panda', 'panda'), ('ur5_robot', 'ur5')):
         assert os.path.samefile(resources.robot_path(name), erd_path(rel)), name
     assert resources.robot_path('liemb_arm7').endswith('liemb_arm7.urdf')   # ours first

@@ -21,7 +21,7 @@ import pytest
 
 import liemb_ros as lm
 from conftest import ROOT, ros_importorskip
-from liemb_ros import resources
+from liemb_ros.core import resources
 
 viser = ros_importorskip('viser')[0]
 from liemb_ros import view as lv  # noqa: E402  (after the import check)
@@ -163,7 +163,7 @@ def test_joint_wrench_arrows_hold_the_robot_at_rest(arm, robot):
 
 def test_driver_accelerations_are_the_simulators(arm):
     """The accelerations behind the wrench arrows: what one short Simulator step does."""
-    from liemb_ros.simulation import Simulator
+    from liemb_ros.sim.simulator import Simulator
     model = arm[0]
     q = model.random_configuration(5)
     qd0 = 0.3 * np.cos(np.arange(model.nv))   # damping and friction at work
@@ -188,8 +188,8 @@ BALL = """<robot name="ball"><link name="ball"><inertial><mass value="1"/><inert
 
 def test_driver_draws_ground_contacts():
     """A ball on the ground: one contact, its point on the plane, pushed up by m g."""
-    from liemb_ros.contact import ContactModel
-    from liemb_ros.simulation import Simulator
+    from liemb_ros.sim.contact import ContactModel
+    from liemb_ros.sim.simulator import Simulator
     model = lm.load_urdf_string(BALL, floating_base=True)
     C = np.eye(4)
     C[2, 3] = 0.1
@@ -220,7 +220,7 @@ def test_gravity_hold_drives_the_joints_of_a_floating_base(arm):
 
 def test_driver_stops_and_shows_a_failing_step(arm):
     """A torque of the wrong shape: stepping stops, the page says why, the view stays."""
-    from liemb_ros.simulation import Simulator
+    from liemb_ros.sim.simulator import Simulator
     model, xml = arm
     sim = Simulator(model)
     drv = lv.view_simulation(sim, torque=lambda t, q, base: np.zeros(3), xml=xml, port=0)
@@ -430,8 +430,8 @@ def test_browser_draws_primitives_as_urdf_places_them():
 def test_browser_sees_the_simulated_arm_move(arm):
     """A headless Chromium on liemb view of a running simulation (issue 20's check)."""
     _need_browser()
-    from liemb_ros.scenario import sample_configuration
-    from liemb_ros.simulation import Simulator
+    from liemb_ros.sim.scenario import sample_configuration
+    from liemb_ros.sim.simulator import Simulator
     model, xml = arm
     sim = Simulator(model, q0=sample_configuration(model))
     sim.warm_up()
@@ -490,7 +490,7 @@ def test_browser_sees_the_robot_on_ros_topics(graph, arm):
     model, xml = arm
     port = lv.check_address('127.0.0.1', 0)
     url = f'http://127.0.0.1:{port}'
-    graph.run('view', [sys.executable, '-m', 'liemb_ros.cli', 'view', '--port', str(port)])
+    graph.run('view', [sys.executable, '-m', 'liemb_ros.app.cli', 'view', '--port', str(port)])
     desc = graph.node.create_publisher(String, '/robot_description', LATCHED)
     desc.publish(String(data=xml))
     states = graph.node.create_publisher(JointState, '/joint_states', RELIABLE)
@@ -593,7 +593,7 @@ def test_browser_page_and_joint_states_work_while_a_mesh_is_read(graph, tmp_path
         p for p in (str(site), graph.env.get('PYTHONPATH')) if p))
     port = lv.check_address('127.0.0.1', 0)
     url = f'http://127.0.0.1:{port}'
-    graph.run('view', [sys.executable, '-m', 'liemb_ros.cli', 'view', '--port', str(port),
+    graph.run('view', [sys.executable, '-m', 'liemb_ros.app.cli', 'view', '--port', str(port),
                        '--package-dir', str(tmp_path / 'pkgs')])
     desc = graph.node.create_publisher(String, '/robot_description', LATCHED)
     desc.publish(String(data=xml))
@@ -625,7 +625,7 @@ def test_liemb_view_simulate_command():
     with socket.socket() as s:
         s.bind(('127.0.0.1', 0))
         port = s.getsockname()[1]
-    proc = subprocess.run([sys.executable, '-m', 'liemb_ros.cli', 'view', 'liemb_arm7',
+    proc = subprocess.run([sys.executable, '-m', 'liemb_ros.app.cli', 'view', 'liemb_arm7',
                            '--simulate', '--port', str(port), '--duration', '2'],
                           capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
@@ -634,7 +634,7 @@ def test_liemb_view_simulate_command():
         s.bind(('127.0.0.1', 0))
         s.listen()
         busy = s.getsockname()[1]
-        proc = subprocess.run([sys.executable, '-m', 'liemb_ros.cli', 'view', 'liemb_arm7',
+        proc = subprocess.run([sys.executable, '-m', 'liemb_ros.app.cli', 'view', 'liemb_arm7',
                                '--simulate', '--port', str(busy)],
                               capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert proc.returncode == 2 and f'127.0.0.1:{busy} is in use' in proc.stderr

@@ -34,7 +34,7 @@ from liemb_ros import view as lv  # noqa: E402  (after the import check)
 from liemb_ros.view import visuals  # noqa: E402
 
 SPARSE = 2 * 1024 ** 3   # bytes of the sparse probe: `truncate -s 2G`
-LIEMB = [sys.executable, '-m', 'liemb_ros.cli']
+LIEMB = [sys.executable, '-m', 'liemb_ros.app.cli']
 
 
 def _link(name, filename, parent=None):

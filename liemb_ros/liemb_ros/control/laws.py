@@ -43,13 +43,13 @@ import math
 import numpy as np
 from numba import njit
 
-from .._kernels.dispatch import F64, REP_INDEX, canonical, check, fast, states
-from .._kernels.jacobian import jacobian_link
-from .._kernels.rnea import id_plain
-from .._kernels.tree import link_pose_link
-from ..dynamics import gravity_torques, inverse_dynamics
-from ..kinematics import jacobian, link_pose
-from ..lie import so3
+from ..core._kernels.dispatch import F64, REP_INDEX, canonical, check, fast, states
+from ..core._kernels.jacobian import jacobian_link
+from ..core._kernels.rnea import id_plain
+from ..core._kernels.tree import link_pose_link
+from ..core.dynamics import gravity_torques, inverse_dynamics
+from ..core.kinematics import jacobian, link_pose
+from ..core.lie import so3
 
 #: velocity [rad/s, m/s] over which the friction feed-forward changes sign (smoothly)
 FRICTION_VELOCITY = 0.003

@@ -31,8 +31,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .._kernels.dispatch import check
-from .._kernels.rnea import id_plain
+from ..core._kernels.dispatch import check
+from ..core._kernels.rnea import id_plain
 from .laws import _computed_torque_pass, _per_joint, FRICTION_VELOCITY
 from .trajectory import _segment_into, JointTrajectory
 

@@ -40,8 +40,8 @@ from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
-from ..model import URDFError, load_urdf_string
-from ..resources import read_robot_description
+from ..core.model import URDFError, load_urdf_string
+from ..core.resources import read_robot_description
 from .conversions import descriptor, shown
 
 #: robot_state_publisher's QoS for robot_description: late joiners get the last one

@@ -3,7 +3,7 @@ Conversions at the ROS boundary: parameter descriptors, quaternions, time stamps
 
 Text from messages is made safe to log with :func:`shown`.
 
-Our quaternions are scalar first ``(w, x, y, z)`` (:mod:`liemb_ros.lie.quaternion`);
+Our quaternions are scalar first ``(w, x, y, z)`` (:mod:`liemb_ros.core.lie.quaternion`);
 ROS messages order ``(x, y, z, w)``.  Simulation time in seconds becomes a
 ``builtin_interfaces/Time``.
 """
@@ -11,7 +11,7 @@ import numpy as np
 from builtin_interfaces.msg import Time
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
 
-from ..lie import quaternion
+from ..core.lie import quaternion
 
 
 #: the most characters of a message's text (a frame id, a joint name, a list of names) that a

@@ -82,7 +82,7 @@ M, C and g; the loop costs the same).  A bad trajectory or target (unknown joint
 non-increasing times, NaN, another frame, beyond a limit) is refused with the reason in the
 log, counted as dropped in ``/diagnostics`` and nothing is commanded from it; bad gains are
 refused as parameter changes with the reason.  Magnitudes beyond physical plausibility are
-refused with the bound (:mod:`liemb_ros.ros.engine_state`: joint positions 1e6, velocities
+refused with the bound (:mod:`liemb_ros.control.engine_state`: joint positions 1e6, velocities
 1e4, accelerations 1e6, positions in the world 1e7 m; a payload's centre of mass 100 m,
 inertia 1e6 kg m², gravity 1e3 m/s²).  Every callback runs inside the node's error
 handling (an error drops the input, logged and counted; the node goes on), every output is
@@ -126,12 +126,12 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from visualization_msgs.msg import MarkerArray
 
 from .. import control
-from ..resources import find
-from .common import (STEADY, ConfigError, Preparation, RobotSource, declare, error_text,
-                     guarded, realtime_priority, run, settle_heap, topic_token)
+from ..core.resources import find
+from .common import (STEADY, ConfigError, Preparation, RobotSource, declare, error_text, guarded,
+                     realtime_priority, run, settle_heap, topic_token)
 from .conversions import pose_matrix, shown
 from .dynamics_output import DynamicsOutput, bounded
-from .engine import FRAMES, MODES, CycleStats, DynamicsEngine, StateError
+from ..control.engine import FRAMES, MODES, CycleStats, DynamicsEngine, StateError
 from . import trajectory_intake as intake
 from .trajectory_action import TrajectoryAction
 from .wire import JointStateReader
@@ -157,7 +157,7 @@ PAYLOAD = ('payload.link', 'payload.mass', 'payload.com', 'payload.inertia')
 
 
 class DynamicsNode(DynamicsOutput, Node):
-    """Thin ROS adapter over :class:`liemb_ros.ros.engine.DynamicsEngine`."""
+    """Thin ROS adapter over :class:`liemb_ros.control.engine.DynamicsEngine`."""
 
     NAME = 'liemb_dynamics'
 

@@ -21,11 +21,11 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from visualization_msgs.msg import Marker, MarkerArray
 
-from .._sim_passive import all_finite
-from ..kinematics import link_twist
+from ..sim.passive import all_finite
+from ..core.kinematics import link_twist
 from .common import ERROR_CHARS, STEADY, StateTimeout
 from .conversions import SHOWN_CHARS, shown
-from .engine import FRAMES, OutputError
+from ..control.engine import FRAMES, OutputError
 from .wire import Template
 
 

@@ -2,10 +2,10 @@
 Watch the node set ``sim`` run (the ROS part of ``liemb demo``).
 
 :func:`watch` starts the simulation and dynamics nodes it is given (processes of the set
-``sim``, started by :func:`liemb_ros.demo.run_sim`), listens to ``joint_states``, the
+``sim``, started by :func:`liemb_ros.app.demo.run_sim`), listens to ``joint_states``, the
 dynamics node's torques and ``/diagnostics`` with an in-process node, prints a live status
 line (simulation time, real-time factor, dynamics node rate and p99 compute time) and
-returns what it recorded (:func:`liemb_ros.recordings.plot_run` draws it).  Stamps are
+returns what it recorded (:func:`liemb_ros.app.recordings.plot_run` draws it).  Stamps are
 simulation time (the simulation node publishes ``/clock``), so the time axis is simulated
 time even when the machine is slow.
 """
@@ -127,5 +127,3 @@ def status_line(rec):
             f"{float(dyn.get('rate_hz', 'nan')):6.1f} Hz  p99 "
             f"{float(dyn.get('compute_p99_us', 'nan')):6.1f} us  dropped "
             f"{dyn.get('dropped', '-')}")
-
-

@@ -171,7 +171,7 @@ def discovery_profile(log=print):
             'the recorder may be matched up to 3 s late and their first messages missed')
         yield
         return
-    from ..resources import find
+    from ..core.resources import find
     os.environ['FASTDDS_DEFAULT_PROFILES_FILE'] = find('config', DISCOVERY_PROFILE)
     try:
         yield

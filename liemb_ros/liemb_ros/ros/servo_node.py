@@ -1,12 +1,12 @@
 """
 ``servo_node``: teleoperation; twist or joint-jog commands to joint commands at a fixed rate.
 
-A thin adapter over :class:`liemb_ros.servo.Servo` (the servo law, its stages and named
+A thin adapter over :class:`liemb_ros.control.servo.Servo` (the servo law, its stages and named
 statuses are documented there).  Reads the robot like the dynamics node (``RobotSource``:
 ``robot_description`` parameter, ``urdf_path``, or the ``robot_description`` topic) and
 ``joint_states`` (merged by name; joints the model does not know are ignored and counted).
 Each step uses the present state predicted from the last joint state (its stamp, ROS time)
-and the velocity commands sent since (:class:`liemb_ros.servo.CommandHistory`): a loop of a
+and the velocity commands sent since (:class:`liemb_ros.control.servo.CommandHistory`): a loop of a
 few ms latency would otherwise miss the commanded twist by about 1 % at 0.1 rad/s.  Run
 the servo on the arm's clock: ``use_sim_time`` with a simulation that is not real time.
 
@@ -22,7 +22,7 @@ rest, status ``stale_command``):
 * ``~/joint_jog`` (``sensor_msgs/JointState``): velocities by joint name (others zero).
 
 A bad command (NaN, a twist component or jog velocity beyond the plausibility bound of
-1000 rad/s or m/s (:data:`liemb_ros.servo.MAX_SPEED`), an unknown frame, representation or
+1000 rad/s or m/s (:data:`liemb_ros.control.servo.MAX_SPEED`), an unknown frame, representation or
 joint) is refused before any computation and logged (throttled), counted in
 ``/diagnostics``, and the arm decelerates to rest (status ``invalid_command``) instead of
 acting on it; the node keeps running.  Every callback (commands, joint states, timers,
@@ -72,12 +72,12 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ..model import REPRESENTATIONS
-from ..servo import TWIST_AXES, CommandHistory, Servo, ServoOutput, Status, checked
-from .common import (ERROR_CHARS, LATCHED, STEADY, ConfigError, RobotSource, StateTimeout,
-                     declare, guarded, run, settle_heap)
+from ..core.model import REPRESENTATIONS
+from ..control.servo import TWIST_AXES, CommandHistory, Servo, ServoOutput, Status, checked
+from .common import (ERROR_CHARS, LATCHED, STEADY, ConfigError, RobotSource, StateTimeout, declare,
+                     guarded, run, settle_heap)
 from .conversions import shown
-from .engine import FRAMES, CycleStats, DynamicsEngine, StateError, leaf_links
+from ..control.engine import FRAMES, CycleStats, DynamicsEngine, StateError, leaf_links
 from .wire import JointStateReader
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
@@ -96,7 +96,7 @@ OTHER = ('command_timeout', 'state_timeout', 'trajectory_lookahead', 'outputs',
 
 
 class ServoNode(StateTimeout, Node):
-    """Thin ROS adapter over :class:`liemb_ros.servo.Servo`."""
+    """Thin ROS adapter over :class:`liemb_ros.control.servo.Servo`."""
 
     NAME = 'liemb_servo'
 

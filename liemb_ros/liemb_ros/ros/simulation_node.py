@@ -4,7 +4,7 @@
 Reads the robot like the dynamics node (``robot_description`` parameter, ``urdf_path``
 URDF / xacro file / shipped robot name, or the transient-local ``robot_description``
 topic) and republishes its URDF on the latched ``robot_description`` topic, so RViz and the
-dynamics node need nothing else.  Steps :class:`liemb_ros.simulation.Simulator` (integrator, step,
+dynamics node need nothing else.  Steps :class:`liemb_ros.sim.Simulator` (integrator, step,
 joint or absolute coordinates, SE(3) / SO(3)xR3 / tailored update, damping, initial state:
 all parameters of ``config/simulation.yaml``) at ``real_time_factor`` times wall-clock
 speed, and publishes:
@@ -33,14 +33,14 @@ The simulated robot keeps its URDF joint position limits (stiff one-sided spring
 ``joint_limits``, ``limit_time_constant``), clamps the applied torque to ``<limit effort>``
 (``effort_limits``) and has viscous and regularised Coulomb friction from ``<dynamics
 damping friction>`` (``damping``, ``friction``, ``friction_velocity``): see
-:mod:`liemb_ros.simulation`.  External wrenches: ``~/external_wrench/<link>``
+:mod:`liemb_ros.sim.simulator`.  External wrenches: ``~/external_wrench/<link>``
 (``geometry_msgs/WrenchStamped``, the link name made a topic token: ``topic_token``) for
 every moving link (or ``wrench_links``); ``header.frame_id`` empty or the link: moment and
 force in the link frame, the force at its origin; the ``world_frame``: world axes, about
 the link frame's origin.  Each is held for ``wrench_timeout`` seconds (0: until the next
 message), so a controller can be pushed and tested; ``~/reset`` removes them.
 
-Plausibility (issue 28, :mod:`liemb_ros._sim_plausible`): a wrench beyond 100 times the
+Plausibility (issue 28, :mod:`liemb_ros.sim._plausible`): a wrench beyond 100 times the
 robot's weight (a moment: at the robot's size), an effort beyond that moment, a velocity
 command beyond the rate at which a point at the robot's size moves at 1000 m/s, a position
 command farther than that rate covers in a second, a test torque beyond the effort bound
@@ -53,7 +53,7 @@ put in, the inputs acting at the last plausible state and where the applied torq
 from (``~/effort_command``, the drive, the posture hold, the test torque).  Every
 callback runs inside the node's error handling: no message ends the node.
 
-Ground contact (``contact: true``; issue 21, :mod:`liemb_ros.contact`): the URDF's
+Ground contact (``contact: true``; issue 21, :mod:`liemb_ros.sim.contact`): the URDF's
 ``<collision>`` geometry (of ``contact_links``, default every moving link that has some)
 against the planes ``contact_planes`` (four numbers per plane: normal and offset,
 ``n·x = d``, a normal of any length scaling the equation; default the ground ``z = 0``),
@@ -124,11 +124,11 @@ from std_srvs.srv import SetBool, Trigger
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
-from ..dynamics import inverse_dynamics
-from ..kinematics import forward_kinematics
-from ..simulation import Simulator, SimulationWarning
-from .common import (LATCHED, STEADY, ConfigError, Preparation, RobotSource, declare, guarded,
-                     run, settle_heap, topic_token)
+from ..core.dynamics import inverse_dynamics
+from ..core.kinematics import forward_kinematics
+from ..sim.simulator import Simulator, SimulationWarning
+from .common import (LATCHED, STEADY, ConfigError, Preparation, RobotSource, declare, guarded, run,
+                     settle_heap, topic_token)
 from .conversions import shown
 from .simulation_output import SimulationOutput
 from .simulation_parameters import FINITE, SimulationParameters, parameter_table
@@ -144,7 +144,7 @@ LATEST = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
 
 
 class SimulationNode(SimulationParameters, SimulationStepping, SimulationOutput, Node):
-    """Thin ROS adapter over :class:`liemb_ros.simulation.Simulator`."""
+    """Thin ROS adapter over :class:`liemb_ros.sim.simulator.Simulator`."""
 
     NAME = 'liemb_simulation'
 

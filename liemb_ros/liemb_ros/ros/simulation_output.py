@@ -18,8 +18,8 @@ from sensor_msgs.msg import JointState
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
-from ..kinematics import forward_kinematics
-from ..simulation import SimulationError
+from ..core.kinematics import forward_kinematics
+from ..sim.simulator import SimulationError
 from .conversions import quaternion_xyzw, shown, to_time
 
 

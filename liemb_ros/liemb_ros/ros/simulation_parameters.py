@@ -16,8 +16,8 @@ import time
 import numpy as np
 from rcl_interfaces.msg import ParameterType, SetParametersResult
 
-from ..contact import MESH_MODES, ContactModel, rpy_matrix
-from ..simulation import COORDINATES, INTEGRATORS, UPDATES
+from ..sim.contact import MESH_MODES, ContactModel, rpy_matrix
+from ..sim.simulator import COORDINATES, INTEGRATORS, UPDATES
 from .common import ConfigError
 from .conversions import shown
 
@@ -154,7 +154,7 @@ class SimulationParameters:
                 raise ConfigError(f'parameter {name} must be finite, got {value.tolist()}')
 
     def _contact_model(self, model, xml, where):
-        """Return the parameters' :class:`~liemb_ros.contact.ContactModel` (None: none)."""
+        """Return the parameters' :class:`~liemb_ros.sim.contact.ContactModel` (None: none)."""
         if not self.p('contact'):
             return None
         planes = np.asarray(self.p('contact_planes'), dtype=float)

@@ -14,8 +14,8 @@ import time
 
 import numpy as np
 
-from ..dynamics import inverse_dynamics
-from ..simulation import SimulationError
+from ..core.dynamics import inverse_dynamics
+from ..sim.simulator import SimulationError
 from .common import topic_token
 from .conversions import shown
 
@@ -38,7 +38,7 @@ class SimulationStepping:
         """
         Return a command array in model order, or None (rejected) when it does not fit.
 
-        Beyond finiteness each value must be plausible (:mod:`liemb_ros._sim_plausible`):
+        Beyond finiteness each value must be plausible (:mod:`liemb_ros.sim._plausible`):
         an effort within ``sim.plausible.torque`` (the effort limits then clamp it), a
         velocity within ``sim.plausible.speed``, a position within the distance the joint
         covers in one second at that speed from where it is.

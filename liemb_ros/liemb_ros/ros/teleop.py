@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from ..servo import MAX_SPEED
+from ..control.servo import MAX_SPEED
 
 REPRESENTATION_KEYS = {'1': 'body', '2': 'spatial', '3': 'hybrid', '4': 'mixed'}
 #: key -> (twist component 0..5 (ωx ωy ωz vx vy vz), sign)

@@ -46,7 +46,7 @@ class _Viewer:
         self.drawn = set()    # (kind, name) drawn in the scene
 
     def set_robot(self, xml, where, base_dir=None):
-        from ..model import URDFError, load_urdf_string
+        from ..core.model import URDFError, load_urdf_string
         from .conversions import shown
         if xml == self.text:
             return
@@ -179,7 +179,7 @@ def run_view(args):
     code = 0
     try:
         if args.robot:
-            from .. import resources
+            from ..core import resources
             try:
                 xml, path = resources.read_robot_description(args.robot, args.xacro_args)
             except (OSError, ValueError) as exc:

@@ -16,7 +16,7 @@ twist of one link as two arrows (angular orange, linear blue, as the dynamics no
 The components in the chosen representation are printed beside the scene.  Joints past a
 position limit are listed there too.  Three feeds move the robot:
 
-* a :class:`~liemb_ros.simulation.Simulator` stepped in real time in a thread
+* a :class:`~liemb_ros.sim.simulator.Simulator` stepped in real time in a thread
   (:class:`SimulationDriver`, ``liemb view --simulate ROBOT``, :func:`view_simulation`), with
   pause, reset and the joints' transmitted forces (:func:`joint_wrench_arrows`) in the page;
 * ROS topics (:mod:`liemb_ros.ros.view_node`: ``robot_description``, ``joint_states``,
@@ -36,22 +36,19 @@ unknown) and logged with its path and the reason.  A port outside 0..65535, a po
 taken or an address that cannot be bound raises :class:`ViewError` naming it.
 """
 # The parts: visuals.py (the URDF's visual geometry), scene.py (RobotView: the page, the
-# scene and its controls, the arrows), simulate.py (the simulation feed), command.py (the
-# command); the ROS feed is liemb_ros.ros.view_node.  Everything is importable from here,
-# as from the one module this package was.
-from ..resources import resolve_mesh
-from .command import add_arguments, run
+# scene and its controls, the arrows), simulate.py (the simulation feed); the ROS feed is
+# liemb_ros.ros.view_node and the command liemb_ros.app.view_command.
+from ..core.resources import resolve_mesh
 from .scene import (ANGULAR_COLOR, DEFAULT_HOST, DEFAULT_PORT, FORCE_COLOR, LINEAR_COLOR,
                     TWIST_SCALE, RobotView, ViewError, check_address, check_port,
                     joint_wrench_arrows, page_address, twist_arrows)
-from .simulate import (CONTACT_COLOR, CONTACT_SCALE, SimulationDriver, gravity_hold,
-                       view_simulation)
+from .simulate import CONTACT_COLOR, CONTACT_SCALE, SimulationDriver, gravity_hold, view_simulation
 from .visuals import (DEFAULT_COLOR, MAX_MESH_BYTES, MAX_ROBOT_MESH_BYTES, MESH_TYPES,
                       MISSING_COLOR, MISSING_MESH_SIZE, Visual, find_mesh, load_meshes,
                       read_visuals)
 
 __all__ = [
-    'resolve_mesh', 'add_arguments', 'run',
+    'resolve_mesh',
     'ANGULAR_COLOR', 'DEFAULT_HOST', 'DEFAULT_PORT', 'FORCE_COLOR', 'LINEAR_COLOR',
     'TWIST_SCALE', 'RobotView', 'ViewError', 'check_address', 'check_port',
     'joint_wrench_arrows', 'page_address', 'twist_arrows', 'CONTACT_COLOR', 'CONTACT_SCALE',

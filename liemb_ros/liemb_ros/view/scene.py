@@ -20,8 +20,8 @@ import threading
 
 import numpy as np
 
-from ..kinematics import forward_kinematics, link_twist
-from ..model import REPRESENTATIONS
+from ..core.kinematics import forward_kinematics, link_twist
+from ..core.model import REPRESENTATIONS
 from .visuals import MISSING_COLOR, MISSING_MESH_SIZE, load_meshes, read_visuals
 
 DEFAULT_HOST = '127.0.0.1'
@@ -170,8 +170,8 @@ def joint_wrench_arrows(model, q, qd, qdd, base_pose=None, scale=0.1 * TWIST_SCA
     origin of its child body along the force ``f`` turned into the world frame, ``scale``
     metres per newton.  Returns ``points`` (nq, 2, 3).
     """
-    from ..dynamics import joint_wrenches
-    from ..kinematics import body_poses
+    from ..core.dynamics import joint_wrenches
+    from ..core.kinematics import body_poses
     W = joint_wrenches(model, q, qd, qdd, base_pose=base_pose)
     Cl = forward_kinematics(model, q, base_pose=base_pose)
     Cb = None
@@ -507,5 +507,5 @@ class RobotView:
 
 
 def _tip(model):
-    from ..scenario import sample_tip
+    from ..sim.scenario import sample_tip
     return sample_tip(model)

@@ -1,5 +1,5 @@
 """
-The simulation feed of the view: a :class:`~liemb_ros.simulation.Simulator` in real time.
+The simulation feed of the view: a :class:`~liemb_ros.sim.simulator.Simulator` in real time.
 
 :class:`SimulationDriver` steps the simulation in a thread and shows every frame in a
 :class:`~.scene.RobotView` (with pause, reset, the joints' transmitted forces and the
@@ -26,10 +26,10 @@ def gravity_hold(model, amplitude=None, frequency=0.5):
 
     The torque the demo applies (the dynamics node's compensation and the simulation node's
     test torque), on the ``nq`` joints (a floating base's own six entries are not actuated);
-    ``amplitude`` per joint defaults to :func:`liemb_ros.scenario.test_torque`.
+    ``amplitude`` per joint defaults to :func:`liemb_ros.sim.scenario.test_torque`.
     """
-    from ..scenario import test_torque
-    from ..dynamics import gravity_torques
+    from ..sim.scenario import test_torque
+    from ..core.dynamics import gravity_torques
     amp = test_torque(model) if amplitude is None else np.broadcast_to(amplitude, (model.nq,))
     skip = model.nv - model.nq
 
@@ -41,7 +41,7 @@ def gravity_hold(model, amplitude=None, frequency=0.5):
 
 class SimulationDriver:
     """
-    Step a :class:`~liemb_ros.simulation.Simulator` in real time and show it in a view.
+    Step a :class:`~liemb_ros.sim.simulator.Simulator` in real time and show it in a view.
 
     A thread advances the simulation to ``speed`` times the wall-clock time elapsed (while
     not paused), ``rate`` times a second, in chunks of ``chunk`` seconds with the torque
@@ -86,7 +86,7 @@ class SimulationDriver:
 
         With the simulation's damping, friction and armature (not the limit springs).
         """
-        from ..dynamics import forward_dynamics
+        from ..core.dynamics import forward_dynamics
         sim, model = self.sim, self.sim.model
         v = sim.qd[model.nv - model.nq:]
         tau = np.zeros(model.nv)
@@ -165,7 +165,7 @@ class SimulationDriver:
 def view_simulation(sim, *, torque=None, host=DEFAULT_HOST, port=DEFAULT_PORT, xml=None,
                     package_dirs=(), allow_paths=(), rate=30.0, speed=1.0, log=print):
     """
-    Show a running :class:`~liemb_ros.simulation.Simulator` in the browser; return the driver.
+    Show a running :class:`~liemb_ros.sim.simulator.Simulator` in the browser; return the driver.
 
     The API behind ``liemb view --simulate``: ``driver = view_simulation(sim)``, open
     ``driver.view.url``; ``driver.stop()`` and ``driver.view.close()`` end it.  ``xml``:
@@ -177,7 +177,7 @@ def view_simulation(sim, *, torque=None, host=DEFAULT_HOST, port=DEFAULT_PORT, x
     model = sim.model
     base_dir = None
     if xml is None:
-        from ..model.urdf import read_urdf_file
+        from ..core.model.urdf import read_urdf_file
         xml = read_urdf_file(model.source)
         base_dir = os.path.dirname(os.path.abspath(model.source))
     view = RobotView(model, xml, host=host, port=port, base_dir=base_dir,

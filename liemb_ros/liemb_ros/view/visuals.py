@@ -5,7 +5,7 @@ Boxes, cylinders, spheres and mesh files of each link, with their origin in the 
 and their colour.  A robot description may come from anyone on the ROS graph, and what the
 view reads goes to every browser that opens the page, so a mesh file is read only
 
-* from the folder its URI belongs to (:func:`liemb_ros.resources.mesh_candidates`): a
+* from the folder its URI belongs to (:func:`liemb_ros.core.resources.mesh_candidates`): a
   ``package://PKG/...`` mesh from the package's folder (in a ``--package-dir``, an installed
   package's), a relative one from the folder it is relative to (the URDF's folder, a
   ``--package-dir``), a ``file://`` or absolute one from the URDF's folder, a
@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..model.urdf import rpy_to_matrix
-from ..resources import mesh_candidates, mesh_prefixes
+from ..core.model.urdf import rpy_to_matrix
+from ..core.resources import mesh_candidates, mesh_prefixes
 
 #: edge [m] of the box drawn for a mesh file that is missing or unreadable
 MISSING_MESH_SIZE = 0.05
@@ -113,7 +113,7 @@ def find_mesh(filename, base_dir=None, package_dirs=(), allow_paths=(), quote=re
     """
     Return ``(path, real, problem)`` for a URDF mesh URI: the file found and its real path.
 
-    The first of :func:`~liemb_ros.resources.mesh_candidates` that is a file inside the
+    The first of :func:`~liemb_ros.core.resources.mesh_candidates` that is a file inside the
     folder it belongs to (or inside one of ``allow_paths``; see the module docstring);
     ``problem`` (and no path) when none is: not found (with the places looked in), or
     found outside its folder (with the real path), or not a regular file.  ``quote``

@@ -1,0 +1,519 @@
+"""
+Node sets with launch arguments, for ``ros2 launch`` and for ``liemb launch NAME``.
+
+The node sets and their launch arguments live in ``config/launch.yaml``.  One pure
+function, :func:`resolve`, turns a set name and launch argument values into the list of
+nodes to start (:class:`NodeSpec`: package, executable, name, namespace, parameters,
+remappings, arguments); both front ends only translate its result:
+
+* :func:`launch_description` for the launch files in ``launch/`` (``ros2 launch liemb_ros
+  sim.launch.py robot:=my.urdf``): declares every argument and, at launch time, turns the
+  resolved nodes into ``launch_ros.actions.Node`` actions;
+* :func:`commands` / :class:`NodeSet` / :func:`launch` for ``liemb launch sim robot:=...``,
+  the stand-in where ``ros2 launch`` is not available (PyPI-only ROS 2): each node runs as
+  its own process with ``--ros-args``.  Ctrl-C (SIGINT) or SIGTERM stops every node (SIGINT,
+  then SIGKILL after a grace period); the launcher exits when a required node dies, and
+  its exit code is non-zero when any node failed (named with its exit code on stderr).
+
+The robot is read once (a xacro file is expanded) and handed to every node that needs it as
+the ``robot_description`` parameter in a generated parameter file.  Nodes of other packages
+(robot_state_publisher, rviz2) start only when asked for and installed; asked for but not
+installed, they are skipped with a message.  Bad arguments raise
+:class:`LaunchArgumentError` before anything starts.
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from dataclasses import dataclass, field
+
+import yaml
+
+from ..core import resources
+
+TRUE, FALSE = ('true', '1'), ('false', '0')   # as launch's conditions read them
+_NAMESPACE = re.compile(r'^(/[A-Za-z_][A-Za-z0-9_]*)+$')
+_NAME = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
+
+
+class LaunchArgumentError(ValueError):
+    """A launch argument is unknown or malformed, or names a file that does not exist."""
+
+
+@dataclass
+class Argument:
+    """A launch argument of a node set: its default (a string) and what it does."""
+
+    name: str
+    default: str
+    description: str
+    choices: list = None
+    kind: str = 'str'
+
+
+@dataclass
+class NodeSpec:
+    """
+    A node to start, independent of the front end.
+
+    ``parameters`` in order: paths of parameter files, or dicts (written to generated
+    parameter files by :func:`parameter_files`); ``remappings`` ``(from, to)`` pairs;
+    ``arguments`` go before ``--ros-args``, ``ros_arguments`` after it.
+    """
+
+    package: str
+    executable: str
+    name: str
+    namespace: str = ''
+    parameters: list = field(default_factory=list)
+    remappings: list = field(default_factory=list)
+    arguments: list = field(default_factory=list)
+    ros_arguments: list = field(default_factory=list)
+    optional: bool = False
+
+
+@dataclass
+class Resolution:
+    """What :func:`resolve` returns: the nodes to start and messages on those left out."""
+
+    nodes: list
+    skipped: list
+
+
+def load_config():
+    """Return ``config/launch.yaml`` (``arguments`` and ``sets``)."""
+    with open(resources.find('config', 'launch.yaml'), encoding='utf-8') as f:
+        return yaml.safe_load(f)
+
+
+def load_sets():
+    """Return the node sets of ``config/launch.yaml`` by name."""
+    return load_config()['sets']
+
+
+def _set(config, name):
+    if name not in config['sets']:
+        raise LaunchArgumentError(f"unknown launch set {name!r}; available: "
+                                  f"{', '.join(config['sets'])}")
+    return config['sets'][name]
+
+
+def arguments(name, config=None):
+    """Return the launch arguments of set ``name`` (with this set's defaults), in order."""
+    config = config or load_config()
+    defaults = _set(config, name).get('defaults', {})
+    return [Argument(arg, str(defaults.get(arg, spec.get('default', ''))),
+                     ' '.join(str(spec.get('description', '')).split()),
+                     spec.get('choices'), spec.get('kind', 'str'))
+            for arg, spec in config['arguments'].items()]
+
+
+def arguments_text(name):
+    """Return the launch arguments of set ``name`` as text (for ``--show-args``)."""
+    lines = [f"Arguments of 'liemb launch {name}' and 'ros2 launch liemb_ros "
+             f"{name}.launch.py' (ARG:=VALUE):"]
+    for a in arguments(name):
+        lines.append(f"    '{a.name}':")
+        lines += textwrap.wrap(a.description, 88, initial_indent=' ' * 8,
+                               subsequent_indent=' ' * 8)
+        if a.choices:
+            lines.append(f"        Valid choices are: {a.choices}")
+        lines.append(f"        (default: '{a.default}')")
+    return '\n'.join(lines)
+
+
+def parse_assignments(items):
+    """Return ``{name: value}`` of ``ARG:=VALUE`` strings (LaunchArgumentError if malformed)."""
+    values = {}
+    for item in items:
+        name, sep, value = item.partition(':=')
+        if not sep or not _NAME.match(name):
+            raise LaunchArgumentError(f'{item!r} is not a launch argument (expected ARG:=VALUE)')
+        values[name] = value
+    return values
+
+
+def read_robot(robot, xacro_args=None):
+    """
+    Return ``(xml, source)`` of a URDF or xacro file or a shipped robot's name.
+
+    ``xacro_args``: ``'name:=value ...'`` (empty: none).  Raises LaunchArgumentError when
+    the robot does not exist or cannot be expanded.
+    """
+    try:
+        return resources.read_robot_description(robot, xacro_args=xacro_args or None)
+    except Exception as exc:  # missing file, xacro or XML errors: all a bad argument
+        raise LaunchArgumentError(f'robot {robot!r}: {exc}') from None
+
+
+def _bool(name, value):
+    if value.lower() in TRUE:
+        return True
+    if value.lower() in FALSE:
+        return False
+    raise LaunchArgumentError(f"{name}:={value!r}: expected true or false")
+
+
+def _namespace(value):
+    ns = value.strip().rstrip('/')
+    if not ns:
+        return ''
+    ns = ns if ns.startswith('/') else '/' + ns
+    if not _NAMESPACE.match(ns):
+        raise LaunchArgumentError(f'namespace:={value!r} is not a valid ROS namespace '
+                                  '(letters, digits and _ in /-separated tokens)')
+    return ns
+
+
+def _executable(package, executable):
+    """Command prefix of a node, or None when it is not installed."""
+    if package == 'liemb_ros':
+        return [sys.executable, '-m', f'liemb_ros.ros.{executable}']
+    prefixes = os.environ.get('AMENT_PREFIX_PATH', '').split(os.pathsep) + [sys.prefix]
+    for prefix in prefixes:
+        path = os.path.join(prefix, 'lib', package, executable)
+        if prefix and os.access(path, os.X_OK):
+            return [path]
+    found = shutil.which(executable)
+    return [found] if found else None
+
+
+def installed(package, executable):
+    """Return whether a node's executable can be found (ament prefixes, then PATH)."""
+    return _executable(package, executable) is not None
+
+
+def _check_values(args, values):
+    """Return the typed value of every argument (defaults filled in); raise on bad ones."""
+    known = {a.name: a for a in args}
+    unknown = sorted(set(values) - set(known))
+    if unknown:
+        raise LaunchArgumentError(f"unknown launch argument(s) {', '.join(unknown)}; "
+                                  f"known: {', '.join(known)}")
+    typed = {}
+    for a in args:
+        value = str(values.get(a.name, a.default))
+        if a.choices and value not in a.choices:
+            raise LaunchArgumentError(f'{a.name}:={value!r}: valid choices are '
+                                      f"{', '.join(a.choices)}")
+        typed[a.name] = _bool(a.name, value) if a.kind == 'bool' else value
+    return typed
+
+
+def resolve(name, values=None, installed=installed):
+    """
+    Resolve node set ``name`` with launch argument ``values`` (strings) to the nodes to start.
+
+    Pure apart from reading files (the robot, ``params_file``, the shipped configuration)
+    and asking ``installed(package, executable)`` about optional nodes.  Returns a
+    :class:`Resolution`; raises :class:`LaunchArgumentError` for unknown or malformed
+    arguments and missing files.  Parameters of every node, in order: the shipped files,
+    the robot (one dict shared by the nodes that need it), the values of the launch
+    arguments, then ``params_file``.
+    """
+    config = load_config()
+    node_set = _set(config, name)
+    v = _check_values(arguments(name, config), values or {})
+    ns = _namespace(v['namespace'])
+    asked = [n for n in node_set['nodes'] if v.get(n.get('condition'), True)]
+    skipped, nodes = [], []
+    for n in asked:
+        if n.get('optional') and not installed(n['package'], n['executable']):
+            skipped.append(f"{n['package']}/{n['executable']} ({n['condition']}:=true, but "
+                           'it is not installed; starting without it)')
+        else:
+            nodes.append(n)
+    robot = None
+    if v['robot']:
+        xml, _ = read_robot(v['robot'], v['xacro_args'])
+        robot = {'robot_description': xml}
+    elif v['xacro_args']:
+        raise LaunchArgumentError('xacro_args needs a robot (robot:=FILE.xacro)')
+    else:
+        needs = [n['name'] for n in asked if n.get('robot_description')
+                 and n['package'] != 'liemb_ros']
+        if needs:
+            raise LaunchArgumentError(f"{', '.join(needs)} needs the robot: give robot:=...")
+    params_file = v['params_file']
+    if params_file:
+        _check_params_file(params_file)
+    rviz_config = v['rviz_config'] or resources.find('rviz', 'liemb.rviz')
+    if not os.path.isfile(rviz_config):
+        raise LaunchArgumentError(f'rviz_config: {rviz_config!r} does not exist')
+    fmt = {'rviz_config': rviz_config}
+    specs = []
+    for n in nodes:
+        params = [resources.find('config', p) for p in n.get('params', [])]
+        if n.get('robot_description') and robot is not None:
+            params.append(robot)
+        over = {'use_sim_time': v['use_sim_time']}
+        if n['package'] == 'liemb_ros':     # the robot comes from launch, not the config
+            over.update({'urdf_path': ''} if robot else
+                        {'robot_description': '', 'urdf_path': ''})
+        over.update({p: v[p] for p in n.get('launch_params', [])})
+        for arg, extra in n.get('when_true', {}).items():
+            if v[arg]:
+                over.update(extra)
+        for other in nodes:
+            over.update(other.get('sets', {}).get(n['name'], {}))
+        params.append(over)
+        if params_file:
+            params.append(params_file)
+        specs.append(NodeSpec(
+            package=n['package'], executable=n['executable'], name=n['name'], namespace=ns,
+            parameters=params, remappings=list(n.get('remap', {}).items()),
+            arguments=[a.format(**fmt) for a in n.get('args', [])],
+            ros_arguments=['--log-level', v['log_level']],
+            optional=bool(n.get('optional', False))))
+    return Resolution(specs, skipped)
+
+
+def _check_params_file(path):
+    if not os.path.isfile(path):
+        raise LaunchArgumentError(f'params_file: {path!r} does not exist')
+    try:
+        with open(path, encoding='utf-8') as f:
+            data = yaml.safe_load(f)
+    except yaml.YAMLError as exc:
+        raise LaunchArgumentError(f'params_file {path!r} is not YAML: {exc}') from None
+    if not _parameter_tree(data):
+        raise LaunchArgumentError(f'params_file {path!r}: expected a mapping of node names '
+                                  '(namespaces may nest) to {ros__parameters: {...}}, as ros2 '
+                                  'param dump writes it')
+
+
+def _parameter_tree(data):
+    """Return whether ``data`` maps node names, maybe nested, to ``{ros__parameters: {}}``."""
+    if not isinstance(data, dict) or not data:
+        return False
+    if 'ros__parameters' in data and not isinstance(data['ros__parameters'], dict):
+        return False
+    return all(_parameter_tree(value) for key, value in data.items()
+               if key != 'ros__parameters')
+
+
+def parameter_files(parameters, tmpdir, written=None):
+    """
+    Return the parameter file paths of a node's ``parameters``, writing dicts to ``tmpdir``.
+
+    ``written`` (a dict kept across the nodes of one launch) writes a dict shared by several
+    nodes, such as the robot description, once.
+    """
+    written = {} if written is None else written
+    paths = []
+    for p in parameters:
+        if isinstance(p, dict):
+            if id(p) not in written:
+                path = os.path.join(tmpdir, f'params_{len(written)}.yaml')
+                with open(path, 'w', encoding='utf-8') as f:
+                    yaml.safe_dump({'/**': {'ros__parameters': p}}, f)
+                written[id(p)] = (path, p)   # keep p alive: its id stays unique
+            paths.append(written[id(p)][0])
+        else:
+            paths.append(p)
+    return paths
+
+
+def node_argv(spec, param_files, extra_params=()):
+    """Return the command line of ``spec`` (``extra_params``: ``param:=value`` strings)."""
+    argv = _executable(spec.package, spec.executable) + list(spec.arguments) + ['--ros-args']
+    argv += list(spec.ros_arguments) + ['-r', f'__node:={spec.name}']
+    if spec.namespace:
+        argv += ['-r', f'__ns:={spec.namespace}']
+    for path in param_files:
+        argv += ['--params-file', path]
+    for src, dst in spec.remappings:
+        argv += ['-r', f'{src}:={dst}']
+    for assignment in extra_params:
+        argv += ['-p', assignment]
+    return argv
+
+
+def commands(name, extra_params=(), launch_args=None, tmpdir=None):
+    """
+    Build the command lines of set ``name`` with ``launch_args`` (``{name: value}``).
+
+    Returns ``(runnable, skipped)``: ``runnable`` a list of ``(node name, argv, optional)``,
+    ``skipped`` messages.  ``extra_params`` are ``node:param:=value`` overrides, applied
+    last; generated parameter files go to ``tmpdir`` (default: a new temporary folder).
+    """
+    res = resolve(name, launch_args)
+    tmpdir = tmpdir or tempfile.mkdtemp(prefix='liemb_launch_')
+    names = {n['name'] for n in load_sets()[name]['nodes']}
+    for item in extra_params:
+        node, sep, assignment = item.partition(':')
+        if not sep or ':=' not in assignment:
+            raise LaunchArgumentError(f'-p {item!r}: expected NODE:PARAM:=VALUE')
+        if node not in names:
+            raise LaunchArgumentError(f"-p {item!r}: no node {node!r} in this launch "
+                                      f"({', '.join(sorted(names))})")
+    written = {}
+    runnable = []
+    for spec in res.nodes:
+        extra = [item.partition(':')[2] for item in extra_params
+                 if item.partition(':')[0] == spec.name]
+        argv = node_argv(spec, parameter_files(spec.parameters, tmpdir, written), extra)
+        runnable.append((spec.name, argv, spec.optional))
+    return runnable, res.skipped
+
+
+def launch_description(name):
+    """
+    Return the ``launch.LaunchDescription`` of set ``name`` (for the files in ``launch/``).
+
+    Declares every launch argument (default and description); an ``OpaqueFunction`` resolves
+    their values at launch time into ``launch_ros.actions.Node`` actions.
+    """
+    from launch import LaunchDescription
+    from launch.actions import DeclareLaunchArgument, OpaqueFunction
+    declared = []
+    for a in arguments(name):
+        kwargs = {'choices': list(a.choices)} if a.choices else {}
+        declared.append(DeclareLaunchArgument(a.name, default_value=a.default,
+                                              description=a.description, **kwargs))
+    return LaunchDescription(declared + [OpaqueFunction(function=launch_nodes, args=[name])])
+
+
+def launch_nodes(context, name):
+    """Return the launch actions of set ``name`` with the arguments of ``context``."""
+    from launch.actions import LogInfo
+    from launch.substitutions import LaunchConfiguration
+    from launch_ros.actions import Node
+    values = {a.name: LaunchConfiguration(a.name).perform(context) for a in arguments(name)}
+    res = resolve(name, values)
+    tmpdir = tempfile.mkdtemp(prefix='liemb_launch_')
+    written = {}
+    actions = [LogInfo(msg=f'[liemb_ros] skipping {s}') for s in res.skipped]
+    for spec in res.nodes:
+        actions.append(Node(
+            package=spec.package, executable=spec.executable, name=spec.name,
+            namespace=spec.namespace or None,
+            parameters=parameter_files(spec.parameters, tmpdir, written),
+            remappings=spec.remappings, arguments=spec.arguments,
+            ros_arguments=spec.ros_arguments, output='screen'))
+    return actions
+
+
+class NodeSet:
+    """
+    The processes of a node set: :meth:`start`, :meth:`poll` (a dead node?), :meth:`stop`.
+
+    ``launch_args`` are the launch arguments (``{name: value}``), ``extra_params``
+    ``node:param:=value`` overrides; ``env`` is the environment of the node processes,
+    ``stdout`` where they print (default: inherited).  Used by :func:`launch` and the demo.
+    """
+
+    def __init__(self, name, extra_params=(), env=None, stdout=None, echo=print,
+                 launch_args=None):
+        self.tmpdir = tempfile.mkdtemp(prefix='liemb_launch_')
+        try:
+            self.runnable, self.skipped = commands(name, extra_params, launch_args, self.tmpdir)
+        except BaseException:
+            shutil.rmtree(self.tmpdir, ignore_errors=True)
+            raise
+        self.env, self.stdout, self.echo = env, stdout, echo
+        self.procs = []
+
+    def start(self):
+        """Start every runnable node."""
+        for s in self.skipped:
+            self.echo(f'[launch] skipping {s}')
+        for label, argv, optional in self.runnable:
+            self.echo(f'[launch] starting {label}')
+            self.procs.append((label, optional, subprocess.Popen(
+                argv, env=self.env, stdout=self.stdout,
+                stderr=None if self.stdout is None else subprocess.STDOUT)))
+
+    def poll(self):
+        """Return ``(label, exit code)`` of the first required node that exited, else None."""
+        for label, optional, p in self.procs:
+            if not optional and p.poll() is not None:
+                return label, p.returncode
+        return None
+
+    def stop(self, grace=5.0):
+        """
+        Stop every node: SIGINT, then SIGKILL after ``grace`` seconds; return the failures.
+
+        A failure is ``(label, exit code, what happened)``: a node that ended (before the stop
+        or on it) with a code other than 0 or the SIGINT / SIGTERM a stop sends (a Ctrl-C in
+        the terminal reaches the nodes too), or one still running after the grace (killed).
+        """
+        for _, _, p in self.procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGINT)
+        deadline = time.monotonic() + grace
+        failures = []
+        for label, _, p in self.procs:
+            try:
+                code = p.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                self.echo(f'[launch] {label} did not stop; killing it')
+                p.kill()
+                failures.append((label, p.wait(), f'did not stop within {grace:g} s; killed'))
+                continue
+            if code not in STOPPED:
+                failures.append((label, code, f'exited with code {code}'))
+        shutil.rmtree(self.tmpdir, ignore_errors=True)
+        return failures
+
+
+#: the exit codes of a node that stopped as asked: cleanly, or ended by the signal (one
+#: still importing has no handler yet)
+STOPPED = (0, -signal.SIGINT, -signal.SIGTERM)
+
+
+def exit_code(code):
+    """Return a process exit status for a node's exit ``code`` (-N: killed by signal N)."""
+    return code if 0 < code < 256 else 128 - code if code < 0 else 1
+
+
+def launch(name, duration=None, extra_params=(), grace=5.0, env=None, echo=print,
+           launch_args=None):
+    """
+    Start the node set ``name`` and supervise it; return the exit code.
+
+    Stops after ``duration`` seconds when given, on Ctrl-C / SIGTERM, or when a required
+    node exits.  0 only when every node ran until the stop and stopped cleanly; else the
+    exit code of the first node that failed (a required node that exited on its own with 0:
+    1; killed by signal N: 128 + N), each failure named on stderr, whatever ``duration``.
+    Bad launch arguments raise LaunchArgumentError before any node starts.
+    """
+    nodes = NodeSet(name, extra_params, env=env, echo=echo, launch_args=launch_args)
+    stopping = {'flag': False}
+
+    def stop(*_):
+        stopping['flag'] = True
+    old = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    dead = None
+    told = set()
+    t0 = time.monotonic()
+    try:
+        nodes.start()
+        while not stopping['flag']:
+            dead = nodes.poll()   # before the duration: a node that died at the end counts
+            if dead is not None:
+                echo(f'[launch] {dead[0]} exited with code {dead[1]}; stopping')
+                break
+            for label, optional, p in nodes.procs:
+                if optional and p.poll() is not None and label not in told:
+                    told.add(label)
+                    echo(f'[launch] {label} (optional) exited with code {p.returncode}; '
+                         'going on without it')
+            if duration is not None and time.monotonic() - t0 >= duration:
+                break
+            time.sleep(0.1)
+    finally:
+        failures = nodes.stop(grace)
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+    if dead is not None and dead[1] in STOPPED and not stopping['flag']:
+        failures.insert(0, (dead[0], dead[1], f'exited on its own with code {dead[1]}'))
+    for label, code, what in failures:
+        print(f'[launch] failed: {label} {what}', file=sys.stderr, flush=True)
+    return exit_code(failures[0][1]) if failures else 0

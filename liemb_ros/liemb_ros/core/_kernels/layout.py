@@ -1,0 +1,125 @@
+"""
+The packed model layout: what the compiled kernels read of a :class:`~liemb_ros.core.model.Model`.
+
+A single call passes the model to a kernel as two flat read-only arrays,
+``model.packed_int`` (int64) and ``model.packed_float`` (float64), because numba unboxes
+each array argument of a call (about 25 ns each, design.md "Performance design"): two
+arrays instead of a dozen.  This module is the one place that knows their layout; it
+writes them (:func:`pack`) and reads them back as views (:func:`unpack_kin`,
+:func:`unpack_links`, :func:`unpack_dyn`), and it builds the same fields as tuples of the
+model's own arrays for the batched kernels (:func:`kernel_tuples`).  Both routes read the
+same numbers (the model is immutable).
+
+``packed_int``: a header of :data:`HEADER` numbers (``nb``, ``nbase``, the number of links
+``nl`` at :data:`NB`, :data:`NBASE`, :data:`NL`), then ``parent`` (nb), ``q_index`` (nb),
+``link_body`` (nl).
+
+``packed_float``: the per-body blocks, each ``nb`` times its width (offset of block ``k`` =
+``nb`` times the sum of the widths before it: :data:`X_AT` ... :data:`INERTIA_AT`), then
+the model blocks at ``PER_BODY * nb`` (:data:`BASE_INERTIA_AT`, :data:`GRAVITY_AT`), then
+the per-link block at ``PER_BODY * nb + MODEL_FLOATS``:
+
+==============  ======  ==================================================================
+field           width   meaning (see :mod:`liemb_ros.core.model.model`)
+==============  ======  ==================================================================
+X               6       ``^i X_i``, joint screw in body frame i (seed 004 eq. (5))
+A_rel           16      ``A_{λ(i),i}``, relative reference pose (seed 004 eq. (4))
+q_mult          1       ``θ_i = q_mult[i] q[q_index[i]] + q_offset[i]``
+q_offset        1
+inertia         36      6x6 body-fixed spatial inertia (seed 002 eq. (40))
+base_inertia    36      once: the base's 6x6 inertia
+gravity         3       once: the gravity vector in the world frame
+link_offset     16      per link: pose of the link frame in its body's frame
+==============  ======  ==================================================================
+
+This module imports nothing of ours, so the model layer can use :func:`pack`.
+"""
+import numpy as np
+from numba import njit
+
+#: the four twist representations, in the order the kernels number them (``rep`` 0..3);
+#: the model and every public function take these names
+REPRESENTATIONS = ('body', 'spatial', 'hybrid', 'mixed')
+
+# packed_int
+NB = 0
+NBASE = 1
+NL = 2
+HEADER = 3
+
+# packed_float: per-body blocks, as multiples of nb
+X_AT = 0
+A_REL_AT = X_AT + 6
+Q_MULT_AT = A_REL_AT + 16
+Q_OFFSET_AT = Q_MULT_AT + 1
+INERTIA_AT = Q_OFFSET_AT + 1
+PER_BODY = INERTIA_AT + 36            # 60
+# model blocks, after PER_BODY * nb
+BASE_INERTIA_AT = 0
+GRAVITY_AT = BASE_INERTIA_AT + 36
+MODEL_FLOATS = GRAVITY_AT + 3         # 39
+# per-link block, after PER_BODY * nb + MODEL_FLOATS
+PER_LINK = 16
+
+
+def pack(model):
+    """
+    Return ``(packed_int, packed_float)`` of ``model``, read-only (the layout above).
+
+    Called once by the model when it is built.
+    """
+    nb = model.nb
+    ints = np.concatenate(([nb, 6 if model.floating else 0, len(model.link_names)],
+                           model.parent, model.q_index, model.link_body)).astype(np.int64)
+    floats = np.concatenate(
+        [np.ravel(a) for a in (model.X, model.A_rel, model.q_mult, model.q_offset,
+                               model.inertia, model.base_inertia, model.gravity,
+                               model.link_offset)])
+    assert ints.shape[0] == HEADER + 2 * nb + len(model.link_names)
+    assert floats.shape[0] == PER_BODY * nb + MODEL_FLOATS + PER_LINK * len(model.link_names)
+    ints.setflags(write=False)
+    floats.setflags(write=False)
+    return ints, floats
+
+
+def kernel_tuples(model):
+    """
+    Return ``(kin, dyn, lk)``: the fields of :func:`unpack_dyn` as the model's own arrays.
+
+    The batched kernels take these (one unboxing per batch, not per configuration).
+    """
+    kin = (model.parent, model.X, model.A_rel, model.q_index, model.q_mult, model.q_offset,
+           np.int64(6 if model.floating else 0))
+    dyn = kin + (model.inertia, model.base_inertia, model.gravity)
+    return kin, dyn, (model.link_body, model.link_offset)
+
+
+@njit(cache=True, inline='always')
+def unpack_kin(ki, kf):
+    """``kin = (parent, X, A_rel, q_index, q_mult, q_offset, nbase)`` as views."""
+    nb = ki[NB]
+    return (ki[HEADER:HEADER + nb], kf[X_AT * nb:A_REL_AT * nb].reshape((nb, 6)),
+            kf[A_REL_AT * nb:Q_MULT_AT * nb].reshape((nb, 4, 4)),
+            ki[HEADER + nb:HEADER + 2 * nb], kf[Q_MULT_AT * nb:Q_OFFSET_AT * nb],
+            kf[Q_OFFSET_AT * nb:INERTIA_AT * nb], ki[NBASE])
+
+
+@njit(cache=True, inline='always')
+def unpack_links(ki, kf):
+    """``lk = (link_body, link_offset)`` as views."""
+    nb = ki[NB]
+    nl = ki[NL]
+    o = PER_BODY * nb + MODEL_FLOATS
+    return (ki[HEADER + 2 * nb:HEADER + 2 * nb + nl],
+            kf[o:o + PER_LINK * nl].reshape((nl, 4, 4)))
+
+
+@njit(cache=True, inline='always')
+def unpack_dyn(ki, kf):
+    """``(dyn, lk)``: ``dyn = kin + (inertia, base_inertia, gravity)`` and the links, as views."""
+    nb = ki[NB]
+    o = PER_BODY * nb
+    return (unpack_kin(ki, kf) + (kf[INERTIA_AT * nb:o].reshape((nb, 6, 6)),
+                                  kf[o + BASE_INERTIA_AT:o + GRAVITY_AT].reshape((6, 6)),
+                                  kf[o + GRAVITY_AT:o + MODEL_FLOATS]),
+            unpack_links(ki, kf))

@@ -1,0 +1,351 @@
+"""
+Recursive Newton-Euler inverse dynamics in body-fixed, spatial and hybrid form.
+
+Müller, Multibody Syst. Dyn. 42 (2018) 219–248, §4: body-fixed eqs. (65)-(67)
+(:func:`rnea_body`), spatial eqs. (69)-(71) (:func:`rnea_spatial`), hybrid eqs. (75)-(76)
+(:func:`rnea_hybrid`, with the corrections of misprints in the paper listed in
+docs/theory/errata.md); the three forms agree to round-off.  The backward loops start at
+the last body and subtract the applied wrenches (misprints in the paper, see
+docs/theory/errata.md).  Gravity enters as the base acceleration ``V̇_0 = (0, -g)``.  The
+equations are stated in docs/theory/recursions.md and in the docstring of
+:mod:`liemb_ros.core.dynamics`.
+
+The spatial and hybrid forms work in the world-aligned frame at the base origin
+(:func:`~liemb_ros.core._kernels.tree.local_base`), invariant to where the robot stands.
+"""
+import numpy as np
+from numba import njit
+
+from .lie import (Ad_apply_into, Ad_inv_apply_into, Ad_invT_apply_into, AdT_apply_into,
+                  ad_apply_into, adT_apply_into, compose_into)
+from .dispatch import EYE4, NO_FEXT, OK, at, check_inputs, raise_status
+from .inertia import dot6, inertia10_apply, inertia10_to, mat6_vec
+from .layout import unpack_dyn
+from .tree import local_base, rel_pose
+
+
+@njit(cache=True, inline='always')
+def body_fext(dyn, fext, lk, out):
+    """Write the applied wrenches of every body (slot 0: base) in body frames, ``Ad_T^-T W``."""
+    out[:, :] = 0.0
+    if fext.shape[0] == 0:
+        return
+    link_body, link_offset = lk
+    w = np.empty(6)
+    for li in range(fext.shape[0]):
+        Ad_invT_apply_into(link_offset[li], fext[li], w)
+        b = link_body[li] + 1
+        for r in range(6):
+            out[b, r] += w[r]
+
+
+@njit(cache=True, inline='always')
+def rnea_body(dyn, q, qd, qdd, base, fb, grav, tau, G, V, A, W):
+    """
+    Body-fixed RNEA (seed 002 (66)-(67)); slot 0 of V, A, W is the base.
+
+    ``fb`` (nb + 1, 6): applied wrenches in body frames; ``grav`` scales gravity (0 or 1).
+    Fills ``G`` (relative poses), ``V``, ``A`` (= V̇ incl. the gravity offset), ``W``
+    (wrench each joint transmits to its body, body frame) and ``tau``.
+    """
+    parent, X, _, q_index, q_mult, _, nbase, inertia, base_inertia, gravity = dyn
+    nb = parent.shape[0]
+    h = fb[nb + 1]  # two scratch rows past the bodies (see _id_work)
+    t = fb[nb + 2]
+    g0 = grav * gravity[0]
+    g1 = grav * gravity[1]
+    g2 = grav * gravity[2]
+    # V̇_0 = (0, -Rᵀ g) (+ the base's own acceleration)
+    for r in range(6):
+        V[0, r] = 0.0
+        A[0, r] = 0.0
+    for r in range(3):
+        A[0, 3 + r] = -(base[0, r] * g0 + base[1, r] * g1 + base[2, r] * g2)
+    if nbase > 0:
+        for r in range(6):
+            V[0, r] = qd[r]
+            A[0, r] += qdd[r]
+    for i in range(nb):
+        s = i + 1
+        p = parent[i] + 1
+        rel_pose(dyn, q, i, G[i])
+        c = nbase + q_index[i]
+        m = q_mult[i]
+        rate = m * qd[c]
+        acc = m * qdd[c]
+        Ad_inv_apply_into(G[i], V[p], t)
+        for r in range(6):
+            V[s, r] = t[r] + X[i, r] * rate
+            h[r] = X[i, r] * rate
+        Ad_inv_apply_into(G[i], A[p], t)
+        ad_apply_into(V[s], h, A[s])
+        for r in range(6):
+            A[s, r] += t[r] + X[i, r] * acc
+    if nbase > 0:
+        mat6_vec(base_inertia, V[0], h)
+        adT_apply_into(V[0], h, t)
+        mat6_vec(base_inertia, A[0], h)
+        for r in range(6):
+            W[0, r] = h[r] - t[r] - fb[0, r]
+    else:  # a fixed base's wrench is never used
+        for r in range(6):
+            W[0, r] = 0.0
+    for s in range(1, nb + 1):
+        M = inertia[s - 1]
+        mat6_vec(M, V[s], h)
+        adT_apply_into(V[s], h, t)
+        mat6_vec(M, A[s], h)
+        for r in range(6):
+            W[s, r] = h[r] - t[r] - fb[s, r]
+    for r in range(tau.shape[0]):
+        tau[r] = 0.0
+    for i in range(nb - 1, -1, -1):
+        s = i + 1
+        tau[nbase + q_index[i]] += q_mult[i] * dot6(X[i], W[s])
+        Ad_invT_apply_into(G[i], W[s], t)
+        p = parent[i] + 1
+        for r in range(6):
+            W[p, r] += t[r]
+    if nbase > 0:
+        for r in range(6):
+            tau[r] = W[0, r]
+
+
+@njit(cache=True)
+def rnea_spatial(dyn, q, qd, qdd, base, fb, grav, tau):
+    """
+    Spatial RNEA (seed 002 (70)-(71)): everything in one inertial frame, world axes.
+
+    The frame's origin is the base origin (:func:`local_base`), not the world origin:
+    the same equations in an inertial frame translated by the base position, exact and
+    free of the ``|r|² eps`` round-off of a robot far from the world origin.
+    """
+    parent, X, _, q_index, q_mult, _, nbase, inertia, base_inertia, gravity = dyn
+    nb = parent.shape[0]
+    C = np.empty((nb + 1, 4, 4))
+    V = np.zeros((nb + 1, 6))
+    A = np.zeros((nb + 1, 6))
+    W = np.empty((nb + 1, 6))
+    Js = np.empty((nb, 6))
+    G = np.empty((4, 4))
+    In = np.empty(10)
+    h = np.empty(6)
+    t = np.empty(6)
+    local_base(base, C[0])
+    if nbase > 0:
+        Ad_apply_into(C[0], qd[:6], V[0])
+        Ad_apply_into(C[0], qdd[:6], A[0])   # V̇^s = Ad_C V̇^b (docs/theory/representations.md)
+    for r in range(3):
+        A[0, 3 + r] -= grav * gravity[r]
+    for i in range(nb):
+        s = i + 1
+        p = parent[i] + 1
+        rel_pose(dyn, q, i, G)
+        compose_into(C[p], G, C[s])
+        Ad_apply_into(C[s], X[i], Js[i])
+        c = nbase + q_index[i]
+        rate = q_mult[i] * qd[c]
+        acc = q_mult[i] * qdd[c]
+        for r in range(6):
+            V[s, r] = V[p, r] + Js[i, r] * rate
+            h[r] = Js[i, r] * rate
+        ad_apply_into(V[s], h, t)
+        for r in range(6):
+            A[s, r] = A[p, r] + Js[i, r] * acc + t[r]
+    for s in range(nb + 1):
+        inertia10_to(C[s], base_inertia if s == 0 else inertia[s - 1], False, In)
+        inertia10_apply(In, V[s], h, False)
+        adT_apply_into(V[s], h, t)
+        inertia10_apply(In, A[s], h, False)
+        for r in range(6):
+            W[s, r] = h[r] - t[r]
+        Ad_invT_apply_into(C[s], fb[s], h)    # W^s_app = Ad_C^-T W^b_app
+        for r in range(6):
+            W[s, r] -= h[r]
+    for r in range(tau.shape[0]):
+        tau[r] = 0.0
+    for i in range(nb - 1, -1, -1):
+        s = i + 1
+        tau[nbase + q_index[i]] += q_mult[i] * dot6(Js[i], W[s])
+        p = parent[i] + 1
+        for r in range(6):
+            W[p, r] += W[s, r]
+    if nbase > 0:
+        AdT_apply_into(C[0], W[0], t)   # base wrench in the base frame
+        for r in range(6):
+            tau[r] = t[r]
+
+
+@njit(cache=True, inline='always')
+def _cross_add(a, b, out, o, sign):
+    """``out[o:o+3] += sign * (a x b)`` for 3-vectors given as length-3 sequences."""
+    out[o] += sign * (a[1] * b[2] - a[2] * b[1])
+    out[o + 1] += sign * (a[2] * b[0] - a[0] * b[2])
+    out[o + 2] += sign * (a[0] * b[1] - a[1] * b[0])
+
+
+@njit(cache=True)
+def rnea_hybrid(dyn, q, qd, qdd, base, fb, grav, tau):
+    """Hybrid RNEA (seed 002 (75)-(76)); the paper's misprints corrected: docs/theory/errata.md."""
+    parent, X, _, q_index, q_mult, _, nbase, inertia, base_inertia, gravity = dyn
+    nb = parent.shape[0]
+    C = np.empty((nb + 1, 4, 4))
+    V = np.zeros((nb + 1, 6))
+    A = np.zeros((nb + 1, 6))
+    W = np.empty((nb + 1, 6))
+    Z = np.empty((nb, 6))
+    G = np.empty((4, 4))
+    In = np.empty(10)
+    h = np.empty(6)
+    t = np.empty(6)
+    d = np.empty(3)
+    x = np.empty(3)
+    local_base(base, C[0])   # positions relative to the base origin: differences stay exact
+    if nbase > 0:
+        for r in range(3):
+            V[0, r] = base[r, 0] * qd[0] + base[r, 1] * qd[1] + base[r, 2] * qd[2]
+            V[0, 3 + r] = base[r, 0] * qd[3] + base[r, 1] * qd[4] + base[r, 2] * qd[5]
+            A[0, r] = base[r, 0] * qdd[0] + base[r, 1] * qdd[1] + base[r, 2] * qdd[2]
+            A[0, 3 + r] = base[r, 0] * qdd[3] + base[r, 1] * qdd[4] + base[r, 2] * qdd[5]
+        # V̇^h = Ad_R V̇^b + (0, ω^s x ṙ)  (docs/theory/representations.md)
+        _cross_add(V[0, :3], V[0, 3:], A[0], 3, 1.0)
+    for r in range(3):
+        A[0, 3 + r] -= grav * gravity[r]
+    for i in range(nb):
+        s = i + 1
+        p = parent[i] + 1
+        rel_pose(dyn, q, i, G)
+        compose_into(C[p], G, C[s])
+        for r in range(3):   # Z_i = Ad_{R_i} X_i  (75b)
+            Z[i, r] = C[s, r, 0] * X[i, 0] + C[s, r, 1] * X[i, 1] + C[s, r, 2] * X[i, 2]
+            Z[i, 3 + r] = C[s, r, 0] * X[i, 3] + C[s, r, 1] * X[i, 4] + C[s, r, 2] * X[i, 5]
+            d[r] = C[p, r, 3] - C[s, r, 3]
+        c = nbase + q_index[i]
+        rate = q_mult[i] * qd[c]
+        acc = q_mult[i] * qdd[c]
+        # (75c): ω_i = ω_λ + z_ω θ̇, ṙ_i = ṙ_λ + d x ω_λ + z_v θ̇
+        for r in range(6):
+            V[s, r] = V[p, r] + Z[i, r] * rate
+        _cross_add(d, V[p, :3], V[s], 3, 1.0)
+        # (75d)
+        for r in range(6):
+            A[s, r] = A[p, r] + Z[i, r] * acc
+        _cross_add(d, A[p, :3], A[s], 3, 1.0)
+        for r in range(3):
+            x[r] = V[p, 3 + r] - V[s, 3 + r]
+        _cross_add(x, V[p, :3], A[s], 3, 1.0)
+        for r in range(6):
+            h[r] = Z[i, r] * rate
+        _cross_add(V[s, :3], h[:3], A[s], 0, 1.0)
+        _cross_add(V[s, :3], h[3:], A[s], 3, 1.0)
+    for s in range(nb + 1):
+        inertia10_to(C[s], base_inertia if s == 0 else inertia[s - 1], True, In)  # (76a)
+        for r in range(3):
+            t[r] = V[s, r]
+            t[3 + r] = 0.0
+        inertia10_apply(In, t, h, False)
+        inertia10_apply(In, A[s], t, False)
+        for r in range(6):
+            W[s, r] = t[r]
+        _cross_add(V[s, :3], h[:3], W[s], 0, 1.0)   # ad_ω(ω) M^h (ω, 0)
+        _cross_add(V[s, :3], h[3:], W[s], 3, 1.0)
+        for r in range(3):   # W^h_app = diag(R, R) W^b_app
+            W[s, r] -= C[s, r, 0] * fb[s, 0] + C[s, r, 1] * fb[s, 1] + C[s, r, 2] * fb[s, 2]
+            W[s, 3 + r] -= (C[s, r, 0] * fb[s, 3] + C[s, r, 1] * fb[s, 4]
+                            + C[s, r, 2] * fb[s, 5])
+    for r in range(tau.shape[0]):
+        tau[r] = 0.0
+    for i in range(nb - 1, -1, -1):
+        s = i + 1
+        p = parent[i] + 1
+        tau[nbase + q_index[i]] += q_mult[i] * dot6(Z[i], W[s])
+        for r in range(3):
+            d[r] = C[s, r, 3] - C[p, r, 3]
+        for r in range(6):
+            W[p, r] += W[s, r]
+        _cross_add(d, W[s, 3:], W[p], 0, 1.0)   # moment shift to r_λ (76b)
+    if nbase > 0:
+        for r in range(3):
+            tau[r] = base[0, r] * W[0, 0] + base[1, r] * W[0, 1] + base[2, r] * W[0, 2]
+            tau[3 + r] = base[0, r] * W[0, 3] + base[1, r] * W[0, 4] + base[2, r] * W[0, 5]
+
+
+@njit(cache=True, inline='always')
+def _id_one(dyn, q, qd, qdd, base, fext, lk, form, grav, tau, fb, G, V, A, W):
+    st = check_inputs(q, qd, qdd, base, fext)
+    if st != OK:
+        return st
+    body_fext(dyn, fext, lk, fb)
+    if form == 0:
+        rnea_body(dyn, q, qd, qdd, base, fb, grav, tau, G, V, A, W)
+    elif form == 1:
+        rnea_spatial(dyn, q, qd, qdd, base, fb, grav, tau)
+    else:
+        rnea_hybrid(dyn, q, qd, qdd, base, fb, grav, tau)
+    return OK
+
+
+@njit(cache=True, inline='always')
+def _id_work(nb):
+    """
+    One allocation for the RNEA work arrays ``(fb, G, V, A, W)``.
+
+    ``fb`` has two scratch rows past the ``nb + 1`` bodies.
+    """
+    n6 = 6 * (nb + 1)
+    work = np.empty(4 * n6 + 12 + 16 * nb)
+    fb = work[:n6 + 12].reshape((nb + 3, 6))
+    V = work[n6 + 12:2 * n6 + 12].reshape((nb + 1, 6))
+    A = work[2 * n6 + 12:3 * n6 + 12].reshape((nb + 1, 6))
+    W = work[3 * n6 + 12:4 * n6 + 12].reshape((nb + 1, 6))
+    o = 4 * n6 + 12
+    G = work[o:o + 16 * nb].reshape((nb, 4, 4))
+    return fb, G, V, A, W
+
+
+@njit(cache=True)
+def id_into(ki, kf, q, qd, qdd, base, fext, form, grav, tau):
+    """Single configuration inverse dynamics into ``tau``; returns a status."""
+    dyn, lk = unpack_dyn(ki, kf)
+    fb, G, V, A, W = _id_work(dyn[0].shape[0])
+    return _id_one(dyn, q, qd, qdd, base, fext, lk, form, grav, tau, fb, G, V, A, W)
+
+
+@njit(cache=True)
+def id_plain(ki, kf, q, qd, qdd, form, grav, tau):
+    """:func:`id_into` without base pose or applied wrenches (fewer arguments to unbox)."""
+    dyn, lk = unpack_dyn(ki, kf)
+    fb, G, V, A, W = _id_work(dyn[0].shape[0])
+    return _id_one(dyn, q, qd, qdd, EYE4, NO_FEXT, lk, form, grav, tau, fb, G, V, A, W)
+
+
+@njit(cache=True, nogil=True)
+def id_batch(dyn, Q, QD, QDD, base, fext, lk, form, grav, out):
+    fb, G, V, A, W = _id_work(dyn[0].shape[0])
+    for k in range(Q.shape[0]):
+        st = _id_one(dyn, Q[k], QD[k], QDD[k], at(base, k), at(fext, k), lk, form, grav, out[k],
+                     fb, G, V, A, W)
+        if st != OK:
+            raise_status(st)
+    return out
+
+
+@njit(cache=True)
+def wrench_entry(dyn, q, qd, qdd, base, fext, lk, grav):
+    """Body-fixed RNEA; return the transmitted wrenches of all bodies (nb, 6)."""
+    tau = np.empty(q.shape[0] + dyn[6])
+    fb, G, V, A, W = _id_work(dyn[0].shape[0])
+    st = _id_one(dyn, q, qd, qdd, base, fext, lk, 0, grav, tau, fb, G, V, A, W)
+    if st != OK:
+        raise_status(st)
+    return W[1:].copy()
+
+
+@njit(cache=True)
+def wrench_batch(dyn, Q, QD, QDD, base, fext, lk, grav):
+    nb = dyn[0].shape[0]
+    out = np.empty((Q.shape[0], nb, 6))
+    for k in range(Q.shape[0]):
+        out[k] = wrench_entry(dyn, Q[k], QD[k], QDD[k], at(base, k), at(fext, k), lk,
+                              grav)
+    return out

@@ -1,0 +1,623 @@
+"""
+Ground contact: the URDF ``<collision>`` geometry of a robot against planes (issue 21).
+
+A :class:`ContactModel` holds the robot's collision geometry as **contact spheres** in the
+link frames (centre, radius; radius 0: a point) and one or more planes ``n·x = d`` (unit
+normal ``n`` pointing out of the ground, world frame; a normal of another length scales
+the equation, and both are divided by it).  The URDF primitives become:
+
+* ``<sphere radius>``: one sphere (exact);
+* ``<capsule radius length>`` (where given): the spheres at its two ends (exact against a
+  plane: the lowest point of a capsule is the lowest point of an end sphere);
+* ``<box size>``: its 8 corners (exact against a plane: a box rests on corners, edges or
+  faces, and these are spanned by the corners);
+* ``<cylinder radius length>``: :data:`CYLINDER_RIM_POINTS` points on each rim circle (an
+  approximation: a cylinder rolling on its side sits on one rim point of each end, and
+  between two of the points the rim dips below their chord by ``r (1 - cos(π/n))``, 7.6 %
+  of the radius for 8 points);
+* ``<mesh filename scale>`` (STL, binary or ASCII, and Wavefront OBJ; ``package://``,
+  ``file://`` and paths relative to the URDF): ``mesh='points'`` (default) the vertices
+  of its convex hull thinned to ``mesh_points`` by farthest-point sampling (the hull is
+  what touches a plane; thinning rounds it off by at most the spacing of the kept points);
+  ``'box'`` the corners of its bounding box in the link frame; ``'sphere'`` the sphere
+  about the bounding box's centre through the farthest vertex.  A mesh that cannot be read
+  (missing file, COLLADA) raises :class:`ContactError` naming the link: leave the link out
+  (``links``) or give it a primitive.
+
+**Normal force** (a compliant contact; the same law as the joint limits of
+:mod:`liemb_ros.sim.simulator`): a sphere of radius ``ρ`` whose centre ``c`` is ``n·c - d <
+ρ`` penetrates the plane by ``p = ρ - (n·c - d)``; at the point ``x = c - (n·c - d) n`` of
+the plane under the centre it is pushed by ``f_n = max(0, k p + b ṗ)`` along ``n``, ``ṗ =
+-n·v(x)`` (``v(x)``: the velocity of the body's material point at ``x``).  ``k`` and ``b``
+come from a time constant ``τ_c`` and a damping ratio ``ζ`` as in MuJoCo's ``solref``:
+``k = m / (τ_c ζ)²``, ``b = 2 m / τ_c`` with ``m`` the robot's total mass, so the whole
+robot on one contact is an oscillator of natural frequency ``1/(τ_c ζ)`` and damping ratio
+``ζ``; at rest on ``n_c`` contacts under gravity each sinks ``g τ_c² ζ² / n_c`` at most
+(0.25 mm for one contact at the default :data:`TIME_CONSTANT`).  ``stiffness`` and
+``damping`` [N/m, N s/m] override them.  Its stored energy ``½ k p²`` is a potential (the
+spring), the rest (damper, clamp) is dissipated.
+
+**Friction**: regularised Coulomb friction ``f_t = -μ f_n tanh(|v_t| / v_s) v_t / |v_t|``
+on the tangential velocity ``v_t`` of the material point at ``x``; ``μ`` per link from the
+URDF ``<gazebo reference="link"><mu1>`` (``friction``: a number for every link, or a dict
+``{link: μ}`` overriding it).  The regularisation makes sticking a creep: a tangential
+load ``F_t < μ f_n`` holds the point creeping at ``v_s atanh(F_t / (μ f_n))``
+(:data:`FRICTION_VELOCITY`).
+
+**Plausible parameters** (issue 28): a plane within :data:`PLANE_OFFSET_MAX` of the
+origin, μ up to :data:`FRICTION_MAX` (a URDF's Gazebo "no slip" ``<mu1>`` of 1e3..1e5 is
+taken as it), ``τ_c``, ``ζ`` and ``v_s`` within :data:`TIME_CONSTANT_RANGE`,
+:data:`DAMPING_RATIO_RANGE` and :data:`FRICTION_VELOCITY_RANGE`, ``k`` and ``b`` at most
+the whole robot's at the shortest time constant; others raise :class:`ContactError` with
+the bound.
+
+Everything is in world coordinates; forces act on the robot through the point Jacobian
+``J_x = J_v - [x - r]ˣ J_ω`` of the link (hybrid Jacobian rows ``(ω, ṙ)``), generalized
+force ``Σ J_xᵀ f``.  For the implicit step the contact's stiffness and damping
+``K = Σ k J_nᵀ J_n``, ``B = Σ b J_nᵀ J_n + J_xᵀ B_t J_x`` (``J_n = nᵀ J_x``, ``B_t`` the
+friction's slope) are provided by :meth:`ContactModel.evaluate`.
+"""
+import warnings
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from ._contact_geometry import (  # noqa: F401 (public here)
+    CYLINDER_RIM_POINTS, MESH_MODES, ContactError, collision_geometry, gazebo_friction,
+    read_mesh_vertices, rpy_matrix)
+from ._dense import cholesky_in_place
+from ..core._kernels.dispatch import REP_INDEX, check, fast
+from ..core._kernels.jacobian import jacobian_link
+from ..core.kinematics import forward_kinematics
+
+#: default time constant ``τ_c`` [s] of the contact spring-damper (MuJoCo's default is 0.02 s;
+#: this one sinks a resting body 16 times less and still steps stably at 1 ms, implicitly)
+TIME_CONSTANT = 0.005
+#: default regularisation velocity ``v_s`` [m/s] of the contact friction
+FRICTION_VELOCITY = 1e-3
+#: default friction coefficient (Gazebo's and MuJoCo's)
+FRICTION = 1.0
+#: a point whose plane gap is below ``h`` times this speed [m/s] is checked for reaching the
+#: plane within a step ``h`` (:meth:`ContactModel.evaluate`)
+REACH_SPEED = 5.0
+
+# Plausible parameters (issue 28): values outside these ranges are refused with the range.
+#: a plane farther than this from the world origin [m] (at 1e6 m double precision still
+#: resolves 1e-10 m, far below a contact's sink; a robot does not walk 1000 km)
+PLANE_OFFSET_MAX = 1e6
+#: the largest Coulomb coefficient (no material pair exceeds ~3; Gazebo URDFs write 1e3 to
+#: 1e5 for "no slip", which a tangential load of 10 times the normal one also means)
+FRICTION_MAX = 10.0
+#: time constant ``τ_c`` [s] and damping ratio ``ζ`` of the spring-damper: (lowest, highest)
+TIME_CONSTANT_RANGE = (1e-5, 10.0)
+DAMPING_RATIO_RANGE = (1e-3, 100.0)
+#: regularisation velocity ``v_s`` of the friction [m/s]: (lowest, highest)
+FRICTION_VELOCITY_RANGE = (1e-7, 10.0)
+
+#: one contact of :meth:`ContactModel.evaluate` / ``Simulator.contacts()`` (world frame)
+Contact = namedtuple('Contact', 'link point normal force penetration plane')
+
+
+class ContactWarning(UserWarning):
+    """A URDF value was changed to be plausible (a ``<mu1>`` beyond :data:`FRICTION_MAX`)."""
+
+
+# -- the model ------------------------------------------------------------------------------
+def _plane_list(planes):
+    """
+    Turn ``[(normal, offset)]`` into unit normals (m, 3) and offsets (m,).
+
+    ``n·x = d`` with ``|n| ≠ 1`` is the plane ``(n/|n|)·x = d/|n|``: both are divided by
+    ``|n|``, so the plane stays where the equation puts it.  The offset must be within
+    :data:`PLANE_OFFSET_MAX` of the origin.
+    """
+    normals, offsets = [], []
+    for k, pl in enumerate(planes):
+        try:
+            n, d = pl
+            n = np.asarray(n, dtype=float).reshape(3)
+            d = float(d)
+        except (TypeError, ValueError):
+            raise ContactError(f'plane {k}: expected (normal (3,), offset), got {pl!r}') from None
+        with np.errstate(over='ignore'):
+            norm = np.linalg.norm(n)
+        if not (np.all(np.isfinite(n)) and np.isfinite(d) and np.isfinite(norm)
+                and norm > 1e-9):
+            raise ContactError(f'plane {k}: normal {n.tolist()} and offset {d} must be finite, '
+                               'the normal nonzero')
+        if not abs(d / norm) <= PLANE_OFFSET_MAX:
+            raise ContactError(f'plane {k}: offset {d / norm:.4g} m (the equation divided by '
+                               f'the normal\'s length) is beyond the plausible '
+                               f'{PLANE_OFFSET_MAX:g} m from the origin')
+        normals.append(n / norm)
+        offsets.append(d / norm)
+    if not normals:
+        raise ContactError('no contact planes given')
+    return np.array(normals), np.array(offsets)
+
+
+def _check_nonnegative(value, link, what, most=np.inf, why=''):
+    """``value`` as a float in ``[0, most]``, else ContactError naming the link and the bound."""
+    v = float(value)
+    where = f"link '{link}': " if link else ''
+    if not (np.isfinite(v) and v >= 0):
+        raise ContactError(f'{where}{what} must be finite and non-negative, got {value!r}')
+    if v > most:
+        raise ContactError(f'{where}{what} {v:.4g} is beyond the plausible {most:.4g}{why}')
+    return v
+
+
+def _check_range(value, what, bounds, unit=''):
+    """``value`` as a float within ``bounds`` (lowest, highest), else ContactError."""
+    lo, hi = bounds
+    v = float(value)
+    if not (np.isfinite(v) and lo <= v <= hi):
+        raise ContactError(f'contact {what} must be within {lo:g}..{hi:g}{unit}, got {value!r}')
+    return v
+
+
+class ContactModel:
+    """
+    The contacts of a robot with planes; used by ``Simulator(model, contact=...)``.
+
+    Parameters
+    ----------
+    model : Model
+    urdf : str or path, optional
+        The robot's URDF (text or file) for its ``<collision>`` geometry and ``<gazebo>``
+        friction; or ``geometry``.
+    geometry : dict, optional
+        ``{link: (centres (k, 3), radii (k,))}`` in the link frame (e.g. from
+        :func:`collision_geometry`), instead of the URDF's.
+    links : list of str, optional
+        Only these links touch the planes (default: every link with collision geometry that
+        can move; links fixed to the world never touch).
+    planes : list of ``(normal (3,), offset)``
+        Planes ``n·x = offset`` (world frame, ``n`` out of the ground).  A normal whose
+        length is not 1 scales the equation: normal and offset are both divided by
+        ``|n|`` (the plane stays where ``n·x = offset`` puts it).  The offset must be within
+        :data:`PLANE_OFFSET_MAX` of the origin.  Default: the ground ``z = 0``.
+    time_constant, damping_ratio : float
+        ``τ_c`` [s] and ``ζ`` of the normal spring-damper (module docstring), within
+        :data:`TIME_CONSTANT_RANGE` and :data:`DAMPING_RATIO_RANGE`.
+    stiffness, damping : float, optional
+        ``k`` [N/m] and ``b`` [N s/m] per contact, overriding ``time_constant`` and
+        ``damping_ratio``; at most those of the whole robot's mass at the shortest time
+        constant (``m / τ_min²``, ``2 m / τ_min``).
+    friction : float or dict
+        Coulomb coefficient μ of every link, or ``{link: μ}`` (others: the URDF's
+        ``<gazebo><mu1>`` or :data:`FRICTION`), within ``0..``:data:`FRICTION_MAX`.  A
+        number overrides the URDF's values; a URDF value beyond the bound (Gazebo's "no
+        slip" idiom) is taken as the bound, with a :class:`ContactWarning`.
+    friction_velocity : float
+        ``v_s`` [m/s] of the regularised friction, within :data:`FRICTION_VELOCITY_RANGE`.
+    mesh, mesh_points, urdf_path
+        How meshes become contact points (:func:`collision_geometry`).
+
+    Raises
+    ------
+    ContactError
+        (a ``ValueError``) naming the link and the bound: a stiffness, damping, friction,
+        time constant or plane outside its plausible range, unusable collision geometry,
+        an unknown link.
+
+    """
+
+    def __init__(self, model, urdf=None, *, geometry=None, links=None,
+                 planes=(((0.0, 0.0, 1.0), 0.0),), time_constant=TIME_CONSTANT,
+                 damping_ratio=1.0, stiffness=None, damping=None, friction=None,
+                 friction_velocity=FRICTION_VELOCITY, mesh='points', mesh_points=32,
+                 urdf_path=None):
+        self.model = model
+        if geometry is None:
+            if urdf is None:
+                raise ContactError('give the URDF (urdf=) or the contact geometry (geometry=)')
+            geometry = collision_geometry(urdf, mesh=mesh, mesh_points=mesh_points,
+                                          urdf_path=urdf_path)
+        mus = gazebo_friction(urdf) if urdf is not None else {}
+        if links is None:
+            links = [n for n in geometry if n in model.link_ids
+                     and (model.floating or model.link_body[model.link_ids[n]] >= 0)]
+        else:
+            links = list(links)
+            for n in links:
+                if n not in model.link_ids:
+                    raise ContactError(f"link '{n}': no such link in '{model.name}'")
+                if n not in geometry:
+                    raise ContactError(f"link '{n}': has no collision geometry")
+                if not model.floating and model.link_body[model.link_ids[n]] < 0:
+                    raise ContactError(f"link '{n}': is fixed to the world and cannot move")
+        for n in geometry:
+            if n not in model.link_ids:
+                raise ContactError(f"link '{n}': no such link in '{model.name}'")
+        for n, mu in mus.items():
+            if mu > FRICTION_MAX:
+                warnings.warn(f"link '{n}': <gazebo><mu1> {mu:g} taken as {FRICTION_MAX:g} "
+                              '(no slip: the plausible Coulomb coefficient at most)',
+                              ContactWarning, stacklevel=2)
+                mus[n] = FRICTION_MAX
+        if isinstance(friction, dict):
+            for n, mu in friction.items():
+                if n not in model.link_ids:
+                    raise ContactError(f"link '{n}': friction given for a link not in "
+                                       f"'{model.name}'")
+                mus[n] = _check_nonnegative(mu, n, 'friction coefficient', FRICTION_MAX)
+            default_mu = FRICTION
+        elif friction is None:
+            default_mu = FRICTION
+        else:
+            default_mu = _check_nonnegative(friction, None, 'friction coefficient',
+                                            FRICTION_MAX)
+            mus = {}
+        idx, pts, rad, mu = [], [], [], []
+        for n in links:
+            c, r = geometry[n]
+            c = np.asarray(c, dtype=float).reshape(-1, 3)
+            r = np.asarray(r, dtype=float).reshape(len(c))
+            if not (np.all(np.isfinite(c)) and np.all(np.isfinite(r)) and np.all(r >= 0)):
+                raise ContactError(f"link '{n}': contact spheres must be finite with "
+                                   'non-negative radii')
+            idx += [model.link_ids[n]] * len(c)
+            pts.append(c)
+            rad.append(r)
+            mu += [mus.get(n, default_mu)] * len(c)
+        self.links = links
+        self.point_link = np.array(idx, dtype=np.int64)
+        self.point_pos = np.concatenate(pts) if pts else np.zeros((0, 3))
+        self.point_radius = np.concatenate(rad) if rad else np.zeros(0)
+        self.point_mu = np.array(mu, dtype=float)
+        self.normals, self.offsets = _plane_list(planes)
+        self.mass = float(model.inertia[:, 3, 3].sum()
+                          + (model.base_inertia[3, 3] if model.floating else 0.0))
+        self.time_constant = _check_range(time_constant, 'time_constant',
+                                          TIME_CONSTANT_RANGE, ' s')
+        self.damping_ratio = _check_range(damping_ratio, 'damping_ratio', DAMPING_RATIO_RANGE)
+        k = self.mass / (self.time_constant * self.damping_ratio) ** 2
+        b = 2.0 * self.mass / self.time_constant
+        # the stiffest and most damped contact: the whole robot at the shortest time constant
+        tau = TIME_CONSTANT_RANGE[0]
+        why = f' (the robot\'s {self.mass:.4g} kg at a time constant of {tau:g} s)'
+        self.stiffness = k if stiffness is None else _check_nonnegative(
+            stiffness, None, 'contact stiffness', self.mass / tau ** 2, f' N/m{why}')
+        self.damping = b if damping is None else _check_nonnegative(
+            damping, None, 'contact damping', 2.0 * self.mass / tau, f' N s/m{why}')
+        self.friction_velocity = _check_range(friction_velocity, 'friction_velocity',
+                                              FRICTION_VELOCITY_RANGE, ' m/s')
+
+    def __repr__(self):
+        return (f'ContactModel({len(self.links)} links, {len(self.point_pos)} contact spheres, '
+                f'{len(self.offsets)} planes, k={self.stiffness:.4g} N/m, '
+                f'b={self.damping:.4g} N s/m)')
+
+    def deepest(self, q, base=None):
+        """
+        Return ``(p, link, plane)``: the deepest penetration [m] at ``q`` and where.
+
+        ``(0.0, None, -1)`` when nothing touches.
+        """
+        _, pairs, _, _, gap = self._near(q, base, 0.0)
+        if not len(gap):
+            return 0.0, None, -1
+        n = int(np.argmin(gap))
+        i, j = pairs[n]
+        return float(-gap[n]), self.model.link_names[self.point_link[i]], int(j)
+
+    def link_mu(self, link):
+        """Friction coefficient of ``link``."""
+        return float(self.point_mu[self.point_link == self.model.link_ids[link]][0])
+
+    # -- evaluation -------------------------------------------------------------------------
+    def _near(self, q, base, margin):
+        """Poses and the (sphere, plane) pairs whose gap is below ``margin`` [m], their keys."""
+        Cs = forward_kinematics(self.model, q, base_pose=base)
+        nh, pairs, keys, x, gap = _pairs(Cs, self.point_link, self.point_pos,
+                                         self.point_radius, self.normals, self.offsets, margin)
+        return Cs, pairs[:nh], keys[:nh], x[:nh], gap[:nh]
+
+    def _jacobians(self, q, base, Cs, pairs):
+        """
+        Hybrid Jacobians (links, 6, nv) of the pairs' links, each pair's slot, origins.
+
+        With the base at the identity (the Jacobian's fastest call), then turned by the
+        base's rotation R: a rigid motion of the whole robot turns every hybrid twist,
+        ``(ω, ṙ) → (R ω, R ṙ)``, while the base's body-fixed twist stays what it is.
+        """
+        links = self.point_link[pairs[:, 0]]
+        m = self.model
+        J = np.empty((len(links), 6, m.nv))
+        slot = np.empty(len(links), dtype=np.int64)
+        q = np.ascontiguousarray(q, dtype=float)
+        R = np.ascontiguousarray(base[:3, :3]) if base is not None else _EYE3
+        # one compiled call for all the links (jacobian() per link cost 4 dispatches each)
+        st = fast(m, 'contact jacobians', _link_jacobians,
+                  (m.packed_int, m.packed_float, q, links, _HYBRID, R, base is not None, J,
+                   slot))
+        if st:
+            check(m, st)
+        return J, slot, Cs[links, :3, 3]
+
+    def evaluate(self, q, V, base=None, forces=False, h=None, mass=None, keep=None):
+        """
+        Contact forces at the state ``(q, V, base)`` (base: the floating base's pose).
+
+        Returns ``(gen, power, energy, contacts, KB, touching)``: the generalized force
+        (nv,) ``Σ J_xᵀ f`` (None when nothing touches), the power of its non-conservative
+        part (damper, clamp, friction) [W], the springs' energy ``Σ ½ k p²`` [J], with
+        ``forces`` the list of :data:`Contact` (each pair of sphere and plane that
+        touches), with a step ``h`` and ``mass`` (a callable returning the mass matrix
+        ``M`` at ``q``) ``(K, B, M, held)``: the stiffness and damping (nv, nv) of the
+        contacts for an implicit step and the keys of the pairs they hold (None when no
+        pair touches or reaches its plane within the step), and the keys of the pairs that
+        touch.  A pair's key is ``sphere * len(planes) + plane`` (int64, ascending).
+
+        ``K`` and ``B`` hold the pairs in contact, those that reach the plane within the
+        step at their present velocity (``gap + h n·v < 0``: the damper acts in full the
+        moment they touch, and a Jacobian without it lets the second stage's impact force
+        through undamped; pairs farther than ``h`` :data:`REACH_SPEED` are not looked
+        at) and the pairs of ``keep`` (sorted keys, wherever they are: the Simulator
+        retakes a step with the pairs it met that its Jacobian did not hold):
+        ``K = Σ k J_nᵀ J_n``, ``B = Σ b J_nᵀ J_n + J_xᵀ B_t J_x`` (``J_n = nᵀ J_x``,
+        ``f_n`` the force now or, for a pair about to touch, its damper's ``-b n·v``).
+        The friction's slope ``B_t`` is the one the step will meet: a point whose sliding
+        the friction impulse stops within the step (``μ f_n h e·J_x M⁻¹ J_xᵀ e ≥ |v_t|``,
+        ``e`` the sliding direction) sticks, ``B_t = μ f_n / v_s P_t`` (``P_t = I - n
+        nᵀ``, the slope at rest); a sliding point keeps the law's slope at its speed ``s``,
+        ``μ f_n (sech²(s/v_s)/v_s e eᵀ + tanh(s/v_s)/s (P_t - e eᵀ))``.  (The slope at
+        the sliding speed is hundreds of times too small once the step stops the sliding,
+        and the second stage then meets the stiff friction undamped; the slope at rest on
+        a sliding point damps the whole tangential motion of the step.)
+        """
+        margin = 0.0 if h is None else h * REACH_SPEED if keep is None else np.inf
+        Cs, pairs, keys, x, gap = self._near(q, base, margin)
+        if not len(pairs):
+            return None, 0.0, 0.0, [], None, keys
+        J, slot, r = self._jacobians(q, base, Cs, pairs)
+        nv = self.model.nv
+        gen = np.zeros(nv)
+        F = np.zeros((len(pairs), 3))
+        jac = h is not None
+        K = np.zeros((nv, nv) if jac else (0, 0))
+        B = np.zeros((nv, nv) if jac else (0, 0))
+        M = mass() if jac else None
+        try:
+            L = cholesky(M) if jac else K
+        except np.linalg.LinAlgError:
+            raise ValueError('the mass matrix is not positive definite') from None
+        touching = np.empty(len(pairs), dtype=np.int64)
+        held = np.empty(len(pairs) if jac else 0, dtype=np.int64)
+        power, energy, nt, nh = _contact(
+            J, slot, r, x, pairs, keys, gap, self.normals, self.point_mu,
+            np.ascontiguousarray(V, dtype=float), self.stiffness, self.damping,
+            self.friction_velocity, 0.0 if h is None else h,
+            L, _NONE if keep is None else keep, gen, F, K, B, touching, held)
+        out = []
+        if forces:
+            names = self.model.link_names
+            out = [Contact(names[self.point_link[i]], x[n].copy(), self.normals[j].copy(),
+                           F[n].copy(), float(-gap[n]), int(j))
+                   for n, (i, j) in enumerate(pairs.tolist()) if gap[n] < 0.0]
+        return (gen if nt else None, power, energy, out,
+                (K, B, M, held[:nh]) if nh else None, touching[:nt])
+
+
+def is_stiff(M, K, B, limit):
+    """
+    Whether the contacts' fastest rate ``max(λ(M⁻¹B), √λ(M⁻¹K))`` [1/s] exceeds ``limit``.
+
+    A mass-spring-damper ``M ẍ + B ẋ + K x`` has eigenvalues no larger in magnitude
+    (overdamped: ``≤ λ(M⁻¹B)``; underdamped: ``√λ(M⁻¹K)``).  The diagonal ratios
+    ``B_ii / M_ii`` and ``K_ii / M_ii`` bound those from below and are tried first.
+    """
+    d = np.diag(M)
+    if np.max(np.diag(B) / d) > limit or np.max(np.diag(K) / d) > limit * limit:
+        return True
+    try:
+        L = np.linalg.cholesky(M)
+    except np.linalg.LinAlgError:
+        return True
+    Li = np.linalg.inv(L)
+    return bool(np.linalg.eigvalsh(Li @ B @ Li.T)[-1] > limit
+                or np.linalg.eigvalsh(Li @ K @ Li.T)[-1] > limit * limit)
+
+
+@njit(cache=True)
+def _pairs(Cs, link, pos, rad, normals, offsets, margin):
+    """
+    (sphere, plane) pairs with gap ``n·c - d - ρ < margin``.
+
+    Returns the count, the pairs, their keys ``sphere * m + plane`` (ascending), the points
+    x on the planes and the gaps.
+    """
+    n, m = pos.shape[0], normals.shape[0]
+    pairs = np.empty((n * m, 2), dtype=np.int64)
+    keys = np.empty(n * m, dtype=np.int64)
+    x = np.empty((n * m, 3))
+    gap = np.empty(n * m)
+    nh = 0
+    c = np.empty(3)
+    for i in range(n):
+        C = Cs[link[i]]
+        for a in range(3):
+            c[a] = C[a, 0] * pos[i, 0] + C[a, 1] * pos[i, 1] + C[a, 2] * pos[i, 2] + C[a, 3]
+        for j in range(m):
+            hc = normals[j, 0] * c[0] + normals[j, 1] * c[1] + normals[j, 2] * c[2] - offsets[j]
+            g = hc - rad[i]
+            if g < margin:
+                pairs[nh, 0], pairs[nh, 1] = i, j
+                keys[nh] = i * m + j
+                for a in range(3):
+                    x[nh, a] = c[a] - hc * normals[j, a]
+                gap[nh] = g
+                nh += 1
+    return nh, pairs, keys, x, gap
+
+
+def cholesky(M):
+    """Lower Cholesky factor of the SPD ``M`` (LinAlgError if not positive definite)."""
+    L = M.copy()
+    if not cholesky_in_place(L):
+        raise np.linalg.LinAlgError('not positive definite')
+    return L
+
+
+_EYE3 = np.eye(3)
+_HYBRID = REP_INDEX['hybrid']
+_NONE = np.zeros(0, dtype=np.int64)   # no pairs kept
+
+
+@njit(cache=True)
+def _link_jacobians(ki, kf, q, links, rep, R, rotate, J, slot):
+    """
+    Set the hybrid Jacobians ``J[s]`` (6, nv) of the distinct links; return a status.
+
+    The distinct links of ``links`` in order of first appearance, ``slot[i]`` the one of
+    ``links[i]``; with ``rotate`` both row triples turned by ``R`` (the base's rotation).
+    Status 0: fine.
+    """
+    nv = J.shape[2]
+    col = np.empty(3)
+    nd = 0
+    for i in range(links.shape[0]):
+        slot[i] = -1
+        for e in range(i):
+            if links[e] == links[i]:
+                slot[i] = slot[e]
+                break
+        if slot[i] >= 0:
+            continue
+        s = nd
+        slot[i] = s
+        nd += 1
+        st = jacobian_link(ki, kf, q, links[i], rep, J[s])
+        if st:
+            return st
+        if rotate:
+            for half in range(2):
+                o = 3 * half
+                for c in range(nv):
+                    for i in range(3):
+                        col[i] = J[s, o + i, c]
+                    for i in range(3):
+                        J[s, o + i, c] = R[i, 0] * col[0] + R[i, 1] * col[1] + R[i, 2] * col[2]
+    return 0
+
+
+@njit(cache=True)
+def _point_jacobian(J, r, x, Jx):
+    """``J_x = J_v - [x - r]ˣ J_ω`` (3, nv) from a hybrid Jacobian J (6, nv)."""
+    d0, d1, d2 = x[0] - r[0], x[1] - r[1], x[2] - r[2]
+    for c in range(J.shape[1]):
+        w0, w1, w2 = J[0, c], J[1, c], J[2, c]
+        Jx[0, c] = J[3, c] - (d1 * w2 - d2 * w1)
+        Jx[1, c] = J[4, c] - (d2 * w0 - d0 * w2)
+        Jx[2, c] = J[5, c] - (d0 * w1 - d1 * w0)
+
+
+@njit(cache=True)
+def _contact(J, slot, r, x, pairs, keys, gap, normals, mu, V, k, b, vs, h, L, keep, gen, F,
+             K, B, touching, held):
+    """
+    Set the forces ``F`` (pairs, 3), ``gen += Σ J_xᵀ f``; with ``h > 0`` also ``K``, ``B``.
+
+    Returns ``(power, energy, nt, nh)``: the power of the forces less their springs
+    ``k p n`` (damper, clamp, friction), ``Σ ½ k p²``, and the counts of the keys written
+    to ``touching`` (pairs that touch) and ``held`` (pairs in ``K``/``B``: touching,
+    reaching the plane within the step or in the sorted ``keep``;
+    :meth:`ContactModel.evaluate`).  ``L``: the Cholesky factor of the mass matrix
+    (``e·J_x M⁻¹ J_xᵀ e = |L⁻¹ J_xᵀ e|²``).
+    """
+    nv = V.shape[0]
+    Jx = np.empty((3, nv))
+    Jn = np.empty(nv)
+    u = np.empty(nv)
+    v = np.empty(3)
+    f = np.empty(3)
+    et = np.empty(3)
+    Bt = np.empty((3, 3))
+    tmp = np.empty((3, nv))
+    inv_mass = 0.0
+    power = energy = 0.0
+    nt = nh = 0
+    for q in range(pairs.shape[0]):
+        _point_jacobian(J[slot[q]], r[q], x[q], Jx)
+        for a in range(3):
+            sm = 0.0
+            for c in range(nv):
+                sm += Jx[a, c] * V[c]
+            v[a] = sm
+        n = normals[pairs[q, 1]]
+        vn = n[0] * v[0] + n[1] * v[1] + n[2] * v[2]
+        g0 = gap[q]
+        m = mu[pairs[q, 0]]
+        fn = k * max(-g0, 0.0) - b * vn
+        if g0 < 0.0:
+            touching[nt] = keys[q]
+            nt += 1
+            p = -g0
+            fc = max(fn, 0.0)
+            s2 = 0.0
+            for a in range(3):
+                f[a] = fc * n[a]
+                s2 += (v[a] - vn * n[a]) ** 2
+            s = np.sqrt(s2)
+            if s > 0.0 and fc > 0.0:
+                scale = m * fc * np.tanh(s / vs) / s
+                for a in range(3):
+                    f[a] -= scale * (v[a] - vn * n[a])
+            for a in range(3):
+                F[q, a] = f[a]
+                power += f[a] * v[a]
+            power -= k * p * vn
+            energy += 0.5 * k * p * p
+            for c in range(nv):
+                gen[c] += Jx[0, c] * f[0] + Jx[1, c] * f[1] + Jx[2, c] * f[2]
+        if h <= 0.0:
+            continue
+        if g0 >= 0.0 and g0 + h * vn >= 0.0:
+            i = np.searchsorted(keep, keys[q])
+            if i == keep.shape[0] or keep[i] != keys[q]:
+                continue
+        held[nh] = keys[q]
+        nh += 1
+        for c in range(nv):
+            Jn[c] = n[0] * Jx[0, c] + n[1] * Jx[1, c] + n[2] * Jx[2, c]
+        for c in range(nv):
+            for e in range(nv):
+                K[c, e] += k * Jn[c] * Jn[e]
+                B[c, e] += b * Jn[c] * Jn[e]
+        if fn > 0.0 and m > 0.0:
+            s = 0.0
+            for a in range(3):
+                et[a] = v[a] - vn * n[a]
+                s += et[a] * et[a]
+            s = np.sqrt(s)
+            z = s / vs
+            if z > 1e-6:
+                for a in range(3):
+                    et[a] /= s
+                inv_mass = 0.0
+                for c in range(nv):     # u = L⁻¹ J_xᵀ e by forward substitution
+                    sm = Jx[0, c] * et[0] + Jx[1, c] * et[1] + Jx[2, c] * et[2]
+                    for e in range(c):
+                        sm -= L[c, e] * u[e]
+                    u[c] = sm / L[c, c]
+                    inv_mass += u[c] * u[c]
+            if z <= 1e-6 or m * fn * h * inv_mass >= s:      # sticks within the step
+                for a in range(3):
+                    for e in range(3):
+                        Bt[a, e] = m * fn / vs * ((1.0 if a == e else 0.0) - n[a] * n[e])
+            else:
+                sl = m * fn * np.tanh(z) / s
+                sa = m * fn / vs / np.cosh(z) ** 2 if z < 300.0 else 0.0
+                for a in range(3):
+                    for e in range(3):
+                        Bt[a, e] = (sl * ((1.0 if a == e else 0.0) - n[a] * n[e])
+                                    + (sa - sl) * et[a] * et[e])
+            for a in range(3):
+                for c in range(nv):
+                    tmp[a, c] = Bt[a, 0] * Jx[0, c] + Bt[a, 1] * Jx[1, c] + Bt[a, 2] * Jx[2, c]
+            for c in range(nv):
+                for e in range(nv):
+                    B[c, e] += Jx[0, c] * tmp[0, e] + Jx[1, c] * tmp[1, e] + Jx[2, c] * tmp[2, e]
+    return power, energy, nt, nh
