@@ -167,7 +167,7 @@ def _cmd_record(args):
 
 
 def _cmd_plot(args):
-    from .recordings import plot_main
+    from .plots import plot_main
     return plot_main(args)
 
 
@@ -216,7 +216,7 @@ def _cmd_launch(args):
 
 def _plot_recording(path):
     """``liemb plot PATH`` after a recorded launch (next to it, .png); never raises."""
-    from .recordings import plot_main
+    from .plots import plot_main
     try:
         plot_main(argparse.Namespace(file=path, robot=None, out=None))
     except Exception as exc:   # a plot must not hide how the launch ended

@@ -18,7 +18,7 @@ from ..core import resources
 from .robots import inspect_text, load_robot
 from ..core.kinematics import jacobian, link_pose, link_twist
 from ..core.model import REPRESENTATIONS
-from .recordings import plot_run
+from .plots import plot_run
 from ..sim.scenario import sample_configuration, sample_tip, test_torque
 from .viz import draw_robot
 

@@ -5,7 +5,7 @@ Watch the node set ``sim`` run (the ROS part of ``liemb demo``).
 ``sim``, started by :func:`liemb_ros.app.demo.run_sim`), listens to ``joint_states``, the
 dynamics node's torques and ``/diagnostics`` with an in-process node, prints a live status
 line (simulation time, real-time factor, dynamics node rate and p99 compute time) and
-returns what it recorded (:func:`liemb_ros.app.recordings.plot_run` draws it).  Stamps are
+returns what it recorded (:func:`liemb_ros.app.plots.plot_run` draws it).  Stamps are
 simulation time (the simulation node publishes ``/clock``), so the time axis is simulated
 time even when the machine is slow.
 """
