@@ -16,12 +16,14 @@ cached machine code stale.  So the package decides, before any kernel is defined
 folder, ``<sources>`` a hash of the text of every module), so that every process that imports
 the package — every ``liemb`` command, every node, ``ros2 run``, a user's script — loads what
 ``liemb prepare`` compiled, and any change of the sources starts a new folder.  Folders of
-other source states of the same installation are removed when a new one is made.
+other source states of the same installation are removed when a new one is made.  A folder
+``liemb prepare`` filled holds :data:`MANIFEST` (:func:`prepared`).
 ``NUMBA_CACHE_DIR``, numba's own setting, wins when it is set; ``LIEMB_CACHE_HOME`` replaces
 ``$XDG_CACHE_HOME/liemb_ros``.  Where the home folder cannot be written, a folder of the
 user's in the temporary directory is used.
 """
 import hashlib
+import json
 import os
 import shutil
 import sys
@@ -114,6 +116,31 @@ def package_version():
         import xml.etree.ElementTree as ET
         xml = os.path.join(os.path.dirname(PACKAGE), 'package.xml')
         return ET.parse(xml).getroot().findtext('version') if os.path.isfile(xml) else 'unknown'
+
+
+#: the file of a prepared cache folder that lists its files
+MANIFEST = 'prepared.json'
+
+
+def cache_files(folder):
+    """Return ``{path relative to folder: size}`` of numba's files in a cache folder."""
+    files = {}
+    for root, _, names in os.walk(folder):
+        for name in names:
+            if name.endswith(('.nbi', '.nbc')):
+                path = os.path.join(root, name)
+                files[os.path.relpath(path, folder)] = os.path.getsize(path)
+    return files
+
+
+def prepared(folder):
+    """Tell whether ``folder`` holds a preparation's manifest and every file it lists."""
+    try:
+        with open(os.path.join(folder, MANIFEST), encoding='utf-8') as f:
+            files = json.load(f)['files']
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return all(os.path.isfile(os.path.join(folder, name)) for name in files)
 
 
 #: the package's version

@@ -50,7 +50,7 @@ def _prepared_copy(tmp_path):
     with open(os.path.join(folder, prepare.MANIFEST), encoding='utf-8') as f:
         files = json.load(f)['files']
     copy = tmp_path / 'kernels'
-    for name in files:
+    for name in list(files) + [prepare.MANIFEST]:
         os.makedirs(copy / os.path.dirname(name), exist_ok=True)
         shutil.copy2(os.path.join(folder, name), copy / name)
     return str(copy), _stamps(str(copy))
@@ -100,6 +100,7 @@ def test_prepared_kernels_cover_every_node_set_and_command(graph, tmp_path):
     # serving within a second; 10 s leaves room for a busy machine)
     ready = [float(t) for t in re.findall(r'kernels ready in ([0-9.]+) s', said)]
     assert len(ready) == 6 and max(ready) < 10.0, ready
+    assert said.count('loading the prepared kernels') == 5 and 'compiling' not in said, said
     after = _stamps(kernels)
     new = sorted(set(after) - set(before))
     rewritten = sorted(n for n in before if after.get(n) != before[n])

@@ -31,8 +31,7 @@ import warnings
 
 import numpy as np
 
-#: the file of a prepared cache folder that lists its files
-MANIFEST = 'prepared.json'
+from .._cache import MANIFEST, cache_files, prepared  # noqa: F401 (also here)
 
 
 def _steps():
@@ -195,27 +194,6 @@ def _steps():
     steps.append(('node messages (/tf, trajectories)', messages))
     steps.append(("the papers' examples (liemb reproduce)", papers))
     return steps
-
-
-def cache_files(folder):
-    """Return ``{path relative to folder: size}`` of numba's files in a cache folder."""
-    files = {}
-    for root, _, names in os.walk(folder):
-        for name in names:
-            if name.endswith(('.nbi', '.nbc')):
-                path = os.path.join(root, name)
-                files[os.path.relpath(path, folder)] = os.path.getsize(path)
-    return files
-
-
-def prepared(folder):
-    """Tell whether ``folder`` holds a preparation's manifest and every file it lists."""
-    try:
-        with open(os.path.join(folder, MANIFEST), encoding='utf-8') as f:
-            files = json.load(f)['files']
-    except (OSError, ValueError, KeyError, TypeError):
-        return False
-    return all(os.path.isfile(os.path.join(folder, name)) for name in files)
 
 
 #: the steps in stages: the stages one after another, the groups of a stage in parallel

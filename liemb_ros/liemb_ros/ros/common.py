@@ -40,6 +40,7 @@ from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
+from .._cache import KERNEL_CACHE, prepared
 from ..core.model import URDFError, load_urdf_string
 from ..core.resources import read_robot_description
 from .conversions import descriptor, shown
@@ -182,8 +183,13 @@ class Preparation:
         self.started = time.monotonic()
         self._result = self._error = None
         self._done = done
-        node.get_logger().info(f'{what}: compiling kernels (a first start on a cold cache '
-                               'takes a minute or more; later starts well under a second)')
+        if KERNEL_CACHE and prepared(KERNEL_CACHE):
+            node.get_logger().info(f'{what}: loading the prepared kernels')
+        else:
+            node.get_logger().info(
+                f'{what}: compiling kernels into {KERNEL_CACHE or "__pycache__"} (not '
+                'prepared: a first start takes a minute or more; `liemb prepare` once '
+                'prepares every node and command)')
         self._thread = threading.Thread(target=self._run, args=(work,), daemon=True)
         self._thread.start()
         self._timer = node.create_timer(0.05, self._poll, clock=STEADY)
