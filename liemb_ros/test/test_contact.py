@@ -325,3 +325,25 @@ def test_box_pushed_into_a_wall_rests_on_two_planes():
         total[c.plane] += c.force
     assert np.allclose(total[1], [-20.0, 0, 0], atol=0.01)
     assert np.allclose(total[0], [0, 0, 2.0 * G], atol=0.01)
+
+
+def test_a_collision_mesh_too_large_is_refused_unread(tmp_path):
+    """A robot description may name any file as a collision mesh: a 2 GB (sparse) STL is
+    refused by its size before a byte is read (it was read whole), naming the link."""
+    import resource
+    mesh = tmp_path / 'huge.stl'
+    with open(mesh, 'wb') as f:
+        f.truncate(2 * 10**9)
+    urdf = ('<robot name="r"><link name="base"/><link name="body"><inertial><mass value="1"/>'
+            '<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>'
+            f'<collision><geometry><mesh filename="{mesh}"/></geometry></collision></link>'
+            '<joint name="j" type="floating"><parent link="base"/><child link="body"/>'
+            '</joint></robot>')
+    model = lm.load_urdf_string(urdf)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    with pytest.raises(ContactError, match=r"link 'body': .*huge\.stl: 2000000000 bytes, "
+                                           r'over the 50000000 bytes it may have \(not read\)'):
+        ContactModel(model, urdf)
+    assert time.perf_counter() - start < 1.0
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100_000   # kB

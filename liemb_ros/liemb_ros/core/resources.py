@@ -7,9 +7,11 @@ Looked up, in order: the ament index share directory (a colcon / ROS install), t
 argument (a file or a shipped robot's name, URDF or xacro) into the URDF text that
 robot_state_publisher and the nodes receive.  :func:`resolve_mesh` finds the file of a
 URDF mesh URI (the view draws it, the contact model samples it); :func:`mesh_candidates`
-names the folder each place belongs to, so that a reader can keep to it.
+names the folder each place belongs to, so that a reader can keep to it;
+:func:`read_bounded` reads a file a robot description names only when it is small enough.
 """
 import os
+import stat
 import sys
 
 _PKG = 'liemb_ros'
@@ -218,3 +220,38 @@ def resolve_mesh(filename, base_dir=None, package_dirs=()):
         if os.path.isfile(path):
             return path, tried
     return None, tried
+
+
+#: the most bytes of one mesh file read (the view, the contact model): a robot description
+#: may come from anyone on the ROS graph, and may name any file
+MAX_MESH_BYTES = 50_000_000
+
+
+class TooLarge(ValueError):
+    """A file over the bytes a reader takes; ``size``: its bytes."""
+
+    def __init__(self, path, size, limit):
+        super().__init__(f'{path}: {size} bytes, over the {limit} bytes it may have (not read)')
+        self.size = size
+
+
+def read_bounded(path, limit=MAX_MESH_BYTES):
+    """
+    Return the bytes of the regular file ``path`` when it holds at most ``limit`` bytes.
+
+    The file is opened without following a final symbolic link and checked on the open
+    file before anything is read (a 2 GB sparse file costs nothing); no more than
+    ``limit`` bytes are read.  Raises :class:`TooLarge`, ValueError (not a regular file, or
+    it grew while read) or OSError.
+    """
+    flags = os.O_RDONLY | getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_NONBLOCK', 0)
+    with os.fdopen(os.open(path, flags), 'rb') as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f'{path}: not a regular file')
+        if info.st_size > limit:
+            raise TooLarge(path, info.st_size, limit)
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f'{path}: it grew past {limit} bytes while read')
+    return data

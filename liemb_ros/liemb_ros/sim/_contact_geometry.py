@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from ..core.resources import resolve_mesh
+from ..core.resources import read_bounded, resolve_mesh
 
 #: points on each rim of a ``<cylinder>``
 CYLINDER_RIM_POINTS = 8
@@ -55,15 +55,21 @@ def _positive(value, link, what):
 
 # -- meshes ---------------------------------------------------------------------------------
 def read_mesh_vertices(path):
-    """Return the vertices (n, 3) of an STL (binary or ASCII) or OBJ file; raise ContactError."""
+    """
+    Return the vertices (n, 3) of an STL (binary or ASCII) or OBJ file; raise ContactError.
+
+    At most :data:`~liemb_ros.core.resources.MAX_MESH_BYTES` are read, checked before
+    reading (:func:`~liemb_ros.core.resources.read_bounded`).
+    """
     ext = os.path.splitext(path)[1].lower()
     if ext not in ('.stl', '.obj'):
         raise ContactError(f'{path}: mesh format {ext or "(none)"} not read (STL and OBJ are)')
-    try:
-        with open(path, 'rb') as f:
-            data = f.read()
+    try:   # a description may name any file: a bounded read, checked before it reads
+        data = read_bounded(path)
     except OSError as exc:
         raise ContactError(f'{path}: {exc.strerror}') from None
+    except ValueError as exc:   # too large, not a regular file
+        raise ContactError(str(exc)) from None
     if ext == '.stl':
         n = struct.unpack('<I', data[80:84])[0] if len(data) >= 84 else -1
         if n >= 0 and len(data) == 84 + 50 * n:      # binary (may start with 'solid' too)

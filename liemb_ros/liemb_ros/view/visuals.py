@@ -25,7 +25,6 @@ view calls it from a thread of its own: the page and the feeds are served meanwh
 """
 import io
 import os
-import stat
 import threading
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -33,15 +32,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core.model.urdf import rpy_to_matrix
-from ..core.resources import mesh_candidates, mesh_prefixes
+from ..core.resources import (MAX_MESH_BYTES, TooLarge, mesh_candidates, mesh_prefixes,
+                              read_bounded)
 
 #: edge [m] of the box drawn for a mesh file that is missing or unreadable
 MISSING_MESH_SIZE = 0.05
 #: colour of geometry without a URDF material, and of missing meshes (RGB 0..1)
 DEFAULT_COLOR = (0.6, 0.6, 0.62)
 MISSING_COLOR = (1.0, 0.0, 1.0)
-#: the most bytes of one mesh file the view reads (a larger one is refused unread)
-MAX_MESH_BYTES = 50_000_000
 #: the most bytes of mesh files one robot's view reads, each distinct file counted once
 MAX_ROBOT_MESH_BYTES = 200_000_000
 #: file types (the name's extension, any case) read as meshes: formats whose one file holds
@@ -179,20 +177,17 @@ def read_mesh_file(real, budget=MAX_MESH_BYTES):
     if ext not in MESH_TYPES:
         raise ValueError(f'not a mesh file type the view reads ({", ".join(MESH_TYPES)})')
     limit = min(MAX_MESH_BYTES, budget)
-    flags = os.O_RDONLY | getattr(os, 'O_NOFOLLOW', 0) | getattr(os, 'O_NONBLOCK', 0)
-    with _READING, os.fdopen(os.open(real, flags), 'rb') as f:
-        info = os.fstat(f.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError('not a regular file')
-        if info.st_size > limit:
+    with _READING:
+        try:
+            data = read_bounded(real, limit)
+        except TooLarge as exc:
             why = (f'over the {MAX_MESH_BYTES / 1e6:.0f} MB one mesh may have'
-                   if info.st_size > MAX_MESH_BYTES else
+                   if exc.size > MAX_MESH_BYTES else
                    f"over the {budget} bytes left of the {MAX_ROBOT_MESH_BYTES / 1e6:.0f} MB "
                    "the robot's meshes may have together")
-            raise ValueError(f'{info.st_size} bytes, {why} (not read)')
-        data = f.read(limit + 1)
-        if len(data) > limit:
-            raise ValueError(f'it grew past {limit} bytes while read')
+            raise ValueError(f'{exc.size} bytes, {why} (not read)') from None
+        except ValueError as exc:   # the path is the caller's to say
+            raise ValueError(str(exc).removeprefix(f'{real}: ')) from None
         import trimesh
         mesh = trimesh.load_mesh(io.BytesIO(data), file_type=ext)
     if not isinstance(mesh, trimesh.Trimesh) or len(mesh.faces) == 0:
