@@ -385,3 +385,22 @@ def test_a_failing_cycle_commands_a_stop_and_the_node_goes_on():
         node.destroy_node()
     finally:
         rclpy.try_shutdown(context=context)
+
+
+def test_liemb_launch_servo_starts_where_the_tool_can_be_flown(graph):
+    """``liemb launch servo`` as shipped: the arm starts at its ready configuration, not at
+    q = 0 (straight up, exactly singular: the first key of ``liemb teleop``, ``r`` = +z,
+    halted at once); ``r``'s twist moves the tool up at once, without a singularity status."""
+    graph.start('servo', {'liemb_simulation', 'liemb_servo'},
+                params=['liemb_simulation:publish_tf:=false'])
+    arm = Arm(graph)
+    arm.wait_status('idle', timeout=180.0)
+    graph.spin_until(lambda: len(arm.states.msgs) > 10)
+    q0 = np.array(arm.states.msgs[-1].position)
+    assert np.abs(q0).max() > 0.3            # not the neutral pose
+    up = _represented('hybrid', [0.0, 0.0, 0.0, 0.0, 0.0, 0.05])   # teleop's 'r'
+    first = arm.hold(arm.rep, up, 0.6)
+    statuses = {m.data for m in arm.status.msgs}
+    assert not statuses & {'halt_for_singularity', 'decelerate_for_singularity'}, statuses
+    twists = arm.twists(first, 'hybrid', settle=0.3)
+    assert len(twists) > 5 and np.median(twists[:, 5]) > 0.04, twists[-3:]

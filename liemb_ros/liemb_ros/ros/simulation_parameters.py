@@ -17,6 +17,7 @@ import numpy as np
 from rcl_interfaces.msg import ParameterType, SetParametersResult
 
 from ..sim.contact import MESH_MODES, ContactModel, rpy_matrix
+from ..sim.scenario import ready_configuration
 from ..sim.simulator import COORDINATES, INTEGRATORS, UPDATES
 from .common import ConfigError
 from .conversions import shown
@@ -94,7 +95,10 @@ def parameter_table():
         ('wrench_timeout', 0.5, 'seconds an external wrench is held; then removed '
          '(0: until the next message)', D, dict(lo=0.0, hi=3600.0)),
         ('initial_positions', [], 'q at start and on reset (one per joint; empty or '
-         '[0.0] = neutral)', DA, ro),
+         '[0.0] = initial_configuration)', DA, ro),
+        ('initial_configuration', 'neutral', "without initial_positions: 'neutral' (q = 0) or "
+         "'ready' (inside the limits, the tool's Jacobian best conditioned: a servo can fly "
+         'it at once)', S, ro),
         ('initial_velocities', [], 'joint velocities at start (empty or [0.0] = zero)',
          DA, ro),
         ('initial_base_pose', [], 'floating base pose at start and on reset: [x, y, z] '
@@ -195,6 +199,11 @@ class SimulationParameters:
                 raise ValueError(f'initial_positions has {q0.size} values; the robot has '
                                  f'{model.nq} joints {model.joint_names}')
             out['q0'] = q0
+        elif self.p('initial_configuration') == 'ready':
+            out['q0'] = ready_configuration(model)
+        elif self.p('initial_configuration') != 'neutral':
+            raise ValueError(f"initial_configuration is {shown(self.p('initial_configuration'))};"
+                             " expected 'neutral' or 'ready'")
         if qd0.size and not (qd0.size == 1 and qd0[0] == 0.0):
             if qd0.size != model.nq:
                 raise ValueError(f'initial_velocities has {qd0.size} values; the robot has '
