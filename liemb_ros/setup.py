@@ -27,8 +27,17 @@ setup(
         ('share/' + package_name + '/urdf', _files('urdf/*')),
         ('share/' + package_name + '/rviz', _files('rviz/*')),
     ],
-    install_requires=['setuptools', 'numpy', 'numba', 'scipy', 'urdf-parser-py', 'pyyaml',
-                      'matplotlib', 'tqdm', 'viser', 'trimesh', 'mcap', 'mcap-ros2-support'],
+    # the library (core, sim, control) needs no ROS: a wheel installs with these alone;
+    # the view, recordings and plots are extras, ROS 2 comes from a ROS install or
+    # tools/ros/setup_ros.sh (./dev.sh), and colcon installs take rosdep's keys instead
+    install_requires=['setuptools', 'numpy', 'numba', 'scipy', 'urdf-parser-py', 'xacro',
+                      'pyyaml', 'tqdm'],
+    extras_require={
+        'view': ['viser', 'trimesh'],
+        'record': ['mcap', 'mcap-ros2-support'],
+        'plot': ['matplotlib'],
+        'all': ['viser', 'trimesh', 'mcap', 'mcap-ros2-support', 'matplotlib'],
+    },
     zip_safe=True,
     maintainer='liemb_ros developers',
     maintainer_email='dev@liemb-ros.invalid',

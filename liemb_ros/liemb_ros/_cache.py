@@ -143,7 +143,32 @@ def prepared(folder):
     return all(os.path.isfile(os.path.join(folder, name)) for name in files)
 
 
+def hint_once(folder, stream=None):
+    """
+    Say once per cache folder, on the first import, how to prepare the kernels.
+
+    Where ``liemb prepare`` has not filled ``folder`` (a wheel just installed, a source tree
+    just edited), every function compiles its kernels on its first call (seconds to a
+    minute each); the line says so, and where, once (a marker file in the folder), on
+    stderr.  Nothing is said with numba's JIT off (``NUMBA_DISABLE_JIT=1``: nothing
+    compiles) or when the folder cannot be written.
+    """
+    if not folder or os.environ.get('NUMBA_DISABLE_JIT', '0') not in ('', '0'):
+        return
+    marker = os.path.join(folder, 'hinted')
+    if os.path.exists(marker) or prepared(folder):
+        return
+    try:
+        open(marker, 'w').close()
+    except OSError:
+        return
+    print(f'liemb_ros: no prepared kernels in {folder}: each function compiles its kernels '
+          'on its first call (seconds to a minute); `liemb prepare` compiles every one once '
+          '(about 150 s on two cores)', file=stream or sys.stderr)
+
+
 #: the package's version
 VERSION = package_version()
 #: the folder the kernels of this process are cached in ('' : numba's default)
 KERNEL_CACHE = install(VERSION)
+hint_once(KERNEL_CACHE)
