@@ -28,8 +28,9 @@ def test_the_site_and_its_api_reference_build_with_warnings_as_errors(tmp_path):
                           text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     reference = (tmp_path / 'site' / 'reference' / 'index.html').read_text()
-    for name in ('inverse_dynamics', 'Simulator', 'ComputedTorque', 'RobotView'):
-        assert 'id="liemb_ros.' in reference and name in reference, name
+    for name in ('core.dynamics.inverse_dynamics', 'sim.simulator.Simulator',
+                 'control.laws.ComputedTorque', 'view.scene.RobotView'):
+        assert f'id="liemb_ros.{name}"' in reference, name
 
 
 PAGES = [os.path.join(REPO, 'README.md')] + sorted(
