@@ -24,33 +24,51 @@ def arm():
     return lm.load_urdf(f'{URDF_DIR}/liemb_arm7.urdf')
 
 
-def test_dls_is_the_closed_form_and_lies_in_the_row_space(rng):
-    J = rng.normal(size=(5, 6, 7))
-    V = rng.normal(size=(5, 6))
-    lam = np.array([0.0, 1e-3, 0.1, 0.5, 2.0])
-    qd = sv.dls(J, V, lam)
-    for k in range(5):
-        A = J[k] @ J[k].T + lam[k] ** 2 * np.eye(6)
-        np.testing.assert_allclose(qd[k], J[k].T @ np.linalg.solve(A, V[k]), atol=1e-12)
-        # no null-space motion: the projector I - J⁺J annihilates it
-        N = np.eye(7) - np.linalg.pinv(J[k]) @ J[k]
-        np.testing.assert_allclose(N @ qd[k], 0, atol=1e-12)
-    np.testing.assert_allclose(np.einsum('bij,bj->bi', J[:1], qd[:1]), V[:1], atol=1e-12)
-    # rank-deficient, undamped: the minimum-norm least-squares solution
-    Js = J[0].copy()
+def _lam(sigma_min, damping_max, threshold):
+    """Chiaverini's smooth damping, written out: λ² = λ_max² (1 - (σ_min/σ_0)²) below σ_0."""
+    if threshold <= 0 or sigma_min >= threshold:
+        return 0.0
+    return damping_max * np.sqrt(1.0 - (sigma_min / threshold) ** 2)
+
+
+def test_compiled_dls_is_the_closed_form_and_lies_in_the_row_space(rng):
+    """The compiled step (the law the node runs): ``Jᵀ(JJᵀ + λ²I)⁻¹V`` with the damping of
+    its smallest singular value, no null-space motion; undamped and rank-deficient, the
+    minimum-norm least-squares solution (numpy's pinv)."""
+    for k, (damping, threshold) in enumerate(((0.0, 0.0), (0.05, 0.02), (0.5, 10.0),
+                                              (2.0, 10.0))):
+        J = rng.normal(size=(6, 7))
+        V = rng.normal(size=6)
+        direction, _, magnitude = _step(J, V, damping, threshold)
+        qd = magnitude * direction
+        lam = _lam(np.linalg.svd(J, compute_uv=False)[-1], damping, threshold)
+        assert (lam > 0) == (k >= 2), lam          # the last two are damped
+        np.testing.assert_allclose(qd, _closed_form(J, V, lam), atol=1e-12)
+        N = np.eye(7) - np.linalg.pinv(J) @ J       # the null-space projector annihilates it
+        np.testing.assert_allclose(N @ qd, 0, atol=1e-12)
+    np.testing.assert_allclose(J @ _closed_form(J, V, 0.0), V, atol=1e-12)
+    Js = J.copy()
     Js[5] = Js[4]
-    np.testing.assert_allclose(sv.dls(Js, V[0], 0.0), np.linalg.pinv(Js) @ V[0], atol=1e-10)
+    direction, kappa, magnitude = _step(Js, V, 0.0, 0.0)
+    assert kappa > 1e12                          # singular to rounding
+    np.testing.assert_allclose(magnitude * direction, np.linalg.pinv(Js) @ V, atol=1e-10)
 
 
-def test_damping_and_singularity_scale_thresholds():
-    np.testing.assert_allclose(sv.damping([0.0, 0.01, 0.02, 1.0], 0.05, 0.02),
-                               [0.05, 0.05 * np.sqrt(0.75), 0.0, 0.0])
-    k = np.array([10.0, 17.0, 23.5, 30.0, 50.0])
-    np.testing.assert_allclose(sv.singularity_scale(k, True, 17.0, 30.0),
-                               [1.0, 1.0, 0.5, 0.0, 0.0])
-    assert sv.singularity_scale(30.0 - 0.04 * 13.0, True, 17.0, 30.0) == 0.0   # halts
-    np.testing.assert_allclose(sv.singularity_scale(k, False, 17.0, 30.0), 1.0)
-    assert sv.condition_number([2.0, 0.0]) == np.inf
+def test_compiled_damping_and_the_singularity_scale_thresholds():
+    """λ read back from the compiled step on a Jacobian of known smallest singular value σ
+    (the solution along its direction is σ/(σ² + λ²)); the singularity scale's ramp."""
+    for sigma, expected in ((1e-3, 0.05 * np.sqrt(1 - 0.05 ** 2)), (0.01, 0.05 * np.sqrt(0.75)),
+                            (0.02, 0.0), (1.0, 0.0)):
+        J = np.hstack([np.eye(6), np.zeros((6, 1))])
+        J[5, 5] = sigma
+        direction, _, magnitude = _step(J, np.eye(6)[5], 0.05, 0.02)
+        lam2 = sigma / (magnitude * direction[5]) - sigma ** 2
+        assert np.sqrt(max(lam2, 0.0)) == pytest.approx(expected, abs=1e-9), sigma
+    for k, scale in ((10.0, 1.0), (17.0, 1.0), (23.5, 0.5), (30.0, 0.0), (50.0, 0.0),
+                     (30.0 - 0.04 * 13.0, 0.0)):                   # the last: halts
+        assert sv.singularity_scale(k, True, 17.0, 30.0) == pytest.approx(scale), k
+        assert sv.singularity_scale(k, False, 17.0, 30.0) == 1.0   # moving away: never slowed
+    assert sv._condition(np.array([[2.0, 0.0], [0.0, 0.0]])) == np.inf
 
 
 def _achieved(model, q, qd, link, rep, h=1e-6):
@@ -160,9 +178,14 @@ def test_joint_limit_stops_at_the_margin(arm):
     assert out.status == sv.Status.HALT_FOR_JOINT_LIMIT
     assert q[3] == pytest.approx(arm.lower[3] + 0.1, abs=2e-3)
     assert np.abs(out.velocities).max() < 1e-6
-    lo, hi = sv.joint_limit_bounds(np.array([0.0]), np.array([-1.0]), np.array([1.0]), 0.1,
-                                   np.array([2.0]), 0.01)
-    assert hi[0] == pytest.approx(min(np.sqrt(2 * 2.0 * 0.9), 90.0)) and lo[0] == -hi[0]
+    # the compiled stage alone, one joint moving fast toward either limit: no faster than it
+    # can stop 0.1 before it at 2 rad/s², sqrt(2 a d) with d = 0.9, nor than d/dt = 90
+    for sign in (1.0, -1.0):
+        qd, filtered = np.empty(1), np.array([10.0 * sign])
+        sv._limits(np.array([0.0]), np.array([sign]), 10.0, filtered.copy(), filtered,
+                   np.array([100.0]), np.array([2.0]), np.array([-1.0]), np.array([1.0]),
+                   0.1, 0.01, 1.0, qd)
+        assert qd[0] == pytest.approx(sign * min(np.sqrt(2 * 2.0 * 0.9), 90.0))
 
 
 def test_stale_command_decelerates_to_rest(arm):
@@ -185,7 +208,8 @@ def test_stale_command_decelerates_to_rest(arm):
 def test_velocity_limits_keep_the_direction_and_positions_integrate(arm):
     servo = sv.Servo(arm, 'tool0', velocity_limits=0.2, acceleration_limits=1e6)
     out = servo.twist_step(Q_BENT, [0, 0, 0, 2.0, 0, 0], representation='hybrid')
-    free = sv.dls(lm.jacobian(arm, Q_BENT, 'tool0', 'hybrid'), np.r_[0, 0, 0, 2.0, 0, 0], 0.0)
+    free = _closed_form(lm.jacobian(arm, Q_BENT, 'tool0', 'hybrid'), np.r_[0, 0, 0, 2.0, 0, 0],
+                        0.0)
     assert np.abs(out.velocities).max() == pytest.approx(0.2)
     np.testing.assert_allclose(out.velocities, free * 0.2 / np.abs(free).max(), atol=1e-12)
     np.testing.assert_allclose(out.positions, Q_BENT + out.velocities * servo.period)
@@ -309,7 +333,7 @@ def test_compiled_dls_at_extreme_magnitudes_is_finite_and_the_closed_form(rng, a
                 qd, kappa, magnitude = _step(c * J0, V, damping, threshold)
                 s = np.linalg.svd(J0, compute_uv=False)
                 assert kappa == pytest.approx(s[0] / s[-1], rel=1e-9)
-                lam = sv.damping(c * s[-1], damping, threshold) if threshold > 0 else 0.0
+                lam = _lam(c * s[-1], damping, threshold)
                 ref = _closed_form(J0, V / np.abs(V).max(), float(lam) / c)
                 expected = np.log(np.abs(V).max()) - np.log(c) + np.log(np.abs(ref).max())
                 if expected < np.log(1e-300):   # the solution underflows: no direction

@@ -14,13 +14,13 @@ stages below give finite outputs for any finite input all the same (a twist of 1
 exactly singular or a zero Jacobian): the damped least squares works on scaled copies and
 returns a direction and a magnitude, which the velocity limits bound.
 
-One step, in this order (each stage is a function of this module, batched where natural):
+One step, in this order (stages 2 and 4-7 are compiled: ``_dls_step``, ``_limits``):
 
 1. the Jacobian of the controlled link in the command's frame (:meth:`Servo.jacobian`),
    rows selected by the per-axis ``mask`` (angular first, as every twist here);
-2. damped least squares :func:`dls` ``q̇ = Jᵀ(JJᵀ + λ²I)⁻¹V``, by the SVD of J, with the
-   variable damping of :func:`damping` (zero while the smallest singular value stays above
-   ``damping_threshold``, growing to ``damping`` at a singularity);
+2. damped least squares ``q̇ = Jᵀ(JJᵀ + λ²I)⁻¹V``, by the SVD of J, with a variable damping
+   (zero while the smallest singular value stays above ``damping_threshold``, growing to
+   ``damping`` at a singularity);
 3. singularity-aware scaling :func:`singularity_scale`: while the command moves toward a
    larger condition number (predicted one small step ahead), the speed falls linearly from
    1 at ``singularity_thresholds[0]`` to 0 at ``[1]`` (named statuses
@@ -29,9 +29,9 @@ One step, in this order (each stage is a function of this module, batched where 
 4. joint velocity limits (a uniform scale, so the direction of the motion is kept);
 5. optional low-pass smoothing (first order, time constant ``smoothing``);
 6. joint acceleration limits (the change of q̇ scaled uniformly: ramp-up and smooth stops);
-7. joint position limits :func:`joint_limit_bounds`: each joint may move toward its limit
-   no faster than it can stop, at its acceleration limit, ``margin`` before the limit
-   (``decelerate_for_joint_limit`` / ``halt_for_joint_limit``); a uniform scale again.
+7. joint position limits: each joint may move toward its limit no faster than it can stop,
+   at its acceleration limit, ``margin`` before the limit (``decelerate_for_joint_limit`` /
+   ``halt_for_joint_limit``); a uniform scale again.
 
 A stale or missing command is :meth:`Servo.stop_step` (target zero: the acceleration limits
 bring the arm to rest, status ``stale_command``).
@@ -98,84 +98,19 @@ TWIST_AXES = ('wx', 'wy', 'wz', 'vx', 'vy', 'vz')
 ServoOutput = namedtuple('ServoOutput', 'velocities positions status condition scale')
 
 
-def damping(sigma_min, damping_max, threshold):
-    """
-    Variable damping λ of damped least squares, batched over ``sigma_min``.
-
-    ``λ² = damping_max² (1 - (σ_min/threshold)²)`` for ``σ_min < threshold``, else 0
-    (Chiaverini's smooth damping: exact pseudo-inverse away from singularities).
-    """
-    s = np.asarray(sigma_min, dtype=float)
-    ratio = np.minimum(s / threshold, 1.0) if threshold > 0 else np.ones_like(s)
-    return damping_max * np.sqrt(1.0 - ratio * ratio)
-
-
-def dls(J, V, lam):
-    """
-    Damped least-squares solution ``q̇ = Jᵀ(JJᵀ + λ²I)⁻¹V``, batched: J (..., k, n), V (..., k).
-
-    Computed by the SVD ``J = U S Wᵀ``: ``q̇ = W diag(σ/(σ² + λ²)) Uᵀ V`` (rank-deficient
-    J and λ = 0 give the minimum-norm least-squares solution: σ below 1e-12 σ_max count
-    as zero).  ``lam`` scalar or (...,).
-    """
-    U, s, Wt = np.linalg.svd(J, full_matrices=False)
-    return _dls_svd(U, s, Wt, V, lam)
-
-
-def _dls_svd(U, s, Wt, V, lam):
-    lam2 = np.asarray(lam, dtype=float)[..., None] ** 2
-    # singular values below 1e-12 sigma_max are rank deficiency (as numpy's pinv cuts them)
-    keep = s > 1e-12 * s[..., :1]
-    gain = np.divide(s, s * s + lam2, out=np.zeros_like(s), where=keep)
-    c = gain * np.einsum('...ki,...k->...i', U, V)
-    return np.einsum('...ij,...i->...j', Wt, c)
-
-
-def condition_number(s):
-    """Return ``σ_max/σ_min`` of singular values ``s`` (..., k) sorted descending (inf at 0)."""
-    s = np.asarray(s, dtype=float)
-    with np.errstate(divide='ignore', invalid='ignore'):
-        k = s[..., 0] / s[..., -1]
-    return np.where(s[..., -1] > 0, k, np.inf)
-
-
 def singularity_scale(kappa, approaching, lower, upper):
     """
-    Speed scale near a singularity, batched: 1 below ``lower``, 0 from ``upper`` on.
+    Return the speed scale near a singularity: 1 below ``lower``, 0 from ``upper`` on.
 
     Linear in the condition number ``kappa`` between the two thresholds, and only while
     the command is ``approaching`` (moving toward a larger condition number); 1 otherwise.
     A linear slow-down alone would only approach ``upper`` asymptotically: below
     :data:`HALT_FRACTION` the scale is 0 (the acceleration limits smooth that last step).
     """
-    kappa = np.asarray(kappa, dtype=float)
-    ramp = np.clip((upper - kappa) / (upper - lower), 0.0, 1.0)
-    ramp = np.where(ramp < HALT_FRACTION, 0.0, ramp)
-    return np.where(np.asarray(approaching, dtype=bool), ramp, 1.0)
-
-
-def joint_limit_bounds(q, lower, upper, margin, acceleration, period):
-    """
-    Velocity bounds ``(lo, hi)`` (nq,) that stop each joint ``margin`` before its limits.
-
-    Toward a limit a joint may move no faster than ``sqrt(2 a d)`` (it can still stop at
-    acceleration ``a`` within the distance ``d`` to limit - margin) and than ``d/period``
-    (one step does not cross it); past that point only away from the limit.  Infinite
-    limits (continuous joints) bound nothing.
-    """
-    d_up = np.maximum(upper - margin - q, 0.0)
-    d_lo = np.maximum(q - (lower + margin), 0.0)
-    with np.errstate(invalid='ignore'):
-        hi = np.minimum(np.sqrt(2.0 * acceleration * d_up), d_up / period)
-        lo = -np.minimum(np.sqrt(2.0 * acceleration * d_lo), d_lo / period)
-    return np.where(np.isfinite(lower), lo, -np.inf), np.where(np.isfinite(upper), hi, np.inf)
-
-
-def uniform_scale(qd, lo, hi):
-    """Return the largest ``s`` in [0, 1] with ``lo <= s qd <= hi`` (lo <= 0 <= hi)."""
-    with np.errstate(divide='ignore', invalid='ignore'):
-        r = np.where(qd > 0, hi / qd, np.where(qd < 0, lo / qd, np.inf))
-    return float(min(1.0, max(0.0, np.min(r, initial=np.inf))))
+    if not approaching:
+        return 1.0
+    ramp = min(max((upper - kappa) / (upper - lower), 0.0), 1.0)
+    return 0.0 if ramp < HALT_FRACTION else ramp
 
 
 @njit(cache=True)
@@ -194,11 +129,13 @@ def _largest(x):
 @njit(cache=True)
 def _dls_step(J, V, damping_max, threshold, qd):
     """
-    Damped least squares (:func:`dls`, :func:`damping`) as a direction and a magnitude.
+    Damped least squares as a direction and a magnitude.
 
     Writes the direction of ``q̇ = Jᵀ(JJᵀ + λ²I)⁻¹V`` into ``qd`` (largest component ±1, or
     all zero when the magnitude is 0) and returns ``(κ(J), magnitude)``: the solution is
-    ``magnitude * qd``.  The
+    ``magnitude * qd``.  The damping is Chiaverini's smooth one: ``λ² = damping_max² (1 -
+    (σ_min/threshold)²)`` for ``σ_min < threshold``, else 0 (the exact pseudo-inverse away
+    from singularities).  The
     SVD is of J over its largest entry, V is scaled by its largest entry, and the gains
     ``σ/(σ² + λ²)`` are formed relative to ``D = max(largest entry of J, λ)``, each at most
     1e12 (σ below 1e-12 σ_max count as zero): finite input of any magnitude gives finite
@@ -255,10 +192,11 @@ def _limits(q, target, magnitude, prev, filtered, vlim, alim, lower, upper, marg
 
     The target is ``magnitude * target`` (``magnitude`` may be inf: a target beyond every
     velocity limit).  Velocity-limit scale of the target, low-pass (``gain`` = 1: off),
-    acceleration-limited change from ``prev``, joint-limit scale (:func:`joint_limit_bounds`,
-    :func:`uniform_scale`).  Finite ``q``, ``prev``, ``filtered`` and limits give a finite
-    ``qd`` whatever the target's magnitude.  Returns ``(velocity scale, joint-limit
-    scale)``.
+    acceleration-limited change from ``prev``, joint-limit scale (toward a limit a joint
+    moves no faster than ``sqrt(2 a d)``, which stops it within the distance ``d`` to its
+    limit less ``margin``, and than ``d / dt``; all joints scaled alike).  Finite ``q``,
+    ``prev``, ``filtered`` and limits give a finite ``qd`` whatever the target's magnitude.
+    Returns ``(velocity scale, joint-limit scale)``.
     """
     n = q.shape[0]
     speed = magnitude            # the largest magnitude within every velocity limit
@@ -463,8 +401,7 @@ class Servo:
             # one small step ahead (1 mrad for the fastest joint): toward a singularity?
             q1 = q + 1e-3 * target
             kappa1 = _condition(self.jacobian(q1, representation, frame)[self.mask])
-            scale = 1.0 if kappa1 <= kappa else min(max((hi - kappa) / (hi - lo), 0.0), 1.0)
-            scale = 0.0 if scale < HALT_FRACTION else scale   # singularity_scale, scalar
+            scale = singularity_scale(kappa, kappa1 > kappa, lo, hi)
             if scale < 1.0:
                 status = (Status.HALT_FOR_SINGULARITY if scale == 0.0 else
                           Status.DECELERATE_FOR_SINGULARITY)
