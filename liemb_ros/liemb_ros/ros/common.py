@@ -233,6 +233,20 @@ def topic_token(name):
     return token
 
 
+def robot_parameter_table():
+    """Return the parameters every node declares for its robot (:class:`RobotSource`)."""
+    S, B = ParameterType.PARAMETER_STRING, ParameterType.PARAMETER_BOOL
+    ro = {'read_only': True}
+    return (
+        ('robot_description', '', 'URDF XML of the robot (empty: urdf_path, else the '
+         'robot_description topic)', S, ro),
+        ('urdf_path', '', 'URDF or xacro file, or a shipped robot name; used when '
+         'robot_description is empty', S, ro),
+        ('xacro_args', '', "xacro arguments for a .xacro urdf_path: 'name:=value ...'",
+         S, ro),
+        ('floating_base', False, 'treat the root link as a floating SE(3) base', B, ro))
+
+
 class RobotSource:
     """
     The robot of a node: parameter, file or topic; calls ``on_robot(model, xml, where)``.
@@ -252,16 +266,7 @@ class RobotSource:
         self.waiting = False
         self.error = None
         self._text = None
-        S, B = ParameterType.PARAMETER_STRING, ParameterType.PARAMETER_BOOL
-        ro = {'read_only': True}
-        declare(node, (
-            ('robot_description', '', 'URDF XML of the robot (empty: urdf_path, else the '
-             'robot_description topic)', S, ro),
-            ('urdf_path', '', 'URDF or xacro file, or a shipped robot name; used when '
-             'robot_description is empty', S, ro),
-            ('xacro_args', '', "xacro arguments for a .xacro urdf_path: 'name:=value ...'",
-             S, ro),
-            ('floating_base', False, 'treat the root link as a floating SE(3) base', B, ro)))
+        declare(node, robot_parameter_table())
 
     def _p(self, name):
         return self.node.get_parameter(name).value

@@ -156,6 +156,94 @@ RENAMED = {'computed_torque.kp': 'kp', 'computed_torque.kd': 'kd',
 PAYLOAD = ('payload.link', 'payload.mass', 'payload.com', 'payload.inertia')
 
 
+def parameter_table():
+    """Return the ``(name, default, description, type, extra)`` of every parameter."""
+    S, SA = ParameterType.PARAMETER_STRING, ParameterType.PARAMETER_STRING_ARRAY
+    D, B = ParameterType.PARAMETER_DOUBLE, ParameterType.PARAMETER_BOOL
+    DA = ParameterType.PARAMETER_DOUBLE_ARRAY
+    return (
+        ('mode', 'gravity_compensation', f"torques to publish: {' | '.join(MODES)}", S,
+         {}),
+        ('representation', 'hybrid', 'twist representation: body | spatial | hybrid | '
+         'mixed', S, {}),
+        ('twist_links', [], 'links whose twists are published (empty: the leaf links)',
+         SA, {}),
+        ('wrench_joints', [], 'joints whose transmitted wrenches are published', SA, {}),
+        ('command_joints', [], 'joint order of ~/effort_command (empty: model order)', SA,
+         {}),
+        ('computed_torque.kp', [400.0], 'computed_torque position gains K_p [1/s^2]: '
+         'one value or one per joint', DA, {}),
+        ('computed_torque.kd', [40.0], 'computed_torque velocity gains K_d [1/s]: one '
+         'value or one per joint', DA, {}),
+        ('computed_torque.friction_compensation', True, 'computed_torque: add the URDF '
+         'Coulomb friction F tanh(qd_r / 0.003) as a feed-forward (qd_r = qd_desired + '
+         'kp/kd e)', B, {}),
+        ('computed_torque.goal_tolerance', [0.01], 'computed_torque: a '
+         '~/follow_joint_trajectory goal succeeds once each joint is this close to its '
+         'last point (rad or m; one value or one per joint) where the goal gives no '
+         'goal_tolerance (JointTolerance position 0)', DA, {}),
+        ('computed_torque.stopped_velocity_tolerance', 0.01, 'computed_torque: ... and '
+         'this slow (rad/s or m/s; JointTolerance velocity 0)', D, dict(lo=0.0, hi=1e3)),
+        ('computed_torque.goal_time', 1.0, 'computed_torque: a goal whose joints are not '
+         'within their goal tolerances this long after its end (s; where the goal gives '
+         'no goal_time_tolerance) aborts with GOAL_TOLERANCE_VIOLATED', D,
+         dict(lo=0.0, hi=3600.0)),
+        ('computed_torque.trajectory_file', '', 'a joint trajectory (YAML: joint_names, '
+         'points) tracked once the state is known, as if sent on ~/joint_trajectory; a '
+         "file name in config/ or a path ('': none)", S, dict(read_only=True)),
+        ('computed_torque.repeat', False, 'start the trajectory file again 1 s after it '
+         'ends', B, {}),
+        ('impedance.link', '', "cartesian_impedance: the controlled link ('': the last "
+         'leaf link)', S, {}),
+        ('impedance.representation', 'hybrid', 'rows of the impedance gains: body (about '
+         '/ along the link axes) | hybrid (world axes, at the link origin)', S, {}),
+        ('impedance.stiffness', [5.0, 5.0, 5.0, 1000.0, 1000.0, 1000.0], 'stiffness: '
+         'angular [N m/rad] x3 then linear [N/m] x3 (or one value)', DA, {}),
+        ('impedance.damping', [0.1, 0.1, 0.1, 60.0, 60.0, 60.0], 'damping: angular '
+         '[N m s/rad] x3 then linear [N s/m] x3 (or one value)', DA, {}),
+        ('impedance.null_stiffness', 0.0, 'null-space stiffness towards the posture where '
+         'the mode started [N m/rad] (0: none)', D, dict(lo=0.0, hi=1e4)),
+        ('impedance.null_damping', 0.0, 'null-space joint damping [N m s/rad]', D,
+         dict(lo=0.0, hi=1e3)),
+        ('impedance.friction_compensation', False, 'cartesian_impedance: add the URDF '
+         'Coulomb friction F tanh(qd_r / 0.003) along qd_r = J+ D^-1 K e (the spring '
+         'pull); shifts the static stiffness by up to the friction torque', B, {}),
+        ('payload.link', '', "link carrying a payload ('': none)", S, {}),
+        ('payload.mass', 0.0, 'payload mass [kg]', D, dict(lo=0.0, hi=1e4)),
+        ('payload.com', [], 'payload centre of mass in the link frame [m] (empty: the '
+         'link origin)', DA, {}),
+        ('payload.inertia', [], 'payload inertia about its centre of mass in link axes: '
+         'ixx ixy ixz iyy iyz izz [kg m^2] (empty: a point mass)', DA, {}),
+        ('gravity', [], 'gravity in the world frame [m/s^2] (empty: the model, 0 0 -9.81)',
+         DA, {}),
+        ('armature', [], 'rotor inertia reflected to each joint [kg m^2 or kg]: one value '
+         'or one per joint (empty: none); computed_torque and inverse_dynamics use '
+         'M + diag(armature), as the simulation node does with its armature', DA, {}),
+        ('clamp_effort', True, 'limit ~/effort_command to the URDF <limit effort> of each '
+         'joint (~/joint_torques stays the computed torque)', B, {}),
+        ('publish_rate', 0.0, 'outputs per second; 0 publishes on every joint_states '
+         'message', D, dict(lo=0.0, hi=5000.0)),
+        ('controller_state_rate', 100.0, 'computed_torque: ~/controller_state messages '
+         '(control_msgs/JointTrajectoryControllerState) per second at most, of the latest '
+         'state; 0: none', D, dict(lo=0.0, hi=5000.0)),
+        ('secondary_rate', 100.0, 'twists and wrenches per second at most, of the latest '
+         'state (computed only then); 0: with every torque', D, dict(lo=0.0, hi=5000.0)),
+        ('state_timeout', 0.5, 'seconds without joint_states after which the node stops '
+         'commanding (0: never)', D, dict(lo=0.0, hi=3600.0)),
+        ('world_frame', 'world', 'frame of world-resolved quantities and markers', S, {}),
+        ('markers', True, 'publish RViz arrows for twists and wrenches', B, {}),
+        ('marker_rate', 30.0, 'marker messages per second at most (RViz needs no more; '
+         'they cost time)', D, dict(lo=0.1, hi=1000.0)),
+        ('marker_scale', 0.2, 'arrow length per unit of velocity (m per m/s, m per '
+         'rad/s) and per 10 N', D, dict(lo=0.0, hi=100.0)),
+        ('realtime_priority', 0, 'SCHED_FIFO priority (1-99) of the node threads (its '
+         'loop and the middleware ones) once the kernels are ready, as ros2_control '
+         'gives its loop; needs the right (rtprio limit or CAP_SYS_NICE), else a '
+         'warning; 0: normal', ParameterType.PARAMETER_INTEGER, dict(read_only=True)),
+        ('diagnostics_period', 1.0, 'seconds between /diagnostics messages', D,
+         dict(lo=0.05, hi=60.0)))
+
+
 class DynamicsNode(DynamicsOutput, Node):
     """Thin ROS adapter over :class:`liemb_ros.control.engine.DynamicsEngine`."""
 
@@ -163,91 +251,8 @@ class DynamicsNode(DynamicsOutput, Node):
 
     def __init__(self, **kwargs):
         super().__init__(self.NAME, **kwargs)
-        S, SA = ParameterType.PARAMETER_STRING, ParameterType.PARAMETER_STRING_ARRAY
-        D, B = ParameterType.PARAMETER_DOUBLE, ParameterType.PARAMETER_BOOL
-        DA = ParameterType.PARAMETER_DOUBLE_ARRAY
         self.source = RobotSource(self, self._on_robot)
-        declare(self, (
-            ('mode', 'gravity_compensation', f"torques to publish: {' | '.join(MODES)}", S,
-             {}),
-            ('representation', 'hybrid', 'twist representation: body | spatial | hybrid | '
-             'mixed', S, {}),
-            ('twist_links', [], 'links whose twists are published (empty: the leaf links)',
-             SA, {}),
-            ('wrench_joints', [], 'joints whose transmitted wrenches are published', SA, {}),
-            ('command_joints', [], 'joint order of ~/effort_command (empty: model order)', SA,
-             {}),
-            ('computed_torque.kp', [400.0], 'computed_torque position gains K_p [1/s^2]: '
-             'one value or one per joint', DA, {}),
-            ('computed_torque.kd', [40.0], 'computed_torque velocity gains K_d [1/s]: one '
-             'value or one per joint', DA, {}),
-            ('computed_torque.friction_compensation', True, 'computed_torque: add the URDF '
-             'Coulomb friction F tanh(qd_r / 0.003) as a feed-forward (qd_r = qd_desired + '
-             'kp/kd e)', B, {}),
-            ('computed_torque.goal_tolerance', [0.01], 'computed_torque: a '
-             '~/follow_joint_trajectory goal succeeds once each joint is this close to its '
-             'last point (rad or m; one value or one per joint) where the goal gives no '
-             'goal_tolerance (JointTolerance position 0)', DA, {}),
-            ('computed_torque.stopped_velocity_tolerance', 0.01, 'computed_torque: ... and '
-             'this slow (rad/s or m/s; JointTolerance velocity 0)', D, dict(lo=0.0, hi=1e3)),
-            ('computed_torque.goal_time', 1.0, 'computed_torque: a goal whose joints are not '
-             'within their goal tolerances this long after its end (s; where the goal gives '
-             'no goal_time_tolerance) aborts with GOAL_TOLERANCE_VIOLATED', D,
-             dict(lo=0.0, hi=3600.0)),
-            ('computed_torque.trajectory_file', '', 'a joint trajectory (YAML: joint_names, '
-             'points) tracked once the state is known, as if sent on ~/joint_trajectory; a '
-             "file name in config/ or a path ('': none)", S, dict(read_only=True)),
-            ('computed_torque.repeat', False, 'start the trajectory file again 1 s after it '
-             'ends', B, {}),
-            ('impedance.link', '', "cartesian_impedance: the controlled link ('': the last "
-             'leaf link)', S, {}),
-            ('impedance.representation', 'hybrid', 'rows of the impedance gains: body (about '
-             '/ along the link axes) | hybrid (world axes, at the link origin)', S, {}),
-            ('impedance.stiffness', [5.0, 5.0, 5.0, 1000.0, 1000.0, 1000.0], 'stiffness: '
-             'angular [N m/rad] x3 then linear [N/m] x3 (or one value)', DA, {}),
-            ('impedance.damping', [0.1, 0.1, 0.1, 60.0, 60.0, 60.0], 'damping: angular '
-             '[N m s/rad] x3 then linear [N s/m] x3 (or one value)', DA, {}),
-            ('impedance.null_stiffness', 0.0, 'null-space stiffness towards the posture where '
-             'the mode started [N m/rad] (0: none)', D, dict(lo=0.0, hi=1e4)),
-            ('impedance.null_damping', 0.0, 'null-space joint damping [N m s/rad]', D,
-             dict(lo=0.0, hi=1e3)),
-            ('impedance.friction_compensation', False, 'cartesian_impedance: add the URDF '
-             'Coulomb friction F tanh(qd_r / 0.003) along qd_r = J+ D^-1 K e (the spring '
-             'pull); shifts the static stiffness by up to the friction torque', B, {}),
-            ('payload.link', '', "link carrying a payload ('': none)", S, {}),
-            ('payload.mass', 0.0, 'payload mass [kg]', D, dict(lo=0.0, hi=1e4)),
-            ('payload.com', [], 'payload centre of mass in the link frame [m] (empty: the '
-             'link origin)', DA, {}),
-            ('payload.inertia', [], 'payload inertia about its centre of mass in link axes: '
-             'ixx ixy ixz iyy iyz izz [kg m^2] (empty: a point mass)', DA, {}),
-            ('gravity', [], 'gravity in the world frame [m/s^2] (empty: the model, 0 0 -9.81)',
-             DA, {}),
-            ('armature', [], 'rotor inertia reflected to each joint [kg m^2 or kg]: one value '
-             'or one per joint (empty: none); computed_torque and inverse_dynamics use '
-             'M + diag(armature), as the simulation node does with its armature', DA, {}),
-            ('clamp_effort', True, 'limit ~/effort_command to the URDF <limit effort> of each '
-             'joint (~/joint_torques stays the computed torque)', B, {}),
-            ('publish_rate', 0.0, 'outputs per second; 0 publishes on every joint_states '
-             'message', D, dict(lo=0.0, hi=5000.0)),
-            ('controller_state_rate', 100.0, 'computed_torque: ~/controller_state messages '
-             '(control_msgs/JointTrajectoryControllerState) per second at most, of the latest '
-             'state; 0: none', D, dict(lo=0.0, hi=5000.0)),
-            ('secondary_rate', 100.0, 'twists and wrenches per second at most, of the latest '
-             'state (computed only then); 0: with every torque', D, dict(lo=0.0, hi=5000.0)),
-            ('state_timeout', 0.5, 'seconds without joint_states after which the node stops '
-             'commanding (0: never)', D, dict(lo=0.0, hi=3600.0)),
-            ('world_frame', 'world', 'frame of world-resolved quantities and markers', S, {}),
-            ('markers', True, 'publish RViz arrows for twists and wrenches', B, {}),
-            ('marker_rate', 30.0, 'marker messages per second at most (RViz needs no more; '
-             'they cost time)', D, dict(lo=0.1, hi=1000.0)),
-            ('marker_scale', 0.2, 'arrow length per unit of velocity (m per m/s, m per '
-             'rad/s) and per 10 N', D, dict(lo=0.0, hi=100.0)),
-            ('realtime_priority', 0, 'SCHED_FIFO priority (1-99) of the node threads (its '
-             'loop and the middleware ones) once the kernels are ready, as ros2_control '
-             'gives its loop; needs the right (rtprio limit or CAP_SYS_NICE), else a '
-             'warning; 0: normal', ParameterType.PARAMETER_INTEGER, dict(read_only=True)),
-            ('diagnostics_period', 1.0, 'seconds between /diagnostics messages', D,
-             dict(lo=0.05, hi=60.0))))
+        declare(self, parameter_table())
         self.engine = None
         self._candidate = self._preparing = self._odom_sub = None
         self._pending_desired = None

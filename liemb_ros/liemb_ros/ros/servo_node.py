@@ -95,6 +95,58 @@ OTHER = ('command_timeout', 'state_timeout', 'trajectory_lookahead', 'outputs',
          'command_joints')
 
 
+def parameter_table():
+    """Return the ``(name, default, description, type, extra)`` of every parameter."""
+    S, SA = ParameterType.PARAMETER_STRING, ParameterType.PARAMETER_STRING_ARRAY
+    D, DA = ParameterType.PARAMETER_DOUBLE, ParameterType.PARAMETER_DOUBLE_ARRAY
+    BA = ParameterType.PARAMETER_BOOL_ARRAY
+    ro = {'read_only': True}
+    return (
+        # frames
+        ('link', '', 'controlled link (empty: the first leaf link, e.g. a tool frame)', S, {}),
+        ('base_frame', '', "the 'world' of spatial / hybrid / mixed commands: a link fixed "
+         'to the root (empty: the root link)', S, {}),
+        ('world_frame', 'world', 'name of the world frame in commands (the root link)', S,
+         ro),
+        ('mask', [], 'commanded axes (wx, wy, wz, vx, vy, vz) as 6 booleans; empty: all',
+         BA, {}),
+        # loop and outputs
+        ('publish_rate', 500.0, 'servo steps and joint commands per second', D,
+         dict(ro, lo=1.0, hi=1000.0)),
+        ('outputs', ['velocity'], 'joint commands to publish: velocity | position | '
+         'trajectory', SA, {}),
+        ('command_joints', [], 'joint order of the command arrays and the trajectory '
+         '(empty: model order)', SA, {}),
+        ('trajectory_lookahead', 0.05, 'time_from_start [s] of the trajectory point', D,
+         dict(lo=1e-3, hi=10.0)),
+        ('command_timeout', 0.2, 'seconds after which a command is stale (smooth stop)',
+         D, dict(lo=1e-3, hi=3600.0)),
+        ('state_timeout', 0.5, 'seconds without joint_states after which the node stops '
+         'commanding (0: never)', D, dict(lo=0.0, hi=3600.0)),
+        # damped least squares and singularities
+        ('damping', 0.05, 'largest damping of damped least squares', D,
+         dict(lo=0.0, hi=10.0)),
+        ('damping_threshold', 0.02, 'smallest singular value of the Jacobian below which '
+         'the damping acts', D, dict(lo=0.0, hi=10.0)),
+        ('lower_singularity_threshold', 17.0, 'condition number where the speed toward a '
+         'singularity starts to fall', D, dict(lo=1.0, hi=1e6)),
+        ('hard_stop_singularity_threshold', 30.0, 'condition number where motion toward a '
+         'singularity halts', D, dict(lo=1.0, hi=1e6)),
+        # limits and smoothing
+        ('joint_limit_margin', 0.1, 'distance [rad or m] before a position limit where '
+         'joints stop', D, dict(lo=0.0, hi=10.0)),
+        ('velocity_limits', [], 'joint velocity limits (empty: the URDF; one value: '
+         'every joint)', DA, {}),
+        ('velocity_scale', 1.0, 'fraction of the velocity limits used', D,
+         dict(lo=1e-3, hi=1.0)),
+        ('acceleration_limits', [5.0], 'joint acceleration limits [rad/s^2] (one value: '
+         'every joint)', DA, {}),
+        ('smoothing_time_constant', 0.0, 'low-pass time constant [s] of the joint '
+         'velocity target (0: off)', D, dict(lo=0.0, hi=10.0)),
+        ('diagnostics_period', 1.0, 'seconds between /diagnostics messages', D,
+         dict(ro, lo=0.05, hi=60.0)))
+
+
 class ServoNode(StateTimeout, Node):
     """Thin ROS adapter over :class:`liemb_ros.control.servo.Servo`."""
 
@@ -102,55 +154,8 @@ class ServoNode(StateTimeout, Node):
 
     def __init__(self, **kwargs):
         super().__init__(self.NAME, **kwargs)
-        S, SA = ParameterType.PARAMETER_STRING, ParameterType.PARAMETER_STRING_ARRAY
-        D, DA = ParameterType.PARAMETER_DOUBLE, ParameterType.PARAMETER_DOUBLE_ARRAY
-        BA = ParameterType.PARAMETER_BOOL_ARRAY
-        ro = {'read_only': True}
         self.source = RobotSource(self, self._on_robot)
-        declare(self, (
-            # frames
-            ('link', '', 'controlled link (empty: the first leaf link, e.g. a tool frame)', S, {}),
-            ('base_frame', '', "the 'world' of spatial / hybrid / mixed commands: a link fixed "
-             'to the root (empty: the root link)', S, {}),
-            ('world_frame', 'world', 'name of the world frame in commands (the root link)', S,
-             ro),
-            ('mask', [], 'commanded axes (wx, wy, wz, vx, vy, vz) as 6 booleans; empty: all',
-             BA, {}),
-            # loop and outputs
-            ('publish_rate', 500.0, 'servo steps and joint commands per second', D,
-             dict(ro, lo=1.0, hi=1000.0)),
-            ('outputs', ['velocity'], 'joint commands to publish: velocity | position | '
-             'trajectory', SA, {}),
-            ('command_joints', [], 'joint order of the command arrays and the trajectory '
-             '(empty: model order)', SA, {}),
-            ('trajectory_lookahead', 0.05, 'time_from_start [s] of the trajectory point', D,
-             dict(lo=1e-3, hi=10.0)),
-            ('command_timeout', 0.2, 'seconds after which a command is stale (smooth stop)',
-             D, dict(lo=1e-3, hi=3600.0)),
-            ('state_timeout', 0.5, 'seconds without joint_states after which the node stops '
-             'commanding (0: never)', D, dict(lo=0.0, hi=3600.0)),
-            # damped least squares and singularities
-            ('damping', 0.05, 'largest damping of damped least squares', D,
-             dict(lo=0.0, hi=10.0)),
-            ('damping_threshold', 0.02, 'smallest singular value of the Jacobian below which '
-             'the damping acts', D, dict(lo=0.0, hi=10.0)),
-            ('lower_singularity_threshold', 17.0, 'condition number where the speed toward a '
-             'singularity starts to fall', D, dict(lo=1.0, hi=1e6)),
-            ('hard_stop_singularity_threshold', 30.0, 'condition number where motion toward a '
-             'singularity halts', D, dict(lo=1.0, hi=1e6)),
-            # limits and smoothing
-            ('joint_limit_margin', 0.1, 'distance [rad or m] before a position limit where '
-             'joints stop', D, dict(lo=0.0, hi=10.0)),
-            ('velocity_limits', [], 'joint velocity limits (empty: the URDF; one value: '
-             'every joint)', DA, {}),
-            ('velocity_scale', 1.0, 'fraction of the velocity limits used', D,
-             dict(lo=1e-3, hi=1.0)),
-            ('acceleration_limits', [5.0], 'joint acceleration limits [rad/s^2] (one value: '
-             'every joint)', DA, {}),
-            ('smoothing_time_constant', 0.0, 'low-pass time constant [s] of the joint '
-             'velocity target (0: off)', D, dict(lo=0.0, hi=10.0)),
-            ('diagnostics_period', 1.0, 'seconds between /diagnostics messages', D,
-             dict(ro, lo=0.05, hi=60.0))))
+        declare(self, parameter_table())
         self.servo = self.state = None
         self._cmd = None              # (kind, payload, steady time of arrival)
         self._refused = 0
