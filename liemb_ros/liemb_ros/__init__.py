@@ -4,7 +4,7 @@ liemb_ros: robots as joint screws on the Lie group SE(3).
 Public API (design.md): ``load_urdf``, ``load_urdf_string`` (text that is never taken for a
 path), ``Model``, ``link_pose``, ``forward_kinematics``, ``link_twist``,
 ``link_acceleration``, ``jacobian``, ``jacobian_derivative``; dynamics
-(seed 002): ``inverse_dynamics`` (form 'body' | 'spatial' | 'hybrid'), ``gravity_torques``,
+([M18d]): ``inverse_dynamics`` (form 'body' | 'spatial' | 'hybrid'), ``gravity_torques``,
 ``joint_wrenches``, ``mass_matrix``, ``mass_matrix_derivative``, ``coriolis_matrix``,
 ``forward_dynamics``; equations of motion: ``kane_eom``, ``lagrange_eom``,
 ``system_matrices``, ``inverse_dynamics_derivatives``, ``inverse_dynamics_time_derivative``,

@@ -1,13 +1,13 @@
 """
-Equations of motion in closed form: the reference statements of the paper (seed 002 §5).
+Equations of motion in closed form: the reference statements of the paper ([M18d] §5).
 
 Müller, "Screw and Lie group theory in multibody dynamics — recursive algorithms and
 equations of motion of tree-topology systems", Multibody Syst. Dyn. 42 (2018) 219–248
-("seed 002"); see docs/theory/recursions.md.
+("[M18d]"); see docs/theory/recursions.md.
 
 * :func:`kane_eom`: the Euler-Jourdain / projection (Kane) equations (78),
   ``τ = (J^b)ᵀ [M_i V̇_i - ad_{V_i}ᵀ M_i V_i - W_i^app]_i`` with the system Jacobian
-  ``J^b = A^b X^b`` and ``V̇ = J q̈ - A^b a^b V`` (seed 002 (10));
+  ``J^b = A^b X^b`` and ``V̇ = J q̈ - A^b a^b V`` ([M18d] (10));
 * :func:`lagrange_eom`: the Lagrange form (80)-(84), ``M = (J^b)ᵀ M^b J^b`` (81) and
   ``C = -(J^b)ᵀ (M^b A^b a^b + (b^b)ᵀ M^b) J^b`` (84), plus the gravity torques.  This ``C``
   satisfies ``q̇ᵀ(Ṁ - 2C) q̇ = 0`` but ``Ṁ - 2C`` is *not* skew-symmetric (see
@@ -35,7 +35,7 @@ def _ad(X):
 
 def system_matrices(model, q, qd):
     """
-    Return the stacked-system matrices of seed 002 §5 for a fixed-base model (dict of arrays).
+    Return the stacked-system matrices of [M18d] §5 for a fixed-base model (dict of arrays).
 
     ``J`` (6nb, nq) = ``A X`` body-fixed system Jacobian (112), ``A`` (6nb, 6nb), ``X``,
     ``Mb`` = blockdiag(M_i^b), ``a`` = blockdiag(θ̇_i ad_{X_i}) (9), ``b`` =
@@ -85,7 +85,7 @@ def _applied(model, poses, f_ext):
 
 def kane_eom(model, q, qd, qdd, f_ext=None):
     """
-    Joint forces by the Euler-Jourdain / Kane projection (seed 002 (78)), fixed base.
+    Joint forces by the Euler-Jourdain / Kane projection ([M18d] (78)), fixed base.
 
     ``τ = Jᵀ [M_i V̇_i - ad_{V_i}ᵀ M_i V_i - W_i^app]``, ``V = J q̇``,
     ``V̇ = J q̈ - A a V`` (10); ``W^app`` = gravity ``M_i (0, R_iᵀ g)`` + ``f_ext``.  The
@@ -103,7 +103,7 @@ def kane_eom(model, q, qd, qdd, f_ext=None):
 
 def lagrange_eom(model, q, qd):
     """
-    Lagrange form ``M q̈ + C q̇ + g = τ`` in system matrices (seed 002 (80)-(84)), fixed base.
+    Lagrange form ``M q̈ + C q̇ + g = τ`` in system matrices ([M18d] (80)-(84)), fixed base.
 
     Returns ``(M, C, g)``: ``M = Jᵀ M^b J`` (81), ``C = -Jᵀ (M^b A a + bᵀ M^b) J`` (84)
     (not the Christoffel factorisation: only ``q̇ᵀ(Ṁ - 2C)q̇ = 0`` holds) and

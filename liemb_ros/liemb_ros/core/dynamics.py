@@ -3,26 +3,26 @@ Recursive O(n) dynamics of a tree of 1-DOF screw joints: the public functions.
 
 Müller, "Screw and Lie group theory in multibody dynamics — recursive algorithms and
 equations of motion of tree-topology systems", Multibody Syst. Dyn. 42 (2018) 219–248
-("seed 002"), §4-§6; the theory is in docs/theory/recursions.md.  This module checks and
+("[M18d]"), §4-§6; the theory is in docs/theory/recursions.md.  This module checks and
 canonicalises the arguments and calls the compiled kernels of :mod:`liemb_ros.core._kernels`
 (``rnea``, ``crba``, ``aba``) through :mod:`liemb_ros.core._kernels.dispatch`.
 
 Conventions (design.md): twists ``V = (ω, v)`` angular first, wrenches ``W = (m, f)``
 moment first, power ``Wᵀ V``.  Bodies are the 1-DOF joints of the :class:`Model` in
 topological order; ``parent[i]`` is the predecessor, ``X[i]`` the body-fixed joint screw,
-``inertia[i]`` the 6x6 body-fixed spatial inertia (seed 002 eq. (40)).  Joint ``i`` moves
+``inertia[i]`` the 6x6 body-fixed spatial inertia ([M18d] eq. (40)).  Joint ``i`` moves
 by ``θ_i = q_mult[i] q[q_index[i]] + q_offset[i]``, so mimic-coupled bodies add
 ``q_mult[i] X_iᵀ W_i`` to the torque of their leader's coordinate.
 
 Inverse dynamics, three forms selected by ``form=`` (they agree to round-off):
 
-* ``'body'``    seed 002 (66)-(67): ``V_i = Ad_{C_{i,λ}} V_λ + X_i θ̇_i``,
+* ``'body'``    [M18d] (66)-(67): ``V_i = Ad_{C_{i,λ}} V_λ + X_i θ̇_i``,
   ``V̇_i = Ad_{C_{i,λ}} V̇_λ + [V_i, X_i θ̇_i] + X_i θ̈_i`` (65c),
   ``W_i = Σ_c Ad_{C_{c,i}}ᵀ W_c + M_i V̇_i - ad_{V_i}ᵀ M_i V_i - W_i^app``, ``Q_i = X_iᵀ W_i``;
-* ``'spatial'`` seed 002 (70)-(71): ``J_i = Ad_{C_i} X_i``, ``V_i = V_λ + J_i θ̇_i``,
+* ``'spatial'`` [M18d] (70)-(71): ``J_i = Ad_{C_i} X_i``, ``V_i = V_λ + J_i θ̇_i``,
   ``V̇_i = V̇_λ + J_i θ̈_i + [V_i, J_i θ̇_i]`` (69), ``M^s_i = Ad_{C_i}^-T M_i Ad_{C_i}^-1``,
   ``W_i = Σ_c W_c + M^s_i V̇_i - ad_{V_i}ᵀ M^s_i V_i - W_i^app``, ``Q_i = J_iᵀ W_i``;
-* ``'hybrid'``  seed 002 (75)-(76) with two misprints in the paper
+* ``'hybrid'``  [M18d] (75)-(76) with two misprints in the paper
   corrected (see docs/theory/errata.md): ``Z_i = Ad_{R_i} X_i``,
   ``V_i = Ad_{r_λ - r_i} V_λ + Z_i θ̇_i``, ``V̇_i = Ad_{r_λ - r_i} V̇_λ
   + ad_v(ṙ_λ - ṙ_i) V_λ + ad_ω(ω_i) Z_i θ̇_i + Z_i θ̈_i``, ``M^h_i = Ad_{R_i} M_i Ad_{R_i}ᵀ``,
@@ -52,13 +52,13 @@ for an unactuated base).  For a fixed base ``base_pose`` places the root in the 
 
 Mass matrix and its time derivative ``Ṁ``: composite rigid bodies in spatial form,
 ``M_ab = J_aᵀ M^C_b J_b`` for ``a`` an ancestor of ``b`` (``M^C`` the composite spatial
-inertia of ``b``'s subtree), which is ``M = Jᵀ M^b J`` of seed 002 (81) summed
+inertia of ``b``'s subtree), which is ``M = Jᵀ M^b J`` of [M18d] (81) summed
 recursively, and its derivative with ``J̇^s_j = [V^s_j, J^s_j]`` (16) and (37).
 Coriolis matrix: the Christoffel-consistent factorisation
 ``C = Σ_i J_iᵀ (M^s_i J̇_i + B_i J_i)`` with
 ``B_i = ½(-ad_{V_i}ᵀ M^s_i - M^s_i ad_{V_i} - Λ(M^s_i V_i))``, ``Λ(h) V' = ad_{V'}ᵀ h``
 (spatial form, composite over subtrees), for which ``Ṁ - 2C`` is skew-symmetric; the
-factorisation (84) of seed 002 is not (see docs/theory/recursions.md).  Forward
+factorisation (84) of [M18d] is not (see docs/theory/recursions.md).  Forward
 dynamics: the articulated-body algorithm in body-fixed form.
 
 Every function accepts ``q`` of shape ``(nq,)`` or ``(B, nq)`` and ``qd``, ``qdd``,
@@ -91,7 +91,7 @@ def inverse_dynamics(model, q, qd, qdd, form='body', f_ext=None, base_pose=None,
     Joint forces ``τ = M(q) q̈ + C(q, q̇) q̇ + g(q) - Σ J_lᵀ f_l``, shape (nv,) or (B, nv).
 
     Recursive Newton-Euler, O(n), in ``form`` 'body' | 'spatial' | 'hybrid' (module
-    docstring; seed 002 §4).  ``f_ext``: wrenches on links (module docstring).  For a
+    docstring; [M18d] §4).  ``f_ext``: wrenches on links (module docstring).  For a
     floating base ``tau[:6]`` is the base wrench in the base frame.  Raises ValueError on
     wrong shapes, NaN/inf or unknown names.  ``threads``: for a batch (module docstring).
     """
@@ -202,7 +202,7 @@ def _owner_bodies(model):
 
 def mass_matrix(model, q, base_pose=None, out=None, armature=None, threads=None):
     """
-    Joint-space mass matrix ``M(q) = Jᵀ M^b J`` (seed 002 (81)), (nv, nv) or (B, nv, nv).
+    Joint-space mass matrix ``M(q) = Jᵀ M^b J`` ([M18d] (81)), (nv, nv) or (B, nv, nv).
 
     Composite rigid bodies in spatial form; symmetric positive definite unless the model
     has massless leaves.  Floating base: rows/columns 0-5 are the base body twist.
@@ -271,7 +271,7 @@ def coriolis_matrix(model, q, qd, base_pose=None):
     Christoffel-consistent Coriolis/centrifugal matrix ``C(q, q̇)``, (nv, nv) or (B, nv, nv).
 
     ``M q̈ + C q̇ + g = τ`` and ``Ṁ - 2C`` is skew-symmetric (module docstring); for a
-    fixed base ``C_ij = Σ_k Γ_ijk q̇_k`` with the Christoffel symbols (85) of seed 002.
+    fixed base ``C_ij = Σ_k Γ_ijk q̇_k`` with the Christoffel symbols (85) of [M18d].
     """
     (q, qd), B = states(model, q, (('qd', qd),))
     if B is None:

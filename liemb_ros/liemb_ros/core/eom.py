@@ -1,7 +1,7 @@
 """
-Derivatives of the inverse dynamics and the linearised model (seed 002 §6).
+Derivatives of the inverse dynamics and the linearised model ([M18d] §6).
 
-Müller, Multibody Syst. Dyn. 42 (2018) 219–248 ("seed 002"); the theory is in
+Müller, Multibody Syst. Dyn. 42 (2018) 219–248 ("[M18d]"); the theory is in
 docs/theory/recursions.md.
 
 * :func:`inverse_dynamics_derivatives`: ``∂τ/∂q`` and ``∂τ/∂q̇`` of the inverse dynamics,
@@ -12,7 +12,7 @@ docs/theory/recursions.md.
 * :func:`linearize`: ``A, B`` of ``δẋ = A δx + B δτ`` about a state and torque.
 * ``Ṁ`` is :func:`liemb_ros.core.dynamics.mass_matrix_derivative` (recursive, compiled).
 * The closed-form equations of motion :func:`kane_eom`, :func:`lagrange_eom` and
-  :func:`system_matrices` (seed 002 §5) are the reference statements of the paper's
+  :func:`system_matrices` ([M18d] §5) are the reference statements of the paper's
   equations, kept apart from the production kernels in :mod:`liemb_ros.core.closed_form`;
   they are importable from here as well.
 
@@ -85,7 +85,7 @@ def inverse_dynamics_time_derivative(model, q, qd, qdd, qddd, f_ext=None, base_p
 
     Exact chain rule with the analytic partials: ``τ̇ = ∂τ/∂q q̇ + ∂τ/∂q̇ q̈ + M q⃛``
     (``f_ext`` constant in the link frames); needed for flatness-based control of
-    series-elastic robots (seed 002 §6).
+    series-elastic robots ([M18d] §6).
     """
     (q, qd, qdd, qddd), B = states(model, q, (('qd', qd), ('qdd', qdd), ('qddd', qddd)))
     if not np.all(np.isfinite(qddd)):

@@ -2,8 +2,8 @@
 Forward kinematics, twists, Jacobians and their time derivatives: the public functions.
 
 Müller, "Screw and Lie group theory in multibody kinematics", Multibody Syst. Dyn. 43
-(2018) 37–70 ("seed 004"), and §2-3 of Müller, "Screw and Lie group theory in multibody
-dynamics", Multibody Syst. Dyn. 42 (2018) 219–248 ("seed 002"); the theory is in
+(2018) 37–70 ("[M18k]"), and §2-3 of Müller, "Screw and Lie group theory in multibody
+dynamics", Multibody Syst. Dyn. 42 (2018) 219–248 ("[M18d]"); the theory is in
 docs/theory/representations.md and docs/theory/recursions.md.  This module checks and
 canonicalises the arguments and calls the compiled kernels of
 :mod:`liemb_ros.core._kernels.tree` and :mod:`liemb_ros.core._kernels.jacobian` through
@@ -26,11 +26,11 @@ vectors are linear first).
 
 Algorithm (compiled kernels, O(path length)): the poses ``C_j`` of the bodies on the
 link's support path come from the body-fixed POE recursion ``C_j = C_λ(j) A_{λ(j),j}
-exp(^j X_j q_j)`` (seed 004 eq. (8)); the spatial Jacobian columns are the current joint
+exp(^j X_j q_j)`` ([M18k] eq. (8)); the spatial Jacobian columns are the current joint
 screws ``J^s_j = Ad_{C_j} ^j X_j`` (eq. (29)), the spatial twist accumulates as
 ``V^s_j = V^s_λ(j) + J^s_j q̇_j`` (eq. (31)) and the column derivatives are
-``J̇^s_j = [V^s_j, J^s_j]`` (seed 002 eq. (16)).  The other representations follow by the
-maps of seed 004 Table 3 and their time derivatives:
+``J̇^s_j = [V^s_j, J^s_j]`` ([M18d] eq. (16)).  The other representations follow by the
+maps of [M18k] Table 3 and their time derivatives:
 
 * body:   ``J^b = Ad_C^-1 J^s``,                 ``J̇^b = Ad_C^-1 (J̇^s - ad_{V^s} J^s)``
 * hybrid: ``J^h = Ad_{-r} J^s``,                 ``J̇^h = Ad_{-r} J̇^s - (0, ṙ × ω_J)``
@@ -39,7 +39,7 @@ maps of seed 004 Table 3 and their time derivatives:
 :func:`jacobian` alone (no ``J̇``) takes a second, independent route that is cheaper: one
 sweep from the link to the root builds the link's pose in each body frame on the way,
 ``P_λ(j) = A_{λ(j),j} exp(^j X_j q_j) P_j``, and the body-fixed columns are
-``J^b_j = Ad_{P_j}^-1 ^j X_j`` (seed 004 eqs. (17), (20)); no support path is stored
+``J^b_j = Ad_{P_j}^-1 ^j X_j`` ([M18k] eqs. (17), (20)); no support path is stored
 and no world poses of the intermediate bodies are formed.  Tests compare both routes
 with Pinocchio.
 
@@ -83,7 +83,7 @@ def link_pose(model, q, link, base_pose=None, threads=None):
     """
     Pose ``C = [[R, r], [0, 1]]`` of ``link`` in the world frame, (4, 4) or (B, 4, 4).
 
-    Body-fixed POE over the link's support path (seed 004 eq. (8), equal to the spatial
+    Body-fixed POE over the link's support path ([M18k] eq. (8), equal to the spatial
     POE (10)); ``base_pose`` is the pose of the base (floating base, or where a fixed
     robot is mounted).  ``threads``: for a batch (module docstring).
     """
@@ -289,7 +289,7 @@ def link_acceleration(model, q, qd, qdd, link, representation='body', base_pose=
 # --------------------------------------------------------------------------- system level
 def body_twists(model, q, qd, representation='body', base_pose=None):
     """
-    Twists of all bodies by their own recursion (seed 004 eqs. (15), (31), (58), (68)).
+    Twists of all bodies by their own recursion ([M18k] eqs. (15), (31), (58), (68)).
 
     Returns (nb, 6), row ``i`` the twist of body ``i`` (frame ``model.body_names[i]``) in
     the given representation.  An independent route to the same numbers as
@@ -324,7 +324,7 @@ def representation_map(C, source, target):
     """
     Return the 6x6 matrix mapping a twist of a frame with pose ``C`` between representations.
 
-    ``V_target = representation_map(C, source, target) @ V_source`` (seed 004 Table 3,
+    ``V_target = representation_map(C, source, target) @ V_source`` ([M18k] Table 3,
     §4.5); the same matrix maps Jacobian columns.
     """
     a, b = rep_index(source), rep_index(target)
@@ -354,7 +354,7 @@ def _block_factor(model, Cs, rep, i, j):
 
 def jacobian_factors(model, q, representation='body'):
     """
-    System Jacobian and its factorisation ``J = A X``, ``A^-1 = I - D`` (seed 004 §3).
+    System Jacobian and its factorisation ``J = A X``, ``A^-1 = I - D`` ([M18k] §3).
 
     Returns ``(J, A, X, D)`` for the bodies of a fixed-base model: ``J`` (6 nb, nq) stacks
     the Jacobians of all bodies (block row ``i`` = body ``i``), ``A`` (6 nb, 6 nb) is unit

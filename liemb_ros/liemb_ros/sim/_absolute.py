@@ -14,7 +14,7 @@ class _AbsoluteCoordinates:
     Bodies on SE(3) / SO(3)xR3 with joint constraints (:func:`liemb_ros.sim.mbs.from_model`).
 
     ``update='tailored'``: SE(3) for bodies jointed to the ground (their lower pair is
-    then kept exactly, seed 000 Corollary 1), SO(3)xR3 for all others (seed 001).
+    then kept exactly, [MT14] Corollary 1), SO(3)xR3 for all others ([MT13]).
     """
 
     def __init__(self, sim):

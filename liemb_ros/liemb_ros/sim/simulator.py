@@ -1,123 +1,52 @@
 """
 Simulate a URDF robot with the Lie group integrators (what the simulation node steps).
 
-:class:`Simulator` integrates a :class:`~liemb_ros.core.model.Model` forward in time under
-applied joint torques and viscous joint damping, in one of two sets of coordinates:
+:class:`Simulator` integrates a :class:`~liemb_ros.core.model.Model` in time under applied
+joint torques, in one of two sets of coordinates:
 
 ``coordinates='joint'``
-    The state is ``(C_base, q, V)``: for a floating base its pose ``C_base`` on SE(3)
-    (integrated on the group, ``Ċ = C V̂_base`` with the body-fixed base twist, never with
-    Euler angles), the joint positions ``q`` (nq,) and the generalized velocity ``V``
-    (nv,) = ``(V_base^b, q̇)``.  Accelerations come from the O(n) articulated-body
-    algorithm (:func:`liemb_ros.core.dynamics.forward_dynamics`).  The state space is
-    SE(3) x R^k (floating base) or R^k, stepped by Munthe-Kaas Runge-Kutta
-    (:mod:`liemb_ros.sim.integrators`).
+    The state is ``(C_base, q, V)``: a floating base's pose ``C_base`` on SE(3) (integrated
+    on the group, ``Ċ = C V̂_base``, never with Euler angles), the joint positions ``q``
+    (nq,) and ``V`` (nv,) = ``(V_base^b, q̇)``; accelerations from the O(n) articulated-body
+    algorithm, steps by Munthe-Kaas Runge-Kutta on SE(3) x R^k ([MT14]).
 ``coordinates='absolute'``
-    Every body is a rigid body on SE(3) or SO(3)xR3 (``update='se3' | 'so3r3' |
-    'tailored'``) and the joints are lower-pair constraints (:mod:`liemb_ros.sim.mbs`, the
-    index-1 formulation of seeds 000/001): the same robot, the papers' way.  The joint
-    coordinates are recovered from the body poses; the per-joint constraint violation is
-    reported.
+    Every body on SE(3) or SO(3)xR3 (``update='se3' | 'so3r3' | 'tailored'``), the joints
+    lower-pair constraints (:mod:`liemb_ros.sim.mbs`, the index-1 formulation of [MT14],
+    [MT13]): the same robot, the papers' way, with the constraint violation reported.
 
-Joint damping in joint coordinates (``damping_method``): URDF damping on light links can
-have time constants ``M_ii/d_i`` far below the step (``dt · λ_max(M⁻¹D)`` up to 2000 in
-example-robot-data), where any explicit tableau diverges within milliseconds.  Then
-(``'auto'``: when ``dt · λ_max`` at ``q0`` exceeds a fifth of the tableau's stability
-limit) the step is the linearly implicit Rosenbrock W-method ROS2 with the Jacobian of the
-damping and the kinematics, ``J = [[0, I], [0, -M⁻¹D]]``: one Cholesky factor of
-``M + γ dt D`` per step, two ABA calls; order 2, L-stable in the damping, so an overdamped
-joint creeps at ``τ/d`` as it should.  Otherwise the damping stays in the explicit RKMK
-right-hand side (order 4 for RK4, bit for bit the undamped path).  Massless bodies get an
-armature (``armature='auto'``, :class:`Simulator`).
+Real robots' URDFs, in joint coordinates (each switchable, on by default):
 
-Joint limits, effort limits and friction (issue 16; each switchable, all on by default
-from the URDF): a joint past its ``<limit lower upper>`` by ``p`` is pushed back by a
-one-sided spring-damper ``max(0, k p + b ṗ)`` (a soft stop, not an exact one: a smooth
-force keeps the fixed-step Runge-Kutta and Rosenbrock steps, needs no event location or
-impulse, and its stored energy ``½ k p²`` is an ordinary potential), with ``k`` and ``b``
-from a time constant and a damping ratio as in MuJoCo (:meth:`Simulator._limits`), scaled
-by the joint's effective inertia ``m_j = 1 / (M⁻¹)_jj`` (at ``q0``; see below).  With
-``damping_method='auto'`` a step that starts with a joint in its limit, or that reaches it
-at the joint's velocity (``q + h q̇``), is a ROS2 step with the spring and damper in its
-Jacobian (weighted by the share of the step past the limit), so stiff limits stay stable
-on real robots; impacts cost the step its order (energy balance ~1 % to 5 % of the work
-in an impact at full effort, 1 ms, converging like h^1.4..1.9).  The
-applied torque is clamped to ``±<limit effort>``; ``<dynamics friction>`` F is regularised
-Coulomb friction ``-F tanh(q̇ / v_s)`` (:data:`FRICTION_VELOCITY`), whose slope at rest
-``F / v_s`` counts as damping for the stiffness test and enters the ROS2 Jacobian.
+* **stiff damping**: where ``dt · λ_max(M⁻¹D)`` exceeds :data:`STIFF_FRACTION` of the
+  tableau's stability limit (``damping_method='auto'``), a step is the linearly implicit
+  Rosenbrock method ROS2 with the damping in its Jacobian (order 2, L-stable: an
+  overdamped joint creeps at ``τ/d``); otherwise the damping stays in the explicit RKMK
+  step.  Joints without inertia get an armature (``armature='auto'``).
+* **joint limits**: a joint past ``<limit lower upper>`` meets a one-sided spring-damper
+  with a time constant and damping ratio, scaled by the joint's effective inertia ``1 /
+  (M⁻¹)_jj`` as in MuJoCo, engaging no faster than a time constant of two steps (MuJoCo's
+  ``refsafe``: gimbal-like chains through massless bodies lose up to 1700x of that inertia);
+  steps that reach a limit are ROS2 steps with the spring in the Jacobian.  Its energy is
+  potential.
+* **effort limits** clamp the applied torque; **friction** ``-F tanh(q̇ / v_s)``.
+* **ground contact** (``contact=``:class:`~liemb_ros.sim.contact.ContactModel`): compliant
+  normal forces and regularised Coulomb friction at every stage; a step with a stiff
+  contact is a ROS2 step with the contacts in its Jacobian, and a step that meets a contact
+  its Jacobian did not hold is taken again (halved, then with that contact).
+* **plausibility** (:mod:`._plausible`): wrenches and torques beyond physical bounds are
+  refused with the bound; a state that is not finite, too fast, off its energy books or too
+  deep in a plane stops the simulation with a :class:`SimulationError` naming the inputs
+  that drove it, and the last good state stays.
 
-A limit engages no faster than two steps: a step that starts with a joint within its
-range that reaches its limit at ``q + h q̇`` computes the joint's effective inertia ``m_j =
-1 / (M⁻¹)_jj(q)`` (one Cholesky factor and a triangular solve per joint, on those steps
-only; every 100 steps for all joints within their range, for joints that engage
-unforeseen); where ``k_j(q0) > m_j / (τ_min ζ)²``, ``τ_min = 2 dt`` (MuJoCo's
-``refsafe``: ``timeconst >= 2 timestep``), the joint engages with ``k_j = m_j / (τ_min
-ζ)²``, ``b_j = 2 m_j / τ_min``, else with the spring-damper at ``q0``.  A joint in its
-limit keeps them, so its spring stays conservative (the stiffness changes only where it
-holds no energy).  Measured why (example-robot-data's human.urdf, which diverged at 2.2 s
-with the springs of ``q0``): its hips and shoulders are three revolute joints through
-massless bodies (armature ``1e-4 max M_jj``); near gimbal alignment ``m_j`` of hip_Z and
-hip_Y falls 100 to 1700-fold from ``q0`` (``k_j (M⁻¹)_jj τ_c²`` up to 1.7e3, so ``ω dt``
-≈ 4 at 1 ms instead of 0.1): ROS2 stays stable, but impacts on those overstiff stops, over
-within a step (up to 3.4e3 J of balance error in one step), drove the gimbal modes to 200
-rad/s until the balance failed.  With the cap it runs 10 s at 1 ms (balance 7.6 % of the
-scale).  The cap is the smallest change that does it: robots whose joints keep ``m_j``
-within ``(τ_c / 2 dt)² = 25``-fold of ``q0`` (all other example-robot-data URDFs at the
-default step, the default arm) step bit for bit as before.  (Engaging every limit with
-``m_j(q)`` instead, MuJoCo's impedance, also fixes human.urdf, balance 2.7 %, but makes a
-light wrist's stop softer and lets the arm's joint6 0.11 rad past its limit in the ROS
-test's push, against 0.09.)
+The work of the torques, damping, friction and limit dampers ``W`` is integrated with the
+state, so ``energy_balance_error = E - E0 - W`` is the integration error (zero to the
+scheme's order; an implicit step over-counts the dissipation of a transient it does not
+resolve).  docs/simulation.md and docs/contact.md describe the behaviour; CHANGELOG.md
+the measurements behind each choice.
 
-Ground contact (issue 21, ``contact=``:class:`~liemb_ros.sim.contact.ContactModel`, joint
-coordinates): the URDF collision geometry against planes, a compliant normal force and
-regularised Coulomb friction evaluated at every stage; a step with a stiff contact
-(touching or reaching its plane within the step, faster than the tableau's stability
-limit allows: a light foot, friction at rest) is a ROS2 step with the contacts'
-stiffness and damping in a dense Jacobian.  A step that meets a pair its Jacobian did
-not hold (touching at a stage or at the end: a foot the step's own motion brought down
-faster than its velocity at the start said) is taken again from the same state, as two
-half steps (down to an eighth), then with those pairs held (issue 28: the pair's damper,
-``h b / m_foot`` in the hundreds, acted explicitly and threw solo12's foot off the ground
-at 64 rad/s, the cause of a 100 N push's divergence; a 200 N push's impact at 16 m/s made
-360 J from nothing in a step of 1 ms, none in steps of 0.5 ms).  The contact springs'
-energy is potential, their dampers' and friction's work part of ``W``.
-
-Plausibility (issue 28, :mod:`liemb_ros.sim._plausible`): an external force beyond 100
-times the robot's weight, a moment beyond that force at the robot's size, a joint torque
-beyond that moment (or force) are refused with the bound (ValueError); a torque within it
-and beyond ``<limit effort>`` is clamped.  A state is absurd when a coordinate is not
-finite or a speed passes the rate at which a point at the robot's size would move at
-1000 m/s (checked after every step), when its energy is off the books or a contact
-sphere is deeper in a plane than its spring can push back from with 100 times the
-robot's weight (every 100 steps and in :meth:`Simulator.check`, which a node calls
-before it publishes); the :class:`SimulationError` names the symptom, the energy each
-external wrench put in and the inputs acting at the last plausible state, ranked by the
-acceleration each drives.
-
-The work done by the applied torques and the damping, ``W = ∫ q̇ᵀ(τ - D q̇) dt``, is
-integrated with the state by the same scheme in joint coordinates (with the friction and
-the limit dampers; the limit springs' energy is potential), so
-``energy_balance_error = E - E0 - W`` measures the integration error alone (zero up to
-the scheme's order).  With the implicit method a stiff transient (a velocity that the
-damping stops well within one step: a nonzero initial joint velocity or a torque jump on
-a joint with ``M_ii/d_i ≪ dt``) is not resolved in time: its dissipation is
-over-counted, by up to ``dt · λ`` times the transient's kinetic energy, and shows in the
-balance.  In absolute coordinates the damping torque ``-D q̇`` is evaluated
-at the start of each step (held over the step, first order) and ``W`` by the trapezoidal
-rule; use them for the constraint-violation study, joint coordinates for accuracy.  A state that
-becomes non-finite or absurd, or an energy balance that is off by more than
-``max_energy_error`` (relative; energy gained may exceed it by the contacts' dissipation
-counted in implicit steps, ``contact_work``: contacts only dissipate, and an impact that a
-step does not resolve over-counts their dissipation up to ``h b / m`` times its kinetic
-energy), stops the simulation with :class:`SimulationError` and leaves the last good
-state in place.
-
-The code: this module (the :class:`Simulator`, its checks and diagnostics), ``_sim_joint``
-(joint coordinates: the right-hand side, RKMK and the ROS2 step), ``_sim_passive`` (the
-damping, friction and limit torques, the limits' impedance, the stiffness test, and
-``JointLimits``, the part of the :class:`Simulator` that sets the limits up),
-``_sim_absolute`` (absolute coordinates), ``_sim_energy`` (:func:`mechanical_energy`,
-:func:`momentum`, importable from here) and ``_sim_plausible`` (the bounds).
+The parts: this module (the :class:`Simulator`, its checks and diagnostics), ``_joint``
+(joint coordinates: the right-hand side, RKMK and ROS2), ``passive`` (damping, friction,
+limits and ``JointLimits``, the part of the Simulator that sets them up), ``_absolute``,
+``_energy`` (:func:`mechanical_energy`, :func:`momentum`) and ``_plausible`` (the bounds).
 """
 import time
 import warnings
@@ -180,7 +109,7 @@ class Simulator(JointLimits):
     update : ``'se3'`` | ``'so3r3'`` | ``'tailored'``
         Body configuration update in absolute coordinates (ignored for joint coordinates,
         where a floating base is always on SE(3)).  ``'tailored'``: SE(3) for bodies
-        attached to the ground by a joint, SO(3)xR3 for the others (seed 001).
+        attached to the ground by a joint, SO(3)xR3 for the others ([MT13]).
     damping : None, float or (nq,) array
         Viscous joint damping [N m s/rad or N s/m]; None: the URDF ``<dynamics damping>``.
     damping_method : ``'auto'`` | ``'explicit'`` | ``'implicit'``

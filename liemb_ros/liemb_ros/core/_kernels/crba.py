@@ -26,9 +26,9 @@ def _crba(dyn, q, qd, base, out, dot, work):
     Composite rigid bodies in spatial form: ``M_ab = J_aᵀ M^C_n J_b`` for the column ``a``
     at an ancestor of (or the same node as) column ``b``'s node ``n``, ``M^C_n`` the sum of
     the spatial inertias ``M^s_i = Ad_{C_i}^-T M_i Ad_{C_i}^-1`` over ``n``'s subtree; this is
-    ``M = Jᵀ M^b J`` (seed 002 (81)) summed recursively.  ``Ṁ_ab = J̇_aᵀ M^C_n J_b
-    + J_aᵀ (M^C_n J̇_b + Ṁ^C_n J_b)`` with ``J̇^s_j = [V^s_j, J^s_j]`` (seed 002 (16)) and
-    ``Ṁ^s_i = -ad_{V_i}ᵀ M^s_i - M^s_i ad_{V_i}`` (seed 002 (37)).  Spatial inertias and
+    ``M = Jᵀ M^b J`` ([M18d] (81)) summed recursively.  ``Ṁ_ab = J̇_aᵀ M^C_n J_b
+    + J_aᵀ (M^C_n J̇_b + Ṁ^C_n J_b)`` with ``J̇^s_j = [V^s_j, J^s_j]`` ([M18d] (16)) and
+    ``Ṁ^s_i = -ad_{V_i}ᵀ M^s_i - M^s_i ad_{V_i}`` ([M18d] (37)).  Spatial inertias and
     their rates are kept as their 10 parameters (:func:`~.inertia.inertia10_to`).
     """
     parent, _, _, q_index, q_mult, _, nbase, _, _, _ = dyn
@@ -134,13 +134,13 @@ def _coriolis(dyn, q, qd, base, out):
     """
     Christoffel-consistent Coriolis matrix, spatial form over subtree composites.
 
-    ``C = Σ_i J_iᵀ (M^s_i J̇_i + B_i J_i)``, ``J̇`` columns ``[V^s_j, J^s_j]`` (seed 002
+    ``C = Σ_i J_iᵀ (M^s_i J̇_i + B_i J_i)``, ``J̇`` columns ``[V^s_j, J^s_j]`` ([M18d]
     eq. (16)), ``B_i = ½(-ad_{V_i}ᵀ M^s_i - M^s_i ad_{V_i} - Λ(M^s_i V_i))``; for a column
     ``a`` at an ancestor (or the same node) of column ``b``'s node ``n``:
     ``C_ab = J_aᵀ (M^C_n J̇_b + B^C_n J_b)`` and ``C_ba = J_bᵀ (M^C_n J̇_a + B^C_n J_a)``.
 
     No 6x6 matrix is formed: ``-ad_Vᵀ M^s - M^s ad_V = Ṁ^s`` is the rate of a rigid-body
-    inertia (seed 002 (37), :func:`inertia10_rate`) and ``Λ(h) x = ad_xᵀ h`` is
+    inertia ([M18d] (37), :func:`inertia10_rate`) and ``Λ(h) x = ad_xᵀ h`` is
     antisymmetric and linear in ``h``, so with the subtree sums ``M^C``, ``Ṁ^C`` (10
     parameters each) and the subtree momentum ``H^C``: ``B^C x = ½(Ṁ^C x - ad_xᵀ H^C)`` and
     ``(B^C)ᵀ x = ½(Ṁ^C x + ad_xᵀ H^C)``.

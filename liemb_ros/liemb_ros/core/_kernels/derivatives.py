@@ -45,7 +45,7 @@ def _derivatives(dyn, q, qd, qdd, base, fext, lk, dq, dqd):
     All quantities in world axes at the base origin (an inertial frame translated by the
     base position, :func:`~liemb_ros.core._kernels.tree.local_base`: exact, and free of the
     ``|r|² eps`` round-off far from the world origin).  ``S_k`` are the spatial columns
-    ``Ad_{C_k} X_k`` (seed 004 (29)), ``v``, ``a`` the spatial twists and accelerations
+    ``Ad_{C_k} X_k`` ([M18k] (29)), ``v``, ``a`` the spatial twists and accelerations
     (gravity as a base acceleration ``a_w``), ``I_i`` the spatial inertias, ``f_i = I_i a_i
     - ad_{v_i}ᵀ I_i v_i - f^ext_i`` the body wrenches and ``F``, ``I^C``, ``B^C`` their
     subtree sums, with ``B_i = -I_i ad_{v_i} - ad_{v_i}ᵀ I_i - Λ(I_i v_i)``.  A joint angle
@@ -63,7 +63,7 @@ def _derivatives(dyn, q, qd, qdd, base, fext, lk, dq, dqd):
     * other pairs: 0.
 
     No 6x6 matrix is formed: ``-I_i ad_{v_i} - ad_{v_i}ᵀ I_i = İ_i`` is the rate of a
-    rigid-body inertia (seed 002 (37)), so it and ``I_i`` keep the 10-parameter form
+    rigid-body inertia ([M18d] (37)), so it and ``I_i`` keep the 10-parameter form
     (:func:`~.inertia.inertia10_rate`), and ``Λ(h)`` (``Λ(h) x = ad_xᵀ h``) is
     antisymmetric and linear in ``h``: ``B^C = İ^C - Λ(H^C)``, ``B^C x = İ^C x - ad_xᵀ H^C``
     and ``(B^C)ᵀ x = İ^C x + ad_xᵀ H^C`` with ``H^C`` the subtree's spatial momentum.
@@ -110,7 +110,7 @@ def _derivatives(dyn, q, qd, qdd, base, fext, lk, dq, dqd):
         col = nbase + i
         c = nbase + q_index[i]
         m = q_mult[i]
-        ad_apply_into(Vs[s], Js[col], t)     # J̇^s = ad_{V^s} J^s (seed 002 (16))
+        ad_apply_into(Vs[s], Js[col], t)     # J̇^s = ad_{V^s} J^s ([M18d] (16))
         for r in range(6):
             As[s, r] = As[p, r] + m * (Js[col, r] * qdd[c] + t[r] * qd[c])
     for s in range(n1):

@@ -31,7 +31,7 @@ def inertia10_to(C, M, rotate_only, out):
     Move a rigid-body inertia by the pose ``C``; write its 10 parameters into ``out``.
 
     ``M = [[Θ, h~], [-h~, m I]]`` (6x6, body frame, ``h = m c``); ``out`` (10,) receives
-    ``(m, h', Θ'00, Θ'11, Θ'22, Θ'01, Θ'02, Θ'12)`` of ``Ad_C^-T M Ad_C^-1`` (seed 002 (34)),
+    ``(m, h', Θ'00, Θ'11, Θ'22, Θ'01, Θ'02, Θ'12)`` of ``Ad_C^-T M Ad_C^-1`` ([M18d] (34)),
     the spatial inertia at the origin of ``C``'s frame, or with ``rotate_only`` of ``Ad_R M Ad_Rᵀ``
     (76a), the hybrid one at the body origin:
     ``Θ' = R Θ Rᵀ - (h_o~ r~ + r~ h_o~ + m r~²)``, ``h' = h_o + m r``, ``h_o = R h``
@@ -137,7 +137,7 @@ def inertia10_rate(In, V, out):
     """
     Write the time derivative of a spatial inertia carried by the spatial twist ``V = (ω, v)``.
 
-    ``Ṁ^s = -ad_Vᵀ M^s - M^s ad_V`` (seed 002 (37)) keeps the 10-parameter form:
+    ``Ṁ^s = -ad_Vᵀ M^s - M^s ad_V`` ([M18d] (37)) keeps the 10-parameter form:
     ``ṁ = 0``, ``ḣ = ω × h + m v``, ``Θ̇ = ω~Θ - Θω~ - (v hᵀ + h vᵀ - 2 (v·h) I)``.
     """
     w0 = V[0]

@@ -7,11 +7,11 @@ Two routes, compared with each other and with Pinocchio in the tests:
   spatial columns ``J^s_j = Ad_{C_j} ^j X_j`` (Müller, Multibody Syst. Dyn. 43 (2018)
   37–70, eq. (29)), the spatial twist ``V^s_j = V^s_λ(j) + J^s_j q̇_j`` (eq. (31)) and the
   column derivatives ``J̇^s_j = [V^s_j, J^s_j]`` (Müller, Multibody Syst. Dyn. 42 (2018)
-  219–248, eq. (16)); the other representations by the maps of Table 3 (seed 004) and
+  219–248, eq. (16)); the other representations by the maps of Table 3 ([M18k]) and
   their time derivatives (docstring of :mod:`liemb_ros.core.kinematics`).
 * :func:`_jacobian_tip` (``J`` alone, cheaper): one sweep link to root builds the link's
   pose ``P_j`` in each body frame on the way and the body-fixed columns
-  ``J^b_j = Ad_{P_j}^-1 ^j X_j`` (seed 004 eqs. (17), (20)).
+  ``J^b_j = Ad_{P_j}^-1 ^j X_j`` ([M18k] eqs. (17), (20)).
 
 See docs/theory/representations.md and docs/theory/recursions.md.
 """
@@ -73,12 +73,12 @@ def _jacobian(kin, q, qd, base, body, T, rep, deriv, J, Jd):
                 for r in range(6):
                     Vs[r] += J[r, k] * qd[k]
             for k in range(6):
-                ad_apply_into(Vs, J[:, k], Jd[:, k])   # seed 002 eq. (114)
+                ad_apply_into(Vs, J[:, k], Jd[:, k])   # [M18d] eq. (114)
     for k in range(n):
         j = path[k]
         pose_step(kin, q, j, C)
         s = j + 1
-        # J^s_j = Ad_{C_j} ^j X_j (seed 004 eq. (29)): (R e, r x (R e) + R eta)
+        # J^s_j = Ad_{C_j} ^j X_j ([M18k] eq. (29)): (R e, r x (R e) + R eta)
         a0 = C[s, 0, 0] * X[j, 0] + C[s, 0, 1] * X[j, 1] + C[s, 0, 2] * X[j, 2]
         a1 = C[s, 1, 0] * X[j, 0] + C[s, 1, 1] * X[j, 1] + C[s, 1, 2] * X[j, 2]
         a2 = C[s, 2, 0] * X[j, 0] + C[s, 2, 1] * X[j, 1] + C[s, 2, 2] * X[j, 2]
@@ -104,7 +104,7 @@ def _jacobian(kin, q, qd, base, body, T, rep, deriv, J, Jd):
             Vs[3] += rate * (r1 * a2 - r2 * a1 + b0)      # eq. (31)
             Vs[4] += rate * (r2 * a0 - r0 * a2 + b1)
             Vs[5] += rate * (r0 * a1 - r1 * a0 + b2)
-            # J̇^s_j = [V^s_j, J^s_j] (seed 002 eq. (16)); J^s_j = m * (a, r x a + b)
+            # J̇^s_j = [V^s_j, J^s_j] ([M18d] eq. (16)); J^s_j = m * (a, r x a + b)
             tmp[0] = a0
             tmp[1] = a1
             tmp[2] = a2
@@ -148,7 +148,7 @@ def _jacobian(kin, q, qd, base, body, T, rep, deriv, J, Jd):
                 ad_apply_into(Vs, J[:, c], tmp)
                 for r in range(6):
                     tmp[r] = Jd[r, c] - tmp[r]
-                Ad_inv_apply_into(CL, tmp, Jd[:, c])   # seed 004 eq. (90)
+                Ad_inv_apply_into(CL, tmp, Jd[:, c])   # [M18k] eq. (90)
             Ad_inv_apply_into(CL, J[:, c], J[:, c])
             continue
         # linear rows: v - r × ω
@@ -182,7 +182,7 @@ def _jacobian_tip(kin, q, base, body, T, rep, J):
     """
     Jacobian of the link frame ``C_body T`` by one sweep from the link to the root.
 
-    The body-fixed columns ``J^b_j = Ad^{-1}_{P_j} X_j`` (seed 004 eqs. (17), (20)), ``P_j`` the
+    The body-fixed columns ``J^b_j = Ad^{-1}_{P_j} X_j`` ([M18k] eqs. (17), (20)), ``P_j`` the
     pose of the link frame in the frame of body ``j``, built on the way down as
     ``P_{λ(j)} = A_{λ(j),j} exp(X_j θ_j) P_j``: no support path and no world poses of
     the intermediate bodies.  Other representations by one map per column at the end:

@@ -22,11 +22,11 @@ the per-link block at ``PER_BODY * nb + MODEL_FLOATS``:
 ==============  ======  ==================================================================
 field           width   meaning (see :mod:`liemb_ros.core.model.model`)
 ==============  ======  ==================================================================
-X               6       ``^i X_i``, joint screw in body frame i (seed 004 eq. (5))
-A_rel           16      ``A_{λ(i),i}``, relative reference pose (seed 004 eq. (4))
+X               6       ``^i X_i``, joint screw in body frame i ([M18k] eq. (5))
+A_rel           16      ``A_{λ(i),i}``, relative reference pose ([M18k] eq. (4))
 q_mult          1       ``θ_i = q_mult[i] q[q_index[i]] + q_offset[i]``
 q_offset        1
-inertia         36      6x6 body-fixed spatial inertia (seed 002 eq. (40))
+inertia         36      6x6 body-fixed spatial inertia ([M18d] eq. (40))
 base_inertia    36      once: the base's 6x6 inertia
 gravity         3       once: the gravity vector in the world frame
 link_offset     16      per link: pose of the link frame in its body's frame

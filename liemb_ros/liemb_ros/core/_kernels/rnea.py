@@ -42,7 +42,7 @@ def body_fext(dyn, fext, lk, out):
 @njit(cache=True, inline='always')
 def rnea_body(dyn, q, qd, qdd, base, fb, grav, tau, G, V, A, W):
     """
-    Body-fixed RNEA (seed 002 (66)-(67)); slot 0 of V, A, W is the base.
+    Body-fixed RNEA ([M18d] (66)-(67)); slot 0 of V, A, W is the base.
 
     ``fb`` (nb + 1, 6): applied wrenches in body frames; ``grav`` scales gravity (0 or 1).
     Fills ``G`` (relative poses), ``V``, ``A`` (= V̇ incl. the gravity offset), ``W``
@@ -114,7 +114,7 @@ def rnea_body(dyn, q, qd, qdd, base, fb, grav, tau, G, V, A, W):
 @njit(cache=True)
 def rnea_spatial(dyn, q, qd, qdd, base, fb, grav, tau):
     """
-    Spatial RNEA (seed 002 (70)-(71)): everything in one inertial frame, world axes.
+    Spatial RNEA ([M18d] (70)-(71)): everything in one inertial frame, world axes.
 
     The frame's origin is the base origin (:func:`local_base`), not the world origin:
     the same equations in an inertial frame translated by the base position, exact and
@@ -186,7 +186,7 @@ def _cross_add(a, b, out, o, sign):
 
 @njit(cache=True)
 def rnea_hybrid(dyn, q, qd, qdd, base, fb, grav, tau):
-    """Hybrid RNEA (seed 002 (75)-(76)); the paper's misprints corrected: docs/theory/errata.md."""
+    """Hybrid RNEA ([M18d] (75)-(76)); the paper's misprints corrected: docs/theory/errata.md."""
     parent, X, _, q_index, q_mult, _, nbase, inertia, base_inertia, gravity = dyn
     nb = parent.shape[0]
     C = np.empty((nb + 1, 4, 4))

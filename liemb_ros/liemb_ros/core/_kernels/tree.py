@@ -50,7 +50,7 @@ def support_path(parent, body, path):
 @njit(cache=True, inline='always')
 def joint_pose(kin, q, j):
     """
-    ``C_{λ(j),j} = A_{λ(j),j} exp(^j X_j θ_j)`` (seed 004 eq. (8)) as 12 scalars.
+    ``C_{λ(j),j} = A_{λ(j),j} exp(^j X_j θ_j)`` ([M18k] eq. (8)) as 12 scalars.
 
     Row-major top 3x4 of the relative pose, ``θ_j = q_mult[j] q[q_index[j]] + q_offset[j]``;
     the short cuts for the usual joint screws are in :func:`exp_se3_scalars`.
@@ -83,7 +83,7 @@ def joint_pose(kin, q, j):
 
 @njit(cache=True, inline='always')
 def rel_pose(dyn, q, i, G):
-    """``G = C_{λ(i),i} = A_{λ(i),i} exp(^i X_i θ_i)`` (seed 004 eq. (8)); G is 4x4."""
+    """``G = C_{λ(i),i} = A_{λ(i),i} exp(^i X_i θ_i)`` ([M18k] eq. (8)); G is 4x4."""
     e = joint_pose(dyn[:7], q, i)
     for r in range(3):
         G[r, 0] = e[4 * r]
@@ -99,7 +99,7 @@ def rel_pose(dyn, q, i, G):
 @njit(cache=True, inline='always')
 def pose_step(kin, q, j, C):
     """
-    ``C[j+1] = C[λ(j)+1] A_{λ(j),j} exp(^j X_j θ_j)`` (seed 004 eq. (8)).
+    ``C[j+1] = C[λ(j)+1] A_{λ(j),j} exp(^j X_j θ_j)`` ([M18k] eq. (8)).
 
     ``C`` holds the base pose in slot 0 and body ``j`` in slot ``j + 1``; the relative
     pose (:func:`joint_pose`) stays in registers.
@@ -126,7 +126,7 @@ def to_parent(kin, q, b, p00, p01, p02, p03, p10, p11, p12, p13, p20, p21, p22, 
     """
     Move a pose from the frame of body ``b`` into its parent's: ``P <- A_{λ(b),b} exp(X θ) P``.
 
-    Seed 004 eq. (8) multiplied from the tip.  ``P`` is the top 3x4 of a pose as 12
+    [M18k] eq. (8) multiplied from the tip.  ``P`` is the top 3x4 of a pose as 12
     scalars, row-major, in and out, so the tip-to-root sweeps keep it in registers.
     """
     g00, g01, g02, g03, g10, g11, g12, g13, g20, g21, g22, g23 = joint_pose(kin, q, b)
@@ -227,7 +227,7 @@ def _link_pose(kin, q, base, body, T, out):
     Pose of the link frame ``C_body T`` into ``out``; returns a status code.
 
     One sweep from the link to the root, ``P <- A_{λ(j),j} exp(^j X_j q_j) P`` from
-    ``P = T`` (the same body-fixed POE, seed 004 eq. (8), multiplied from the tip), the
+    ``P = T`` (the same body-fixed POE, [M18k] eq. (8), multiplied from the tip), the
     3x4 pose in registers; then ``C = base P``.
     """
     parent = kin[0]
@@ -287,7 +287,7 @@ def spatial_columns(dyn, q, qd, base, C, Js, Vs):
 
     Node 0 is the base, node ``i + 1`` body ``i``.  ``Js`` (nbase + nb, 6): the spatial
     columns (unscaled by ``q_mult``): the base columns ``Ad_{C_base} e_k`` then
-    ``J^s_i = Ad_{C_i} X_i`` (seed 004 eq. (29)).  ``Vs`` (nb + 1, 6) the spatial twists.
+    ``J^s_i = Ad_{C_i} X_i`` ([M18k] eq. (29)).  ``Vs`` (nb + 1, 6) the spatial twists.
     "Spatial" here means in the world-aligned frame at the base origin
     (:func:`local_base`): ``C`` are the poses in that frame, ``C[0] = (R_base, 0)``.
     """
@@ -319,7 +319,7 @@ def spatial_columns(dyn, q, qd, base, C, Js, Vs):
 @njit(cache=True)
 def body_twists_into(kin, q, qd, base, rep, C, V):
     """
-    Twists of all bodies by the recursion of their own representation (seed 004).
+    Twists of all bodies by the recursion of their own representation ([M18k]).
 
     body (15):   V_i = Ad_{C_i^-1 C_λ} V_λ + X_i θ̇_i
     spatial (31): V_i = V_λ + Ad_{C_i} X_i θ̇_i

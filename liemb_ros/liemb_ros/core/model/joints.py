@@ -1,10 +1,10 @@
 """
-URDF joint types as sequences of 1-DOF screw joints (seed 004 §2.1, Remark 4).
+URDF joint types as sequences of 1-DOF screw joints ([M18k] §2.1, Remark 4).
 
 Every joint of the model is a lower pair with one degree of freedom: revolute (R),
 prismatic (P) or helical (H).  Multi-DOF URDF joints become chains of such joints
 joined by massless virtual bodies whose relative reference configurations are the
-identity (canonical coordinates of the 2nd kind, seed 004 Remark 4):
+identity (canonical coordinates of the 2nd kind, [M18k] Remark 4):
 
 * ``revolute``/``continuous``: one R screw ``(a; 0)`` in the child (joint) frame;
 * ``prismatic``: one P screw ``(0; a)``;
@@ -14,7 +14,7 @@ identity (canonical coordinates of the 2nd kind, seed 004 Remark 4):
 * ``floating``: not a screw chain, but an SE(3) base configuration with a
   body-fixed twist (see :class:`liemb_ros.core.model.model.Model`).
 
-Screws are angular first, ``X = (e; d x e + h e)`` (seed 004 eq. (83)).
+Screws are angular first, ``X = (e; d x e + h e)`` ([M18k] eq. (83)).
 """
 import numpy as np
 
@@ -34,7 +34,7 @@ def revolute_screw(axis, point=(0.0, 0.0, 0.0), pitch=0.0):
     Return the unit joint screw ``(e; d x e + h e)`` of an R (``pitch = 0``) or H joint.
 
     ``axis`` is normalised; ``point`` is any point ``d`` on the axis and ``pitch``
-    is ``h`` in m/rad, all in the frame the screw is expressed in (seed 004 eq. (83)).
+    is ``h`` in m/rad, all in the frame the screw is expressed in ([M18k] eq. (83)).
     """
     e = np.asarray(axis, dtype=float)
     e = e / np.linalg.norm(e)
@@ -43,7 +43,7 @@ def revolute_screw(axis, point=(0.0, 0.0, 0.0), pitch=0.0):
 
 
 def prismatic_screw(axis):
-    """Return the unit joint screw ``(0; e)`` of a P joint along ``axis`` (seed 004 eq. (86))."""
+    """Return the unit joint screw ``(0; e)`` of a P joint along ``axis`` ([M18k] eq. (86))."""
     e = np.asarray(axis, dtype=float)
     return np.concatenate([np.zeros(3), e / np.linalg.norm(e)])
 

@@ -1,8 +1,8 @@
 """
-The Model: a robot as a tree of 1-DOF joint screws on SE(3) (seed 004 §2).
+The Model: a robot as a tree of 1-DOF joint screws on SE(3) ([M18k] §2).
 
 A :class:`Model` is built once from a URDF and never mutated by algorithms.  It
-holds the three equivalent descriptions of seed 004 §2 for every 1-DOF joint
+holds the three equivalent descriptions of [M18k] §2 for every 1-DOF joint
 ``i`` (bodies and joints share the index; ``parent[i]`` is the predecessor body
 ``λ(i)``, ``-1`` for the base):
 
@@ -33,7 +33,7 @@ For a fixed base ``nv = nq`` and ``base_pose`` optionally places the robot's roo
 the world (identity by default).
 
 Spatial inertias ``inertia[i]`` are 6x6 body-fixed matrices in body frame i,
-angular first: ``[[Θ, m d~], [-m d~, m I]]`` (seed 002 eq. (40)), so the kinetic
+angular first: ``[[Θ, m d~], [-m d~, m I]]`` ([M18d] eq. (40)), so the kinetic
 energy of body i is ``½ V_i^bᵀ inertia[i] V_i^b``.
 """
 import math
@@ -78,7 +78,7 @@ def spatial_inertia(mass, com_pose, inertia_com):
 
     ``com_pose`` is the COM frame in the frame the result is expressed in;
     ``inertia_com`` is the rotational inertia about the COM, resolved in the COM
-    frame (seed 002 eqs. (39), (40)).
+    frame ([M18d] eqs. (39), (40)).
     """
     Mc = np.zeros((6, 6))
     Mc[:3, :3] = inertia_com
@@ -246,7 +246,7 @@ class Model:
         """
         Return a copy of the model with body ``body``'s frame moved by ``S``: ``C_i' = C_i S``.
 
-        Only the representation changes (seed 004 Remark 7): ``A_i' = A_i S``,
+        Only the representation changes ([M18k] Remark 7): ``A_i' = A_i S``,
         ``^i X_i' = Ad_S^-1 ^i X_i``, inertia and attached link offsets follow, and the
         spatial screws ``Y`` are unchanged.
         """

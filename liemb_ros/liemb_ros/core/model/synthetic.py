@@ -41,7 +41,7 @@ def random_model(n, rng=None, *, kinds='RPH', branching=0.3, floating=False,
     ``kinds``: joint kinds to draw from ('R', 'P', 'H'); ``branching``: probability that
     a body attaches to a random earlier body instead of the previous one (0 gives a
     chain); ``offset_screws``: joint-frame screws through points off the frame origin
-    and body frames away from the joint frames (S_{i,i} != I), as in seed 004 eq. (3).
+    and body frames away from the joint frames (S_{i,i} != I), as in [M18k] eq. (3).
     """
     rng = np.random.default_rng(rng)
     code = {'R': J.REVOLUTE, 'P': J.PRISMATIC, 'H': J.HELICAL}
