@@ -42,7 +42,7 @@ def _cell(text):
 
 
 def _value(v):
-    """A default as a YAML file writes it."""
+    """Write a default as a YAML file writes it."""
     if isinstance(v, bool):
         return 'true' if v else 'false'
     if isinstance(v, (list, tuple)):
