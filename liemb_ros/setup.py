@@ -30,7 +30,7 @@ setup(
     # the library (core, sim, control) needs no ROS: a wheel installs with these alone;
     # the view, recordings and plots are extras, ROS 2 comes from a ROS install or
     # tools/ros/setup_ros.sh (./dev.sh), and colcon installs take rosdep's keys instead
-    install_requires=['setuptools', 'numpy', 'numba', 'scipy', 'urdf-parser-py', 'xacro',
+    install_requires=['setuptools', 'numpy', 'numba>=0.60', 'scipy', 'urdf-parser-py', 'xacro',
                       'pyyaml', 'tqdm'],
     extras_require={
         'view': ['viser', 'trimesh'],

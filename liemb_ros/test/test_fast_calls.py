@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import liemb_ros as lm
+from conftest import URDF_DIR
 from liemb_ros.core import dynamics
 from liemb_ros.core.model import random_model
 from liemb_ros.core.model.synthetic import random_pose
@@ -114,3 +115,34 @@ def test_model_pickles_and_copies_after_calls():
         np.testing.assert_array_equal(lm.inverse_dynamics(other, q, qd, qdd), ref)
         np.testing.assert_array_equal(lm.jacobian(other, q, other.link_names[-1]),
                                       lm.jacobian(model, q, model.link_names[-1]))
+
+
+def test_numba_entry_points_of_the_supported_releases(monkeypatch):
+    """
+    The entry-point short cut reads numba internals: pinned to the releases it was checked on.
+
+    On the installed numba (requirements.txt keeps it within ``TESTED``) the entry point is
+    the native function of the compiled overload, not the dispatcher, and gives the
+    dispatcher's result bit for bit; on a release outside the range it is the dispatcher.
+    A numba upgrade past ``TESTED`` fails here first: check ``overloads[...].entry_point``
+    and ``typeof_pyval`` still exist and mean the same, then widen the range.
+    """
+    import numba
+    from liemb_ros.core._kernels import numba_entry
+    from liemb_ros.core._kernels.rnea import id_plain
+    assert numba_entry.SUPPORTED, (numba.__version__, numba_entry.TESTED)
+    model = lm.load_urdf(f'{URDF_DIR}/liemb_arm7.urdf')
+    rng = np.random.default_rng(3)
+    q, qd, qdd = rng.normal(size=(3, model.nv))
+    args = (model.packed_int, model.packed_float, q, qd, qdd, 0, 1.0, np.empty(model.nv))
+    assert id_plain(*args) == 0
+    want = args[-1].copy()
+    entry = numba_entry.entry_point(id_plain, args)
+    assert entry is not id_plain and not isinstance(entry, numba.core.dispatcher.Dispatcher)
+    args[-1][:] = np.nan
+    assert entry(*args) == 0
+    assert np.array_equal(args[-1], want)
+    np.testing.assert_allclose(want, lm.inverse_dynamics(model, q, qd, qdd), rtol=0, atol=0)
+    monkeypatch.setattr(numba_entry, 'SUPPORTED', False)
+    assert numba_entry.entry_point(id_plain, args) is id_plain
+    assert numba_entry._version('0.61.0rc1') == (0, 61) and numba_entry._version('1.2') == (1, 2)

@@ -263,18 +263,21 @@ def test_model_cannot_drift_and_replace_builds_a_new_one():
 
 
 def test_packed_layout_reads_back_every_kernel_array():
-    """The packed arrays of single calls unpack (named offsets) to the batch kernels' tuples."""
+    """The packed arrays of single calls unpack (named offsets) to the batch kernels' Tree."""
     from liemb_ros.core._kernels import layout
     rng = np.random.default_rng(4)
     for model in (random_model(6, rng, branching=0.5), random_model(3, rng, floating=True),
                   lm.load_urdf(erd_path('panda'))):
         assert model.packed_int[layout.NB] == model.nb
         assert model.packed_int[layout.NL] == len(model.link_names)
-        dyn, lk = layout.unpack_dyn(model.packed_int, model.packed_float)
-        assert len(dyn) == len(model.dyn) and len(lk) == len(model.lk)
-        for got, want in zip(dyn + lk, model.dyn + model.lk):
-            np.testing.assert_array_equal(got, want)
-            assert np.shape(got) == np.shape(want)
+        got = layout.unpack(model.packed_int, model.packed_float)
+        assert type(got) is layout.Tree and type(model.tree) is layout.Tree
+        for name in layout.Tree._fields:
+            # each field is the model's array of that name (nbase: 6 for a free flyer)
+            want = (6 if model.floating else 0) if name == 'nbase' else getattr(model, name)
+            np.testing.assert_array_equal(getattr(got, name), want)
+            np.testing.assert_array_equal(getattr(model.tree, name), want)
+            assert np.shape(getattr(got, name)) == np.shape(want)
 
 
 def test_joint_indices_is_a_read_only_view_of_joint_index():

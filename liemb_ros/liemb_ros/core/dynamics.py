@@ -116,9 +116,9 @@ def inverse_dynamics(model, q, qd, qdd, form='body', f_ext=None, base_pose=None,
             check(model, st)
         return tau
     tau = np.empty((B, model.nv))
-    run_batch(id_batch, (model.dyn, q, qd, qdd, base_arg(model, base_pose, B),
-                         fext_arg(model, f_ext, B), model.lk, fm, 1.0, tau),
-              (1, 2, 3, 4, 5, 9), threads, _NS_ID * model.nb)
+    run_batch(id_batch, (model.tree, q, qd, qdd, base_arg(model, base_pose, B),
+                         fext_arg(model, f_ext, B), fm, 1.0, tau),
+              (1, 2, 3, 4, 5, 8), threads, _NS_ID * model.nb)
     return tau
 
 
@@ -148,9 +148,9 @@ def gravity_torques(model, q, base_pose=None, threads=None):
         return tau
     z = np.zeros((q.shape[0], model.nv))
     tau = np.empty(z.shape)
-    run_batch(id_batch, (model.dyn, q, z, z, base_arg(model, base_pose, q.shape[0]),
-                         fext_arg(model, None, q.shape[0]), model.lk, 0, 1.0, tau),
-              (1, 2, 3, 4, 5, 9), threads, _NS_ID * model.nb)
+    run_batch(id_batch, (model.tree, q, z, z, base_arg(model, base_pose, q.shape[0]),
+                         fext_arg(model, None, q.shape[0]), 0, 1.0, tau),
+              (1, 2, 3, 4, 5, 8), threads, _NS_ID * model.nb)
     return tau
 
 
@@ -169,12 +169,12 @@ def joint_wrenches(model, q, qd, qdd, f_ext=None, base_pose=None, per_body=False
     """
     (q, qd, qdd), B = states(model, q, (('qd', qd), ('qdd', qdd)))
     if B is None:
-        W = wrench_entry(model.dyn, q, qd, qdd,
+        W = wrench_entry(model.tree, q, qd, qdd,
                          EYE4 if base_pose is None else base_arg(model, base_pose, None),
-                         fext_arg(model, f_ext, None), model.lk, 1.0)
+                         fext_arg(model, f_ext, None), 1.0)
     else:
-        W = wrench_batch(model.dyn, q, qd, qdd, base_arg(model, base_pose, B),
-                         fext_arg(model, f_ext, B), model.lk, 1.0)
+        W = wrench_batch(model.tree, q, qd, qdd, base_arg(model, base_pose, B),
+                         fext_arg(model, f_ext, B), 1.0)
     if per_body:
         return W
     return W[..., _owner_bodies(model), :]
@@ -234,7 +234,7 @@ def mass_matrix(model, q, base_pose=None, out=None, armature=None, threads=None)
     # a new output is allocated by numpy (large arrays get huge pages: ~5x less first-touch
     # time than numba's allocator for talos' 115 MB at B = 10 000)
     out = out_array(out, (B, model.nv, model.nv), (('q', q), ('base_pose', base_pose)))
-    run_batch(crba_batch, (model.dyn, q, np.zeros((1, model.nv)), base_arg(model, base_pose, B),
+    run_batch(crba_batch, (model.tree, q, np.zeros((1, model.nv)), base_arg(model, base_pose, B),
                            False, out),
               (1, 2, 3, 5), threads, _NS_CRBA * model.nb)
     return out
@@ -261,7 +261,7 @@ def mass_matrix_derivative(model, q, qd, base_pose=None, threads=None):
             check(model, st)
         return out
     out = np.empty((B, model.nv, model.nv))
-    run_batch(crba_batch, (model.dyn, q, qd, base_arg(model, base_pose, B), True, out),
+    run_batch(crba_batch, (model.tree, q, qd, base_arg(model, base_pose, B), True, out),
               (1, 2, 3, 5), threads, 2 * _NS_CRBA * model.nb)
     return out
 
@@ -282,7 +282,7 @@ def coriolis_matrix(model, q, qd, base_pose=None):
         if st:
             check(model, st)
         return out
-    return coriolis_batch(model.dyn, q, qd, base_arg(model, base_pose, B))
+    return coriolis_batch(model.tree, q, qd, base_arg(model, base_pose, B))
 
 
 def forward_dynamics(model, q, qd, tau, f_ext=None, base_pose=None, method='aba',
@@ -323,10 +323,10 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, base_pose=None, method='aba'
                        arm))
     else:
         qdd = np.empty((B, model.nv))
-        st = run_batch(aba_batch, (model.dyn, q, qd, tau, base_arg(model, base_pose, B),
-                                   fext_arg(model, f_ext, B), model.lk, qdd,
+        st = run_batch(aba_batch, (model.tree, q, qd, tau, base_arg(model, base_pose, B),
+                                   fext_arg(model, f_ext, B), qdd,
                                    NO_ARM if arm is None else arm),
-                       (1, 2, 3, 4, 5, 7), threads, _NS_ABA * model.nb)
+                       (1, 2, 3, 4, 5, 6), threads, _NS_ABA * model.nb)
     if st:
         check(model, st)
     return qdd

@@ -73,9 +73,9 @@ def inverse_dynamics_derivatives(model, q, qd, qdd, f_ext=None, base_pose=None, 
         if st:
             check(model, st)
         return dq, dqd
-    run_batch(derivatives_batch, (model.dyn, q, qd, qdd, base_arg(model, base_pose, B),
-                                  fext_arg(model, f_ext, B), model.lk, dq, dqd),
-              (1, 2, 3, 4, 5, 7, 8), threads, _NS_DERIVATIVES * model.nb)
+    run_batch(derivatives_batch, (model.tree, q, qd, qdd, base_arg(model, base_pose, B),
+                                  fext_arg(model, f_ext, B), dq, dqd),
+              (1, 2, 3, 4, 5, 6, 7), threads, _NS_DERIVATIVES * model.nb)
     return dq, dqd
 
 

@@ -9,7 +9,8 @@ One algorithm per module (imports point upwards in this list only):
 module         contents
 ============== ================================================================================
 lie            the SE(3) single-element operations (Ad, ad, exp, compose, inverse)
-layout         the packed model arrays the single-call kernels read, with named offsets
+layout         the model as the kernels read it (``Tree``), and its packed single-call form
+numba_entry    a kernel's compiled entry point: the one module that reads numba's internals
 dispatch       status codes, finiteness checks, argument canonicalisation, entry-point cache
 tree           tree sweeps: joint poses, body poses, link poses, spatial screws, twists
 jacobian       link Jacobians and their time derivatives in four representations

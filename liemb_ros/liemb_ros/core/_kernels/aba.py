@@ -14,13 +14,13 @@ from numba import njit
 from .lie import Ad_inv_apply_into, Ad_invT_apply_into, ad_apply_into, adT_apply_into
 from .dispatch import BAD_QDD, BAD_TAU, OK, SINGULAR, at, check_inputs, raise_status
 from .inertia import add_inertia_to_parent, dot6, mat6_vec
-from .layout import unpack_dyn
+from .layout import unpack
 from .rnea import body_fext
 from .tree import rel_pose
 
 
 @njit(cache=True)
-def _aba(dyn, q, qd, tau, base, fext, lk, qdd, work, arm):
+def _aba(model, q, qd, tau, base, fext, qdd, work, arm):
     """
     Articulated-body forward dynamics in body-fixed form; return a status code.
 
@@ -35,13 +35,20 @@ def _aba(dyn, q, qd, tau, base, fext, lk, qdd, work, arm):
     (root to leaves): ``a' = Ad_{C_{i,λ}} a_λ + c``, ``θ̈ = (u - Uᵀ a') / D``,
     ``a_i = a' + X θ̈``; gravity by ``a_0 = (0, -Rᵀ g)``.
     """
-    parent, X, _, q_index, q_mult, _, nbase, inertia, base_inertia, gravity = dyn
+    parent = model.parent
+    X = model.X
+    q_index = model.q_index
+    q_mult = model.q_mult
+    nbase = model.nbase
+    inertia = model.inertia
+    base_inertia = model.base_inertia
+    gravity = model.gravity
     nb = parent.shape[0]
     st = check_inputs(q, qd, tau, base, fext)
     if st != OK:
         return BAD_TAU if st == BAD_QDD else st
     G, IA, pA, V, cb, U, Dinv, u, fb, T, Tm, ht = work
-    body_fext(dyn, fext, lk, fb)
+    body_fext(model, fext, fb)
     h = ht[0]
     t = ht[1]
     scale = 0.0
@@ -52,7 +59,7 @@ def _aba(dyn, q, qd, tau, base, fext, lk, qdd, work, arm):
     for i in range(nb):
         s = i + 1
         p = parent[i] + 1
-        rel_pose(dyn, q, i, G[i])
+        rel_pose(model, q, i, G[i])
         rate = q_mult[i] * qd[nbase + q_index[i]]
         Ad_inv_apply_into(G[i], V[p], t)
         for r in range(6):
@@ -177,24 +184,24 @@ def _aba_work(nb):
 
 @njit(cache=True)
 def aba_into(ki, kf, q, qd, tau, base, fext, qdd):
-    dyn, lk = unpack_dyn(ki, kf)
-    work = _aba_work(ki[0])
+    model = unpack(ki, kf)
+    work = _aba_work(model.parent.shape[0])
     # no armature: an empty slice of the work array, of the type of an armature argument
     # (the global NO_ARM would be a read-only constant: another compilation of _aba)
-    return _aba(dyn, q, qd, tau, base, fext, lk, qdd, work, work[6][:0])
+    return _aba(model, q, qd, tau, base, fext, qdd, work, work[6][:0])
 
 
 @njit(cache=True)
 def aba_arm_into(ki, kf, q, qd, tau, base, fext, qdd, arm):
-    dyn, lk = unpack_dyn(ki, kf)
-    return _aba(dyn, q, qd, tau, base, fext, lk, qdd, _aba_work(ki[0]), arm)
+    model = unpack(ki, kf)
+    return _aba(model, q, qd, tau, base, fext, qdd, _aba_work(model.parent.shape[0]), arm)
 
 
 @njit(cache=True, nogil=True)
-def aba_batch(dyn, Q, QD, TAU, base, fext, lk, out, arm):
-    work = _aba_work(dyn[0].shape[0])
+def aba_batch(model, Q, QD, TAU, base, fext, out, arm):
+    work = _aba_work(model.parent.shape[0])
     for k in range(Q.shape[0]):
-        st = _aba(dyn, Q[k], QD[k], TAU[k], at(base, k), at(fext, k), lk, out[k], work,
+        st = _aba(model, Q[k], QD[k], TAU[k], at(base, k), at(fext, k), out[k], work,
                   arm)
         if st != OK:
             if st < SINGULAR:

@@ -14,12 +14,12 @@ from numba import njit
 from .lie import AdT_apply_into, ad_apply_into, adT_apply_into
 from .dispatch import OK, at, check_state, raise_status
 from .inertia import dot6, inertia10_apply, inertia10_rate, spatial_inertias10
-from .layout import unpack_dyn
+from .layout import unpack
 from .tree import spatial_columns
 
 
 @njit(cache=True, inline='always')
-def _crba(dyn, q, qd, base, out, dot, work):
+def _crba(model, q, qd, base, out, dot, work):
     """
     Mass matrix (``dot`` False) or its time derivative ``Ṁ`` along ``qd`` (``dot`` True).
 
@@ -31,14 +31,17 @@ def _crba(dyn, q, qd, base, out, dot, work):
     ``Ṁ^s_i = -ad_{V_i}ᵀ M^s_i - M^s_i ad_{V_i}`` ([M18d] (37)).  Spatial inertias and
     their rates are kept as their 10 parameters (:func:`~.inertia.inertia10_to`).
     """
-    parent, _, _, q_index, q_mult, _, nbase, _, _, _ = dyn
+    parent = model.parent
+    q_index = model.q_index
+    q_mult = model.q_mult
+    nbase = model.nbase
     st = check_state(q, qd, base)
     if st != OK:
         return st
     nb = parent.shape[0]
     C, Js, Jd, Vs, Ic, Dc, F, H = work
-    spatial_columns(dyn, q, qd, base, C, Js, Vs)
-    spatial_inertias10(dyn, C, Ic)
+    spatial_columns(model, q, qd, base, C, Js, Vs)
+    spatial_inertias10(model, C, Ic)
     if dot:
         for k in range(nbase):
             ad_apply_into(Vs[0], Js[k], Jd[k])
@@ -96,10 +99,10 @@ def _crba(dyn, q, qd, base, out, dot, work):
 
 
 @njit(cache=True, inline='always')
-def _crba_work(dyn):
+def _crba_work(model):
     """Work arrays of :func:`_crba` ``(C, Js, Jd, Vs, Ic, Dc, F, H)``, one allocation."""
-    nb = dyn[0].shape[0]
-    ncol = dyn[6] + nb
+    nb = model.parent.shape[0]
+    ncol = model.nbase + nb
     n1 = nb + 1
     w = np.empty(16 * n1 + 12 * ncol + 6 * n1 + 20 * n1 + 12)
     o1 = 16 * n1
@@ -115,22 +118,22 @@ def _crba_work(dyn):
 
 @njit(cache=True)
 def crba_into(ki, kf, q, qd, base, dot, out):
-    dyn = unpack_dyn(ki, kf)[0]
-    return _crba(dyn, q, qd, base, out, dot, _crba_work(dyn))
+    model = unpack(ki, kf)
+    return _crba(model, q, qd, base, out, dot, _crba_work(model))
 
 
 @njit(cache=True, nogil=True)
-def crba_batch(dyn, Q, QD, base, dot, out):
-    work = _crba_work(dyn)
+def crba_batch(model, Q, QD, base, dot, out):
+    work = _crba_work(model)
     for k in range(Q.shape[0]):
-        st = _crba(dyn, Q[k], at(QD, k), at(base, k), out[k], dot, work)
+        st = _crba(model, Q[k], at(QD, k), at(base, k), out[k], dot, work)
         if st != OK:
             raise_status(st)
     return out
 
 
 @njit(cache=True)
-def _coriolis(dyn, q, qd, base, out):
+def _coriolis(model, q, qd, base, out):
     """
     Christoffel-consistent Coriolis matrix, spatial form over subtree composites.
 
@@ -145,7 +148,10 @@ def _coriolis(dyn, q, qd, base, out):
     parameters each) and the subtree momentum ``H^C``: ``B^C x = ½(Ṁ^C x - ad_xᵀ H^C)`` and
     ``(B^C)ᵀ x = ½(Ṁ^C x + ad_xᵀ H^C)``.
     """
-    parent, _, _, q_index, q_mult, _, nbase, _, _, _ = dyn
+    parent = model.parent
+    q_index = model.q_index
+    q_mult = model.q_mult
+    nbase = model.nbase
     st = check_state(q, qd, base)
     if st != OK:
         return st
@@ -163,8 +169,8 @@ def _coriolis(dyn, q, qd, base, out):
     o = 2 * ncol + 2 * n1
     P, u, w, g, y = vec[o], vec[o + 1], vec[o + 2], vec[o + 3], vec[o + 4]
     Ic, Dc = ten[:n1], ten[n1:]
-    spatial_columns(dyn, q, qd, base, C, Js, Vs)
-    spatial_inertias10(dyn, C, Ic)
+    spatial_columns(model, q, qd, base, C, Js, Vs)
+    spatial_inertias10(model, C, Ic)
     for k in range(nbase):
         ad_apply_into(Vs[0], Js[k], Jd[k])
     for i in range(nb):
@@ -220,15 +226,15 @@ def _coriolis(dyn, q, qd, base, out):
 
 @njit(cache=True)
 def coriolis_into(ki, kf, q, qd, base, out):
-    return _coriolis(unpack_dyn(ki, kf)[0], q, qd, base, out)
+    return _coriolis(unpack(ki, kf), q, qd, base, out)
 
 
 @njit(cache=True)
-def coriolis_batch(dyn, Q, QD, base):
-    n = Q.shape[1] + dyn[6]
+def coriolis_batch(model, Q, QD, base):
+    n = Q.shape[1] + model.nbase
     out = np.empty((Q.shape[0], n, n))
     for k in range(Q.shape[0]):
-        st = _coriolis(dyn, Q[k], QD[k], at(base, k), out[k])
+        st = _coriolis(model, Q[k], QD[k], at(base, k), out[k])
         if st != OK:
             raise_status(st)
     return out

@@ -15,7 +15,7 @@ from numba import njit
 from .lie import Ad_apply_into, Ad_invT_apply_into, ad_apply_into, adT_apply_into
 from .dispatch import OK, at, check_inputs, raise_status
 from .inertia import dot6, inertia10_apply, inertia10_rate, spatial_inertias10
-from .layout import unpack_dyn
+from .layout import unpack
 from .rnea import body_fext
 from .tree import spatial_columns
 
@@ -38,7 +38,7 @@ def _derivatives_work(nb, ncol):
 
 
 @njit(cache=True, inline='always')
-def _derivatives(dyn, q, qd, qdd, base, fext, lk, dq, dqd):
+def _derivatives(model, q, qd, qdd, base, fext, dq, dqd):
     """
     ``dq = ∂τ/∂q``, ``dqd = ∂τ/∂q̇`` (each (nv, nv)) in spatial form; returns a status code.
 
@@ -77,7 +77,11 @@ def _derivatives(dyn, q, qd, qdd, base, fext, lk, dq, dqd):
     o_k`` and ``τ_c = Σ m_j S_jᵀ F_j``.  Checked against Pinocchio and finite differences
     (tests), and the per-column body-fixed sweeps that it replaced.
     """
-    parent, _, _, q_index, q_mult, _, nbase, _, _, gravity = dyn
+    parent = model.parent
+    q_index = model.q_index
+    q_mult = model.q_mult
+    nbase = model.nbase
+    gravity = model.gravity
     st = check_inputs(q, qd, qdd, base, fext)
     if st != OK:
         return st
@@ -94,9 +98,9 @@ def _derivatives(dyn, q, qd, qdd, base, fext, lk, dq, dqd):
     for r in range(3):
         aw[r] = 0.0
         aw[3 + r] = -gravity[r]
-    spatial_columns(dyn, q, qd, base, C, Js, Vs)
-    body_fext(dyn, fext, lk, fb)
-    spatial_inertias10(dyn, C, Ic)
+    spatial_columns(model, q, qd, base, C, Js, Vs)
+    body_fext(model, fext, fb)
+    spatial_inertias10(model, C, Ic)
     if nbase > 0:
         Ad_apply_into(C[0], qdd[:6], As[0])   # V̇^s = Ad_C V̇^b (docs/theory/representations.md)
     else:
@@ -194,14 +198,13 @@ def _derivatives(dyn, q, qd, qdd, base, fext, lk, dq, dqd):
 @njit(cache=True)
 def derivatives_into(ki, kf, q, qd, qdd, base, fext, dq, dqd):
     """Single configuration :func:`_derivatives` on the packed model; returns a status."""
-    dyn, lk = unpack_dyn(ki, kf)
-    return _derivatives(dyn, q, qd, qdd, base, fext, lk, dq, dqd)
+    return _derivatives(unpack(ki, kf), q, qd, qdd, base, fext, dq, dqd)
 
 
 @njit(cache=True, nogil=True)
-def derivatives_batch(dyn, Q, QD, QDD, base, fext, lk, dq, dqd):
+def derivatives_batch(model, Q, QD, QDD, base, fext, dq, dqd):
     for k in range(Q.shape[0]):
-        st = _derivatives(dyn, Q[k], QD[k], QDD[k], at(base, k), at(fext, k), lk, dq[k],
+        st = _derivatives(model, Q[k], QD[k], QDD[k], at(base, k), at(fext, k), dq[k],
                           dqd[k])
         if st != OK:
             raise_status(st)

@@ -36,6 +36,7 @@ import numpy as np
 from numba import njit
 
 from .layout import REPRESENTATIONS
+from .numba_entry import entry_point
 
 OK = 0
 BAD_Q = 1
@@ -147,19 +148,11 @@ def singular(model, st):
 
 
 # --------------------------------------------------------------------------- entry points
-def entry_point(kernel, args):
-    """Return the compiled entry point of ``kernel`` for the types of ``args``, else ``kernel``."""
-    try:
-        return kernel.overloads[tuple(kernel.typeof_pyval(a) for a in args)].entry_point
-    except (AttributeError, KeyError):  # NUMBA_DISABLE_JIT=1: a plain Python function
-        return kernel
-
-
 def fast(model, key, kernel, args):
     """
     Return ``kernel(*args)``, after the first call through the entry point cached under ``key``.
 
-    numba's dispatcher resolves the type of every argument (each element of ``model.kin``
+    numba's dispatcher resolves the type of every argument (each array of ``model.tree``
     included) on every call; the entry point of the overload the first call compiled or
     loaded from the cache skips that (design.md, "Performance design").  The entry point
     does not check types, so ``key`` and ``model`` must fix the numba type of every

@@ -4,7 +4,7 @@ Spatial inertias: moved between frames, applied to twists, their rates, composit
 A rigid-body inertia ``M = [[Θ, h~], [-h~, m I]]`` (body frame, ``h = m c``; Müller,
 Multibody Syst. Dyn. 42 (2018) 219–248, eq. (40)) moved to another frame
 (``Ad_C^-T M Ad_C^-1``, ibid. eq. (34)) stays a rigid-body inertia: the spatial kernels keep
-it as its 10 parameters ``(m, h, Θ)`` (:func:`inertia10_to`), apply it to a twist with 24
+it as its 10 parameters ``(model, h, Θ)`` (:func:`inertia10_to`), apply it to a twist with 24
 products (:func:`inertia10_apply`) and carry it along a twist (``Ṁ^s = -ad_Vᵀ M^s - M^s
 ad_V``, ibid. eq. (37); :func:`inertia10_rate`).  The articulated inertias of the ABA are
 general symmetric 6x6 matrices (:func:`add_inertia_to_parent`).  See
@@ -31,11 +31,11 @@ def inertia10_to(C, M, rotate_only, out):
     Move a rigid-body inertia by the pose ``C``; write its 10 parameters into ``out``.
 
     ``M = [[Θ, h~], [-h~, m I]]`` (6x6, body frame, ``h = m c``); ``out`` (10,) receives
-    ``(m, h', Θ'00, Θ'11, Θ'22, Θ'01, Θ'02, Θ'12)`` of ``Ad_C^-T M Ad_C^-1`` ([M18d] (34)),
+    ``(model, h', Θ'00, Θ'11, Θ'22, Θ'01, Θ'02, Θ'12)`` of ``Ad_C^-T M Ad_C^-1`` ([M18d] (34)),
     the spatial inertia at the origin of ``C``'s frame, or with ``rotate_only`` of ``Ad_R M Ad_Rᵀ``
     (76a), the hybrid one at the body origin:
     ``Θ' = R Θ Rᵀ - (h_o~ r~ + r~ h_o~ + m r~²)``, ``h' = h_o + m r``, ``h_o = R h``
-    (parallel axes without dividing by ``m``; Θ symmetric: 6 numbers, not 36).
+    (parallel axes without dividing by ``model``; Θ symmetric: 6 numbers, not 36).
     """
     m = M[3, 3]
     h0 = M[2, 4]
@@ -81,9 +81,12 @@ def inertia10_to(C, M, rotate_only, out):
 
 
 @njit(cache=True, inline='always')
-def spatial_inertias10(dyn, C, Ic):
+def spatial_inertias10(model, C, Ic):
     """``Ic[s]`` (10,): spatial inertia of node ``s`` in the frame of ``C`` (zero: fixed base)."""
-    parent, _, _, _, _, _, nbase, inertia, base_inertia, _ = dyn
+    parent = model.parent
+    nbase = model.nbase
+    inertia = model.inertia
+    base_inertia = model.base_inertia
     if nbase > 0:
         inertia10_to(C[0], base_inertia, False, Ic[0])
     else:   # a fixed base's inertia never enters M, Ṁ, C or the derivatives

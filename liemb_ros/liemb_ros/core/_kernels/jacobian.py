@@ -20,12 +20,12 @@ from numba import njit
 
 from .lie import Ad_inv_apply_into, ad_apply_into, compose_into
 from .dispatch import BAD_BASE, BAD_Q, BAD_QD, EYE4, OK, at, finite, raise_status
-from .layout import unpack_kin, unpack_links
+from .layout import unpack
 from .tree import pose_step, support_path, to_parent
 
 
 @njit(cache=True, inline='always')
-def _jacobian(kin, q, qd, base, body, T, rep, deriv, J, Jd):
+def _jacobian(model, q, qd, base, body, T, rep, deriv, J, Jd):
     """
     Jacobian (and with ``deriv`` its time derivative) of the link frame ``C_body T``.
 
@@ -35,7 +35,13 @@ def _jacobian(kin, q, qd, base, body, T, rep, deriv, J, Jd):
     and mixed results do not lose ``|r| eps`` to a base far from the world origin; the
     spatial ones are shifted to the world origin at the end (``v += r_base × ω``).
     """
-    parent, X, A_rel, q_index, q_mult, q_offset, nbase = kin
+    parent = model.parent
+    X = model.X
+    A_rel = model.A_rel
+    q_index = model.q_index
+    q_mult = model.q_mult
+    q_offset = model.q_offset
+    nbase = model.nbase
     if not finite(q):
         return BAD_Q
     if deriv and not finite(qd):
@@ -76,7 +82,7 @@ def _jacobian(kin, q, qd, base, body, T, rep, deriv, J, Jd):
                 ad_apply_into(Vs, J[:, k], Jd[:, k])   # [M18d] eq. (114)
     for k in range(n):
         j = path[k]
-        pose_step(kin, q, j, C)
+        pose_step(model, q, j, C)
         s = j + 1
         # J^s_j = Ad_{C_j} ^j X_j ([M18k] eq. (29)): (R e, r x (R e) + R eta)
         a0 = C[s, 0, 0] * X[j, 0] + C[s, 0, 1] * X[j, 1] + C[s, 0, 2] * X[j, 2]
@@ -178,7 +184,7 @@ def _jacobian(kin, q, qd, base, body, T, rep, deriv, J, Jd):
 
 
 @njit(cache=True, inline='always')
-def _jacobian_tip(kin, q, base, body, T, rep, J):
+def _jacobian_tip(model, q, base, body, T, rep, J):
     """
     Jacobian of the link frame ``C_body T`` by one sweep from the link to the root.
 
@@ -190,7 +196,11 @@ def _jacobian_tip(kin, q, base, body, T, rep, J):
     independent route :func:`_jacobian` (world poses, spatial columns) also gives ``J̇``.
     Returns a status code (non-finite input).
     """
-    parent, X, _, q_index, q_mult, _, nbase = kin
+    parent = model.parent
+    X = model.X
+    q_index = model.q_index
+    q_mult = model.q_mult
+    nbase = model.nbase
     if not finite(q):
         return BAD_Q
     if not finite(base):
@@ -221,7 +231,7 @@ def _jacobian_tip(kin, q, base, body, T, rep, J):
         J[4, c] += m * (p01 * e0 + p11 * e1 + p21 * e2)
         J[5, c] += m * (p02 * e0 + p12 * e1 + p22 * e2)
         (p00, p01, p02, p03, p10, p11, p12, p13,
-         p20, p21, p22, p23) = to_parent(kin, q, b, p00, p01, p02, p03, p10, p11, p12, p13,
+         p20, p21, p22, p23) = to_parent(model, q, b, p00, p01, p02, p03, p10, p11, p12, p13,
                                          p20, p21, p22, p23)
         b = parent[b]
     if nbase > 0:
@@ -292,31 +302,31 @@ def _jacobian_tip(kin, q, base, body, T, rep, J):
 @njit(cache=True)
 def jacobian_into(ki, kf, q, qd, base, body, T, rep, deriv, J, Jd):
     """Single configuration: ``J`` (and ``Jd = J̇`` if ``deriv``); returns a status."""
-    return _jacobian(unpack_kin(ki, kf), q, qd, base, body, T, rep, deriv, J, Jd)
+    return _jacobian(unpack(ki, kf), q, qd, base, body, T, rep, deriv, J, Jd)
 
 
 @njit(cache=True)
 def jacobian_link(ki, kf, q, li, rep, J):
     """:func:`jacobian_tip_into` for link index ``li`` and no base pose (fewer arguments)."""
-    link_body, link_offset = unpack_links(ki, kf)
-    return _jacobian_tip(unpack_kin(ki, kf), q, EYE4, link_body[li], link_offset[li], rep, J)
+    model = unpack(ki, kf)
+    return _jacobian_tip(model, q, EYE4, model.link_body[li], model.link_offset[li], rep, J)
 
 
 @njit(cache=True)
 def jacobian_tip_into(ki, kf, q, base, body, T, rep, J):
     """Single configuration: ``J`` of the link frame ``C_body T`` by :func:`_jacobian_tip`."""
-    return _jacobian_tip(unpack_kin(ki, kf), q, base, body, T, rep, J)
+    return _jacobian_tip(unpack(ki, kf), q, base, body, T, rep, J)
 
 
 @njit(cache=True, nogil=True)
-def jacobian_batch(kin, Q, QD, base, body, T, rep, deriv, out):
+def jacobian_batch(model, Q, QD, base, body, T, rep, deriv, out):
     """Batch of configurations: ``out[k, 0] = J_k`` (and ``out[k, 1] = J̇_k``)."""
     for k in range(Q.shape[0]):
         if deriv:
-            st = _jacobian(kin, Q[k], QD[k], at(base, k), body, T, rep, deriv, out[k, 0],
+            st = _jacobian(model, Q[k], QD[k], at(base, k), body, T, rep, deriv, out[k, 0],
                            out[k, 1])
         else:
-            st = _jacobian_tip(kin, Q[k], at(base, k), body, T, rep, out[k, 0])
+            st = _jacobian_tip(model, Q[k], at(base, k), body, T, rep, out[k, 0])
         if st != OK:
             raise_status(st)
     return out
@@ -328,7 +338,7 @@ def link_twist_into(ki, kf, q, qd, base, body, T, rep, V):
     if not finite(qd):
         return BAD_QD
     J = np.empty((6, qd.shape[0]))
-    st = _jacobian(unpack_kin(ki, kf), q, qd, base, body, T, rep, False, J, J)
+    st = _jacobian(unpack(ki, kf), q, qd, base, body, T, rep, False, J, J)
     for r in range(6):
         acc = 0.0
         for c in range(J.shape[1]):

@@ -1,14 +1,20 @@
 """
 The packed model layout: what the compiled kernels read of a :class:`~liemb_ros.core.model.Model`.
 
-A single call passes the model to a kernel as two flat read-only arrays,
-``model.packed_int`` (int64) and ``model.packed_float`` (float64), because numba unboxes
-each array argument of a call (about 25 ns each, design.md "Performance design"): two
-arrays instead of a dozen.  This module is the one place that knows their layout; it
-writes them (:func:`pack`) and reads them back as views (:func:`unpack_kin`,
-:func:`unpack_links`, :func:`unpack_dyn`), and it builds the same fields as tuples of the
-model's own arrays for the batched kernels (:func:`kernel_tuples`).  Both routes read the
-same numbers (the model is immutable).
+Every kernel reads the model as one :class:`Tree`: a named tuple of its arrays
+(``m.parent``, ``m.X``, ``m.inertia``, ...), never a position in a tuple.  Two routes
+build it, reading the same numbers (the model is immutable):
+
+* a batched kernel takes the Tree of the model's own arrays (:func:`tree`, kept as
+  ``model.tree``): unboxed once per batch;
+* a single call passes the model as two flat read-only arrays, ``model.packed_int``
+  (int64) and ``model.packed_float`` (float64), because numba unboxes each array argument
+  of a call (about 25 ns each, docs/design.md "Performance design"): two arrays instead
+  of a dozen.  The entry point rebuilds the Tree from them as views (:func:`unpack`,
+  inlined: no copy, no call).
+
+This module is the one place that knows the packed layout; it writes it (:func:`pack`)
+and reads it back (:func:`unpack`).
 
 ``packed_int``: a header of :data:`HEADER` numbers (``nb``, ``nbase``, the number of links
 ``nl`` at :data:`NB`, :data:`NBASE`, :data:`NL`), then ``parent`` (nb), ``q_index`` (nb),
@@ -34,12 +40,22 @@ link_offset     16      per link: pose of the link frame in its body's frame
 
 This module imports nothing of ours, so the model layer can use :func:`pack`.
 """
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
 #: the four twist representations, in the order the kernels number them (``rep`` 0..3);
 #: the model and every public function take these names
 REPRESENTATIONS = ('body', 'spatial', 'hybrid', 'mixed')
+
+#: The model as every kernel reads it: named fields, no positions to remember.
+#: A numba-typed named tuple (numba compiles attribute reads to the field itself, so it
+#: costs what a plain tuple does).  Kernels take it as ``model`` and read ``model.parent``,
+#: ``model.X``, ...; its fields are the arrays of :class:`~liemb_ros.core.model.Model` of the
+#: same names (``nbase`` is 6 for a floating base, else 0).
+Tree = namedtuple('Tree', ('parent', 'X', 'A_rel', 'q_index', 'q_mult', 'q_offset', 'nbase',
+                           'inertia', 'base_inertia', 'gravity', 'link_body', 'link_offset'))
 
 # packed_int
 NB = 0
@@ -82,44 +98,34 @@ def pack(model):
     return ints, floats
 
 
-def kernel_tuples(model):
+def tree(model):
     """
-    Return ``(kin, dyn, lk)``: the fields of :func:`unpack_dyn` as the model's own arrays.
+    Return the :class:`Tree` of ``model``'s own arrays.
 
-    The batched kernels take these (one unboxing per batch, not per configuration).
+    The batched kernels take this (one unboxing per batch, not per configuration); the
+    single-call entry points read the same numbers from the packed arrays (:func:`unpack`).
     """
-    kin = (model.parent, model.X, model.A_rel, model.q_index, model.q_mult, model.q_offset,
-           np.int64(6 if model.floating else 0))
-    dyn = kin + (model.inertia, model.base_inertia, model.gravity)
-    return kin, dyn, (model.link_body, model.link_offset)
+    return Tree(model.parent, model.X, model.A_rel, model.q_index, model.q_mult,
+                model.q_offset, np.int64(6 if model.floating else 0), model.inertia,
+                model.base_inertia, model.gravity, model.link_body, model.link_offset)
 
 
 @njit(cache=True, inline='always')
-def unpack_kin(ki, kf):
-    """``kin = (parent, X, A_rel, q_index, q_mult, q_offset, nbase)`` as views."""
-    nb = ki[NB]
-    return (ki[HEADER:HEADER + nb], kf[X_AT * nb:A_REL_AT * nb].reshape((nb, 6)),
-            kf[A_REL_AT * nb:Q_MULT_AT * nb].reshape((nb, 4, 4)),
-            ki[HEADER + nb:HEADER + 2 * nb], kf[Q_MULT_AT * nb:Q_OFFSET_AT * nb],
-            kf[Q_OFFSET_AT * nb:INERTIA_AT * nb], ki[NBASE])
-
-
-@njit(cache=True, inline='always')
-def unpack_links(ki, kf):
-    """``lk = (link_body, link_offset)`` as views."""
+def unpack(ki, kf):
+    """Return the :class:`Tree` of a packed model (``packed_int``, ``packed_float``), as views."""
     nb = ki[NB]
     nl = ki[NL]
-    o = PER_BODY * nb + MODEL_FLOATS
-    return (ki[HEADER + 2 * nb:HEADER + 2 * nb + nl],
-            kf[o:o + PER_LINK * nl].reshape((nl, 4, 4)))
-
-
-@njit(cache=True, inline='always')
-def unpack_dyn(ki, kf):
-    """``(dyn, lk)``: ``dyn = kin + (inertia, base_inertia, gravity)`` and the links, as views."""
-    nb = ki[NB]
     o = PER_BODY * nb
-    return (unpack_kin(ki, kf) + (kf[INERTIA_AT * nb:o].reshape((nb, 6, 6)),
-                                  kf[o + BASE_INERTIA_AT:o + GRAVITY_AT].reshape((6, 6)),
-                                  kf[o + GRAVITY_AT:o + MODEL_FLOATS]),
-            unpack_links(ki, kf))
+    lo = o + MODEL_FLOATS
+    return Tree(ki[HEADER:HEADER + nb],
+                kf[X_AT * nb:A_REL_AT * nb].reshape((nb, 6)),
+                kf[A_REL_AT * nb:Q_MULT_AT * nb].reshape((nb, 4, 4)),
+                ki[HEADER + nb:HEADER + 2 * nb],
+                kf[Q_MULT_AT * nb:Q_OFFSET_AT * nb],
+                kf[Q_OFFSET_AT * nb:INERTIA_AT * nb],
+                ki[NBASE],
+                kf[INERTIA_AT * nb:o].reshape((nb, 6, 6)),
+                kf[o + BASE_INERTIA_AT:o + GRAVITY_AT].reshape((6, 6)),
+                kf[o + GRAVITY_AT:o + MODEL_FLOATS],
+                ki[HEADER + 2 * nb:HEADER + 2 * nb + nl],
+                kf[lo:lo + PER_LINK * nl].reshape((nl, 4, 4)))

@@ -20,17 +20,18 @@ from .lie import (Ad_apply_into, Ad_inv_apply_into, Ad_invT_apply_into, AdT_appl
                   ad_apply_into, adT_apply_into, compose_into)
 from .dispatch import EYE4, NO_FEXT, OK, at, check_inputs, raise_status
 from .inertia import dot6, inertia10_apply, inertia10_to, mat6_vec
-from .layout import unpack_dyn
+from .layout import unpack
 from .tree import local_base, rel_pose
 
 
 @njit(cache=True, inline='always')
-def body_fext(dyn, fext, lk, out):
+def body_fext(model, fext, out):
     """Write the applied wrenches of every body (slot 0: base) in body frames, ``Ad_T^-T W``."""
     out[:, :] = 0.0
     if fext.shape[0] == 0:
         return
-    link_body, link_offset = lk
+    link_body = model.link_body
+    link_offset = model.link_offset
     w = np.empty(6)
     for li in range(fext.shape[0]):
         Ad_invT_apply_into(link_offset[li], fext[li], w)
@@ -40,7 +41,7 @@ def body_fext(dyn, fext, lk, out):
 
 
 @njit(cache=True, inline='always')
-def rnea_body(dyn, q, qd, qdd, base, fb, grav, tau, G, V, A, W):
+def rnea_body(model, q, qd, qdd, base, fb, grav, tau, G, V, A, W):
     """
     Body-fixed RNEA ([M18d] (66)-(67)); slot 0 of V, A, W is the base.
 
@@ -48,7 +49,14 @@ def rnea_body(dyn, q, qd, qdd, base, fb, grav, tau, G, V, A, W):
     Fills ``G`` (relative poses), ``V``, ``A`` (= V̇ incl. the gravity offset), ``W``
     (wrench each joint transmits to its body, body frame) and ``tau``.
     """
-    parent, X, _, q_index, q_mult, _, nbase, inertia, base_inertia, gravity = dyn
+    parent = model.parent
+    X = model.X
+    q_index = model.q_index
+    q_mult = model.q_mult
+    nbase = model.nbase
+    inertia = model.inertia
+    base_inertia = model.base_inertia
+    gravity = model.gravity
     nb = parent.shape[0]
     h = fb[nb + 1]  # two scratch rows past the bodies (see _id_work)
     t = fb[nb + 2]
@@ -68,7 +76,7 @@ def rnea_body(dyn, q, qd, qdd, base, fb, grav, tau, G, V, A, W):
     for i in range(nb):
         s = i + 1
         p = parent[i] + 1
-        rel_pose(dyn, q, i, G[i])
+        rel_pose(model, q, i, G[i])
         c = nbase + q_index[i]
         m = q_mult[i]
         rate = m * qd[c]
@@ -112,7 +120,7 @@ def rnea_body(dyn, q, qd, qdd, base, fb, grav, tau, G, V, A, W):
 
 
 @njit(cache=True)
-def rnea_spatial(dyn, q, qd, qdd, base, fb, grav, tau):
+def rnea_spatial(model, q, qd, qdd, base, fb, grav, tau):
     """
     Spatial RNEA ([M18d] (70)-(71)): everything in one inertial frame, world axes.
 
@@ -120,7 +128,14 @@ def rnea_spatial(dyn, q, qd, qdd, base, fb, grav, tau):
     the same equations in an inertial frame translated by the base position, exact and
     free of the ``|r|² eps`` round-off of a robot far from the world origin.
     """
-    parent, X, _, q_index, q_mult, _, nbase, inertia, base_inertia, gravity = dyn
+    parent = model.parent
+    X = model.X
+    q_index = model.q_index
+    q_mult = model.q_mult
+    nbase = model.nbase
+    inertia = model.inertia
+    base_inertia = model.base_inertia
+    gravity = model.gravity
     nb = parent.shape[0]
     C = np.empty((nb + 1, 4, 4))
     V = np.zeros((nb + 1, 6))
@@ -140,7 +155,7 @@ def rnea_spatial(dyn, q, qd, qdd, base, fb, grav, tau):
     for i in range(nb):
         s = i + 1
         p = parent[i] + 1
-        rel_pose(dyn, q, i, G)
+        rel_pose(model, q, i, G)
         compose_into(C[p], G, C[s])
         Ad_apply_into(C[s], X[i], Js[i])
         c = nbase + q_index[i]
@@ -185,9 +200,16 @@ def _cross_add(a, b, out, o, sign):
 
 
 @njit(cache=True)
-def rnea_hybrid(dyn, q, qd, qdd, base, fb, grav, tau):
+def rnea_hybrid(model, q, qd, qdd, base, fb, grav, tau):
     """Hybrid RNEA ([M18d] (75)-(76)); the paper's misprints corrected: docs/theory/errata.md."""
-    parent, X, _, q_index, q_mult, _, nbase, inertia, base_inertia, gravity = dyn
+    parent = model.parent
+    X = model.X
+    q_index = model.q_index
+    q_mult = model.q_mult
+    nbase = model.nbase
+    inertia = model.inertia
+    base_inertia = model.base_inertia
+    gravity = model.gravity
     nb = parent.shape[0]
     C = np.empty((nb + 1, 4, 4))
     V = np.zeros((nb + 1, 6))
@@ -214,7 +236,7 @@ def rnea_hybrid(dyn, q, qd, qdd, base, fb, grav, tau):
     for i in range(nb):
         s = i + 1
         p = parent[i] + 1
-        rel_pose(dyn, q, i, G)
+        rel_pose(model, q, i, G)
         compose_into(C[p], G, C[s])
         for r in range(3):   # Z_i = Ad_{R_i} X_i  (75b)
             Z[i, r] = C[s, r, 0] * X[i, 0] + C[s, r, 1] * X[i, 1] + C[s, r, 2] * X[i, 2]
@@ -271,17 +293,17 @@ def rnea_hybrid(dyn, q, qd, qdd, base, fb, grav, tau):
 
 
 @njit(cache=True, inline='always')
-def _id_one(dyn, q, qd, qdd, base, fext, lk, form, grav, tau, fb, G, V, A, W):
+def _id_one(model, q, qd, qdd, base, fext, form, grav, tau, fb, G, V, A, W):
     st = check_inputs(q, qd, qdd, base, fext)
     if st != OK:
         return st
-    body_fext(dyn, fext, lk, fb)
+    body_fext(model, fext, fb)
     if form == 0:
-        rnea_body(dyn, q, qd, qdd, base, fb, grav, tau, G, V, A, W)
+        rnea_body(model, q, qd, qdd, base, fb, grav, tau, G, V, A, W)
     elif form == 1:
-        rnea_spatial(dyn, q, qd, qdd, base, fb, grav, tau)
+        rnea_spatial(model, q, qd, qdd, base, fb, grav, tau)
     else:
-        rnea_hybrid(dyn, q, qd, qdd, base, fb, grav, tau)
+        rnea_hybrid(model, q, qd, qdd, base, fb, grav, tau)
     return OK
 
 
@@ -306,24 +328,24 @@ def _id_work(nb):
 @njit(cache=True)
 def id_into(ki, kf, q, qd, qdd, base, fext, form, grav, tau):
     """Single configuration inverse dynamics into ``tau``; returns a status."""
-    dyn, lk = unpack_dyn(ki, kf)
-    fb, G, V, A, W = _id_work(dyn[0].shape[0])
-    return _id_one(dyn, q, qd, qdd, base, fext, lk, form, grav, tau, fb, G, V, A, W)
+    model = unpack(ki, kf)
+    fb, G, V, A, W = _id_work(model.parent.shape[0])
+    return _id_one(model, q, qd, qdd, base, fext, form, grav, tau, fb, G, V, A, W)
 
 
 @njit(cache=True)
 def id_plain(ki, kf, q, qd, qdd, form, grav, tau):
     """:func:`id_into` without base pose or applied wrenches (fewer arguments to unbox)."""
-    dyn, lk = unpack_dyn(ki, kf)
-    fb, G, V, A, W = _id_work(dyn[0].shape[0])
-    return _id_one(dyn, q, qd, qdd, EYE4, NO_FEXT, lk, form, grav, tau, fb, G, V, A, W)
+    model = unpack(ki, kf)
+    fb, G, V, A, W = _id_work(model.parent.shape[0])
+    return _id_one(model, q, qd, qdd, EYE4, NO_FEXT, form, grav, tau, fb, G, V, A, W)
 
 
 @njit(cache=True, nogil=True)
-def id_batch(dyn, Q, QD, QDD, base, fext, lk, form, grav, out):
-    fb, G, V, A, W = _id_work(dyn[0].shape[0])
+def id_batch(model, Q, QD, QDD, base, fext, form, grav, out):
+    fb, G, V, A, W = _id_work(model.parent.shape[0])
     for k in range(Q.shape[0]):
-        st = _id_one(dyn, Q[k], QD[k], QDD[k], at(base, k), at(fext, k), lk, form, grav, out[k],
+        st = _id_one(model, Q[k], QD[k], QDD[k], at(base, k), at(fext, k), form, grav, out[k],
                      fb, G, V, A, W)
         if st != OK:
             raise_status(st)
@@ -331,21 +353,21 @@ def id_batch(dyn, Q, QD, QDD, base, fext, lk, form, grav, out):
 
 
 @njit(cache=True)
-def wrench_entry(dyn, q, qd, qdd, base, fext, lk, grav):
+def wrench_entry(model, q, qd, qdd, base, fext, grav):
     """Body-fixed RNEA; return the transmitted wrenches of all bodies (nb, 6)."""
-    tau = np.empty(q.shape[0] + dyn[6])
-    fb, G, V, A, W = _id_work(dyn[0].shape[0])
-    st = _id_one(dyn, q, qd, qdd, base, fext, lk, 0, grav, tau, fb, G, V, A, W)
+    tau = np.empty(q.shape[0] + model.nbase)
+    fb, G, V, A, W = _id_work(model.parent.shape[0])
+    st = _id_one(model, q, qd, qdd, base, fext, 0, grav, tau, fb, G, V, A, W)
     if st != OK:
         raise_status(st)
     return W[1:].copy()
 
 
 @njit(cache=True)
-def wrench_batch(dyn, Q, QD, QDD, base, fext, lk, grav):
-    nb = dyn[0].shape[0]
+def wrench_batch(model, Q, QD, QDD, base, fext, grav):
+    nb = model.parent.shape[0]
     out = np.empty((Q.shape[0], nb, 6))
     for k in range(Q.shape[0]):
-        out[k] = wrench_entry(dyn, Q[k], QD[k], QDD[k], at(base, k), at(fext, k), lk,
+        out[k] = wrench_entry(model, Q[k], QD[k], QDD[k], at(base, k), at(fext, k),
                               grav)
     return out

@@ -10,9 +10,10 @@ spatial joint screws ``J^s_j = Ad_{C_j} ^j X_j`` (ibid. eq. (29)) and the spatia
 bodies in each of the four representations (eqs. (15), (31), (58), (68)) are
 :func:`body_twists_into`.  See docs/theory/recursions.md and docs/theory/representations.md.
 
-Kernels take the model as the tuple ``kin`` (or ``dyn``) of :mod:`.layout`; entry points
-ending in ``_into``/``_plain``/``_link`` take the packed arrays ``(ki, kf)`` of a single
-call, those ending in ``_batch`` loop over a leading batch axis.  Each returns a status
+Kernels take the model as the :class:`~.layout.Tree` ``model``; entry points ending in
+``_into``/``_plain``/``_link`` take the packed arrays ``(ki, kf)`` of a single call and
+unpack them (:func:`~.layout.unpack`), those ending in ``_batch`` take ``model`` and loop over
+a leading batch axis.  Each returns a status
 code of :mod:`.dispatch`.
 
 Compiled-call cost: a call between two numba functions passes each array argument as a
@@ -28,7 +29,7 @@ from numba import njit
 
 from .lie import Ad_apply_into, compose_into, exp_se3_scalars
 from .dispatch import BAD_BASE, BAD_Q, EYE4, OK, at, check_state, finite
-from .layout import unpack_kin, unpack_links
+from .layout import unpack
 
 
 @njit(cache=True)
@@ -48,16 +49,17 @@ def support_path(parent, body, path):
 
 
 @njit(cache=True, inline='always')
-def joint_pose(kin, q, j):
+def joint_pose(model, q, j):
     """
     ``C_{λ(j),j} = A_{λ(j),j} exp(^j X_j θ_j)`` ([M18k] eq. (8)) as 12 scalars.
 
     Row-major top 3x4 of the relative pose, ``θ_j = q_mult[j] q[q_index[j]] + q_offset[j]``;
     the short cuts for the usual joint screws are in :func:`exp_se3_scalars`.
     """
-    _, X, A, q_index, q_mult, q_offset, _ = kin
+    X = model.X
+    A = model.A_rel
     e = exp_se3_scalars(X[j, 0], X[j, 1], X[j, 2], X[j, 3], X[j, 4], X[j, 5],
-                        q_mult[j] * q[q_index[j]] + q_offset[j])
+                        model.q_mult[j] * q[model.q_index[j]] + model.q_offset[j])
     a00 = A[j, 0, 0]
     a01 = A[j, 0, 1]
     a02 = A[j, 0, 2]
@@ -82,9 +84,9 @@ def joint_pose(kin, q, j):
 
 
 @njit(cache=True, inline='always')
-def rel_pose(dyn, q, i, G):
+def rel_pose(model, q, i, G):
     """``G = C_{λ(i),i} = A_{λ(i),i} exp(^i X_i θ_i)`` ([M18k] eq. (8)); G is 4x4."""
-    e = joint_pose(dyn[:7], q, i)
+    e = joint_pose(model, q, i)
     for r in range(3):
         G[r, 0] = e[4 * r]
         G[r, 1] = e[4 * r + 1]
@@ -97,15 +99,15 @@ def rel_pose(dyn, q, i, G):
 
 
 @njit(cache=True, inline='always')
-def pose_step(kin, q, j, C):
+def pose_step(model, q, j, C):
     """
     ``C[j+1] = C[λ(j)+1] A_{λ(j),j} exp(^j X_j θ_j)`` ([M18k] eq. (8)).
 
     ``C`` holds the base pose in slot 0 and body ``j`` in slot ``j + 1``; the relative
     pose (:func:`joint_pose`) stays in registers.
     """
-    g00, g01, g02, g03, g10, g11, g12, g13, g20, g21, g22, g23 = joint_pose(kin, q, j)
-    p = kin[0][j] + 1
+    g00, g01, g02, g03, g10, g11, g12, g13, g20, g21, g22, g23 = joint_pose(model, q, j)
+    p = model.parent[j] + 1
     s = j + 1
     for i in range(3):
         c0 = C[p, i, 0]
@@ -122,14 +124,14 @@ def pose_step(kin, q, j, C):
 
 
 @njit(cache=True, inline='always')
-def to_parent(kin, q, b, p00, p01, p02, p03, p10, p11, p12, p13, p20, p21, p22, p23):
+def to_parent(model, q, b, p00, p01, p02, p03, p10, p11, p12, p13, p20, p21, p22, p23):
     """
     Move a pose from the frame of body ``b`` into its parent's: ``P <- A_{λ(b),b} exp(X θ) P``.
 
     [M18k] eq. (8) multiplied from the tip.  ``P`` is the top 3x4 of a pose as 12
     scalars, row-major, in and out, so the tip-to-root sweeps keep it in registers.
     """
-    g00, g01, g02, g03, g10, g11, g12, g13, g20, g21, g22, g23 = joint_pose(kin, q, b)
+    g00, g01, g02, g03, g10, g11, g12, g13, g20, g21, g22, g23 = joint_pose(model, q, b)
     n00 = g00 * p00 + g01 * p10 + g02 * p20
     n01 = g00 * p01 + g01 * p11 + g02 * p21
     n02 = g00 * p02 + g01 * p12 + g02 * p22
@@ -167,18 +169,18 @@ def local_base(base, out):
 
 
 @njit(cache=True)
-def poses_with_base(kin, q, base):
+def poses_with_base(model, q, base):
     """Return ``C`` of shape (nb + 1, 4, 4): the base pose, then every body's pose."""
-    nb = kin[0].shape[0]
+    nb = model.parent.shape[0]
     C = np.empty((nb + 1, 4, 4))
     C[0] = base
     for j in range(nb):
-        pose_step(kin, q, j, C)
+        pose_step(model, q, j, C)
     return C
 
 
 @njit(cache=True, inline='always')
-def _forward_kinematics(kin, q, base, link_body, link_offset, out, C):
+def _forward_kinematics(model, q, base, out, C):
     """
     All link poses (world frame) into ``out[l]``; returns a status code.
 
@@ -190,39 +192,37 @@ def _forward_kinematics(kin, q, base, link_body, link_offset, out, C):
         return BAD_BASE
     C[0] = base
     for j in range(C.shape[0] - 1):
-        pose_step(kin, q, j, C)
-    for li in range(link_body.shape[0]):
-        compose_into(C[link_body[li] + 1], link_offset[li], out[li])
+        pose_step(model, q, j, C)
+    for li in range(model.link_body.shape[0]):
+        compose_into(C[model.link_body[li] + 1], model.link_offset[li], out[li])
     return OK
 
 
 @njit(cache=True)
 def forward_kinematics_into(ki, kf, q, base, out):
-    link_body, link_offset = unpack_links(ki, kf)
-    return _forward_kinematics(unpack_kin(ki, kf), q, base, link_body, link_offset, out,
-                               np.empty((ki[0] + 1, 4, 4)))
+    model = unpack(ki, kf)
+    return _forward_kinematics(model, q, base, out, np.empty((model.parent.shape[0] + 1, 4, 4)))
 
 
 @njit(cache=True)
 def forward_kinematics_plain(ki, kf, q, out):
     """Single call without base pose (fewer arguments to unbox)."""
-    link_body, link_offset = unpack_links(ki, kf)
-    return _forward_kinematics(unpack_kin(ki, kf), q, EYE4, link_body, link_offset, out,
-                               np.empty((ki[0] + 1, 4, 4)))
+    model = unpack(ki, kf)
+    return _forward_kinematics(model, q, EYE4, out, np.empty((model.parent.shape[0] + 1, 4, 4)))
 
 
 @njit(cache=True, nogil=True)
-def forward_kinematics_batch(kin, Q, base, link_body, link_offset, out):
-    C = np.empty((kin[0].shape[0] + 1, 4, 4))
+def forward_kinematics_batch(model, Q, base, out):
+    C = np.empty((model.parent.shape[0] + 1, 4, 4))
     for k in range(Q.shape[0]):
-        st = _forward_kinematics(kin, Q[k], at(base, k), link_body, link_offset, out[k], C)
+        st = _forward_kinematics(model, Q[k], at(base, k), out[k], C)
         if st != OK:
             return st
     return OK
 
 
 @njit(cache=True, inline='always')
-def _link_pose(kin, q, base, body, T, out):
+def _link_pose(model, q, base, body, T, out):
     """
     Pose of the link frame ``C_body T`` into ``out``; returns a status code.
 
@@ -230,7 +230,7 @@ def _link_pose(kin, q, base, body, T, out):
     ``P = T`` (the same body-fixed POE, [M18k] eq. (8), multiplied from the tip), the
     3x4 pose in registers; then ``C = base P``.
     """
-    parent = kin[0]
+    parent = model.parent
     if not finite(q):
         return BAD_Q
     if not finite(base):
@@ -241,8 +241,8 @@ def _link_pose(kin, q, base, body, T, out):
     b = body
     while b >= 0:
         (p00, p01, p02, p03, p10, p11, p12, p13,
-         p20, p21, p22, p23) = to_parent(kin, q, b, p00, p01, p02, p03, p10, p11, p12, p13,
-                                         p20, p21, p22, p23)
+         p20, p21, p22, p23) = to_parent(model, q, b, p00, p01, p02, p03, p10, p11, p12, p13,
+                                       p20, p21, p22, p23)
         b = parent[b]
     for i in range(3):
         c0 = base[i, 0]
@@ -261,27 +261,27 @@ def _link_pose(kin, q, base, body, T, out):
 
 @njit(cache=True)
 def link_pose_into(ki, kf, q, base, body, T, out):
-    return _link_pose(unpack_kin(ki, kf), q, base, body, T, out)
+    return _link_pose(unpack(ki, kf), q, base, body, T, out)
 
 
 @njit(cache=True)
 def link_pose_link(ki, kf, q, li, out):
     """:func:`link_pose_into` for link index ``li``, no base pose (fewer arguments to unbox)."""
-    link_body, link_offset = unpack_links(ki, kf)
-    return _link_pose(unpack_kin(ki, kf), q, EYE4, link_body[li], link_offset[li], out)
+    model = unpack(ki, kf)
+    return _link_pose(model, q, EYE4, model.link_body[li], model.link_offset[li], out)
 
 
 @njit(cache=True, nogil=True)
-def link_pose_batch(kin, Q, base, body, T, out):
+def link_pose_batch(model, Q, base, body, T, out):
     for k in range(Q.shape[0]):
-        st = _link_pose(kin, Q[k], at(base, k), body, T, out[k])
+        st = _link_pose(model, Q[k], at(base, k), body, T, out[k])
         if st != OK:
             return st
     return OK
 
 
 @njit(cache=True, inline='always')
-def spatial_columns(dyn, q, qd, base, C, Js, Vs):
+def spatial_columns(model, q, qd, base, C, Js, Vs):
     """
     Poses, spatial joint screws and spatial twists of all nodes.
 
@@ -291,9 +291,12 @@ def spatial_columns(dyn, q, qd, base, C, Js, Vs):
     "Spatial" here means in the world-aligned frame at the base origin
     (:func:`local_base`): ``C`` are the poses in that frame, ``C[0] = (R_base, 0)``.
     """
-    parent, X, _, q_index, q_mult, _, nbase, _, _, _ = dyn
+    parent = model.parent
+    X = model.X
+    q_index = model.q_index
+    q_mult = model.q_mult
+    nbase = model.nbase
     nb = parent.shape[0]
-    kin = dyn[:7]
     local_base(base, C[0])
     for r in range(6):
         Vs[0, r] = 0.0
@@ -308,7 +311,7 @@ def spatial_columns(dyn, q, qd, base, C, Js, Vs):
     for i in range(nb):
         s = i + 1
         p = parent[i] + 1
-        pose_step(kin, q, i, C)
+        pose_step(model, q, i, C)
         col = nbase + i
         Ad_apply_into(C[s], X[i], Js[col])
         rate = q_mult[i] * qd[nbase + q_index[i]]
@@ -317,7 +320,7 @@ def spatial_columns(dyn, q, qd, base, C, Js, Vs):
 
 
 @njit(cache=True)
-def body_twists_into(kin, q, qd, base, rep, C, V):
+def body_twists_into(model, q, qd, base, rep, C, V):
     """
     Twists of all bodies by the recursion of their own representation ([M18k]).
 
@@ -331,7 +334,11 @@ def body_twists_into(kin, q, qd, base, rep, C, V):
     from the world origin; ``V`` (nb + 1, 6) the twists (slot 0: base), spatial ones at the
     world origin.
     """
-    parent, X, A_rel, q_index, q_mult, q_offset, nbase = kin
+    parent = model.parent
+    X = model.X
+    q_index = model.q_index
+    q_mult = model.q_mult
+    nbase = model.nbase
     st = check_state(q, qd, base)
     if st != OK:
         return st
@@ -355,7 +362,7 @@ def body_twists_into(kin, q, qd, base, rep, C, V):
         V[0, :3] = Vb[:3]
         V[0, 3:] = R @ Vb[3:]
     for j in range(nb):
-        pose_step(kin, q, j, C)
+        pose_step(model, q, j, C)
         s = j + 1
         p = parent[j] + 1
         rate = q_mult[j] * qd[nbase + q_index[j]]

@@ -179,11 +179,11 @@ class Model:
         self.link_frames = {n: (int(self.link_body[i]), self.link_offset[i])
                             for i, n in enumerate(self.link_names)}
         self.link_ids = {n: i for i, n in enumerate(self.link_names)}
-        # the kernels' view of the model: tuples of these arrays for the batched kernels,
-        # and the same data packed into one int64 and one float64 array for single calls
-        # (two arrays to unbox instead of a dozen); the layout is defined once, in
-        # liemb_ros.core._kernels.layout
-        self.kin, self.dyn, self.lk = layout.kernel_tuples(self)
+        # the kernels' view of the model: a named tuple of these arrays for the batched
+        # kernels (layout.Tree), and the same data packed into one int64 and one float64
+        # array for single calls (two arrays to unbox instead of a dozen); the layout is
+        # defined once, in liemb_ros.core._kernels.layout
+        self.tree = layout.tree(self)
         self.packed_int, self.packed_float = layout.pack(self)
         # the compiled entry points the algorithms cache per kernel and argument types
         # (liemb_ros.core._kernels.dispatch.fast)
