@@ -20,9 +20,9 @@ from .core.dynamics import (coriolis_matrix, forward_dynamics, gravity_torques, 
 from .core._kernels.dispatch import get_num_threads, set_num_threads
 from .core.eom import (inverse_dynamics_derivatives, inverse_dynamics_time_derivative, kane_eom,
                        lagrange_eom, linearize, system_matrices)
-from .core.kinematics import (body_poses, body_twists, forward_kinematics, jacobian,
-                              jacobian_derivative, jacobian_factors, link_acceleration, link_pose,
-                              link_twist, representation_map)
+from .core.kinematics import (body_poses, body_twists, change_representation, forward_kinematics,
+                              jacobian, jacobian_derivative, jacobian_factors, link_acceleration,
+                              link_pose, link_twist, representation_map)
 from .core.model import REPRESENTATIONS, Model, URDFError, URDFWarning, load_urdf, load_urdf_string
 
 _install_old_paths()   # import liemb_ros.simulation and the like, deprecated (one release)
@@ -30,7 +30,8 @@ _install_old_paths()   # import liemb_ros.simulation and the like, deprecated (o
 __all__ = ['load_urdf', 'load_urdf_string', 'Model', 'URDFError', 'URDFWarning', 'REPRESENTATIONS',
            'link_pose', 'forward_kinematics', 'link_twist', 'link_acceleration', 'jacobian',
            'jacobian_derivative', 'body_poses', 'body_twists', 'jacobian_factors',
-           'representation_map', 'inverse_dynamics', 'gravity_torques', 'joint_wrenches',
+           'representation_map', 'change_representation', 'inverse_dynamics', 'gravity_torques',
+           'joint_wrenches',
            'mass_matrix', 'mass_matrix_derivative', 'coriolis_matrix', 'forward_dynamics',
            'kane_eom', 'lagrange_eom', 'system_matrices', 'inverse_dynamics_derivatives',
            'inverse_dynamics_time_derivative', 'linearize', 'set_num_threads',

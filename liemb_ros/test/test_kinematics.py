@@ -218,6 +218,45 @@ def test_conversion_table(rng):
     np.testing.assert_allclose(V['hybrid'][3:], V['mixed'][3:], atol=1e-14)
 
 
+@pytest.mark.parametrize('floating', [False, True])
+def test_one_change_of_representation(floating):
+    """
+    ``change_representation`` is the change the Jacobian kernels make, bit for bit.
+
+    ``jacobian(rep)`` is computed in body-fixed columns mapped at the end (``body_to``);
+    mapping ``jacobian('body')`` with the public function (poses, twists in a batch) must
+    give the same bits; the maps agree with Table 3's matrices (test above) and invert.
+    """
+    rng = np.random.default_rng(12)
+    model = random_model(6, rng, branching=0.3, floating=floating)
+    link = model.link_names[-1]
+    base = random_pose(rng) if floating else None
+    for _ in range(5):
+        q = rng.uniform(-2, 2, model.nq)
+        C = lm.link_pose(model, q, link, base)
+        Jb = lm.jacobian(model, q, link, 'body', base)
+        for rep in REPS:
+            mapped = lm.change_representation(C, Jb.T, 'body', rep).T
+            np.testing.assert_array_equal(mapped, lm.jacobian(model, q, link, rep, base))
+    Cs = np.stack([random_pose(rng) for _ in range(7)])
+    Vs = rng.normal(size=(7, 6))
+    for a in REPS:
+        for b in REPS:
+            W = lm.change_representation(Cs, Vs, a, b)
+            for k in range(7):   # a batch is the single calls, and the 6x6 map
+                np.testing.assert_array_equal(W[k], lm.change_representation(Cs[k], Vs[k], a, b))
+                np.testing.assert_allclose(lm.representation_map(Cs[k], a, b) @ Vs[k], W[k],
+                                           rtol=0, atol=1e-12)
+            np.testing.assert_allclose(lm.change_representation(Cs, W, b, a), Vs, rtol=0,
+                                       atol=1e-12)
+    with pytest.raises(ValueError, match='unknown representation'):
+        lm.change_representation(Cs[0], Vs[0], 'body', 'world')
+    with pytest.raises(ValueError, match='NaN'):
+        lm.change_representation(Cs[0], np.full(6, np.nan), 'body', 'hybrid')
+    with pytest.raises(ValueError, match='shape'):
+        lm.change_representation(Cs[:2], Vs, 'body', 'hybrid')
+
+
 def test_jacobian_dependence_remarks(rng):
     """[M18k] Remarks 5 and 11: J^b_{i,j} does not depend on q_1..q_j; J^s_j not on q_j..q_n."""
     model = random_model(6, rng, branching=0.0)

@@ -381,4 +381,4 @@ def test_bad_magnitudes_and_long_strings_are_refused_in_short_lines(graph):
     assert longest < SHORT
     proc = next(p for label, _, p in graph.procs if label == 'liemb_dynamics')
     proc.send_signal(2)
-    assert proc.wait(timeout=20) == 0
+    assert proc.wait(timeout=20) == 0, graph.output('liemb_dynamics')[-4000:]

@@ -59,6 +59,7 @@ from ._kernels.dispatch import (  # noqa: F401 (as before)
     fast, out_array, rep_index, run_batch, threads_arg)
 from ._kernels.jacobian import (jacobian_batch, jacobian_into, jacobian_link, jacobian_tip_into,
                                 link_twist_into)
+from ._kernels.lie import change_representation_into
 from ._kernels.tree import (body_twists_into, forward_kinematics_batch, forward_kinematics_into,
                             forward_kinematics_plain, link_pose_batch, link_pose_into,
                             link_pose_link, poses_with_base)
@@ -319,20 +320,46 @@ def _hat(x):
     return np.array([[0.0, -x[2], x[1]], [x[2], 0.0, -x[0]], [-x[1], x[0], 0.0]])
 
 
+def change_representation(C, V, source, target):
+    """
+    Return twists (or Jacobian columns) ``V`` of frames with poses ``C`` in another representation.
+
+    ``C``: a pose (4, 4) or one per twist (n, 4, 4); ``V``: a twist (6,) or twists (n, 6),
+    angular first, in representation ``source``; returns them in ``target`` (both one of
+    :data:`REPRESENTATIONS`), of ``V``'s shape.  The maps of [M18k] Table 3 (§4.5):
+    spatial ``V^s``, body ``Ad_C^-1 V^s``, hybrid ``(ω, v - r × ω)``, mixed
+    ``(Rᵀω, v - r × ω)``.  The one implementation of the change of representation: the
+    Jacobian kernels map their columns with the same compiled functions
+    (:func:`liemb_ros.core._kernels.lie.spatial_to`, ``body_to``), bit for bit.
+    """
+    a, b = rep_index(source), rep_index(target)
+    C = np.ascontiguousarray(C, dtype=float)
+    V = np.asarray(V, dtype=float)
+    if C.ndim == 2:
+        C = C[None]
+    if C.ndim != 3 or C.shape[1:] != (4, 4):
+        raise ValueError(f'C must be a pose (4, 4) or poses (n, 4, 4); got shape {C.shape}')
+    one = V.ndim == 1
+    W = np.ascontiguousarray(V.reshape(1, -1) if one else V)
+    if W.ndim != 2 or W.shape[1] != 6 or C.shape[0] not in (1, W.shape[0]):
+        raise ValueError(f'V must be a twist (6,) or twists (n, 6) matching C {C.shape}; '
+                         f'got shape {V.shape}')
+    if not (np.all(np.isfinite(C)) and np.all(np.isfinite(W))):
+        raise ValueError('C or V contains NaN or inf')
+    out = np.empty(W.shape)
+    change_representation_into(C, W, a, b, out)
+    return out[0] if one else out
+
+
 def representation_map(C, source, target):
     """
     Return the 6x6 matrix mapping a twist of a frame with pose ``C`` between representations.
 
     ``V_target = representation_map(C, source, target) @ V_source`` ([M18k] Table 3,
-    §4.5); the same matrix maps Jacobian columns.
+    §4.5); the same matrix maps Jacobian columns.  Its columns are the unit twists mapped
+    by :func:`change_representation`.
     """
-    a, b = rep_index(source), rep_index(target)
-    R = np.asarray(C, dtype=float)[:3, :3]
-    rt = _hat(np.asarray(C, dtype=float)[:3, 3])
-    Z, E = np.zeros((3, 3)), np.eye(3)
-    to_spatial = [np.block([[R, Z], [rt @ R, R]]), np.eye(6),
-                  np.block([[E, Z], [rt, E]]), np.block([[R, Z], [rt @ R, E]])]
-    return np.linalg.solve(to_spatial[b], to_spatial[a])
+    return change_representation(C, np.eye(6), source, target).T
 
 
 def _block_factor(model, Cs, rep, i, j):
@@ -381,4 +408,5 @@ def jacobian_factors(model, q, representation='body'):
 
 __all__ = ['link_pose', 'forward_kinematics', 'link_twist', 'link_acceleration', 'jacobian',
            'jacobian_derivative', 'body_twists', 'body_poses', 'representation_map',
+           'change_representation',
            'jacobian_factors']

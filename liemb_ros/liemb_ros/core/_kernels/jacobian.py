@@ -7,7 +7,8 @@ Two routes, compared with each other and with Pinocchio in the tests:
   spatial columns ``J^s_j = Ad_{C_j} ^j X_j`` (Müller, Multibody Syst. Dyn. 43 (2018)
   37–70, eq. (29)), the spatial twist ``V^s_j = V^s_λ(j) + J^s_j q̇_j`` (eq. (31)) and the
   column derivatives ``J̇^s_j = [V^s_j, J^s_j]`` (Müller, Multibody Syst. Dyn. 42 (2018)
-  219–248, eq. (16)); the other representations by the maps of Table 3 ([M18k]) and
+  219–248, eq. (16)); the other representations by the maps of Table 3 ([M18k];
+  :func:`~.lie.spatial_to`, the one change of representation) and
   their time derivatives (docstring of :mod:`liemb_ros.core.kinematics`).
 * :func:`_jacobian_tip` (``J`` alone, cheaper): one sweep link to root builds the link's
   pose ``P_j`` in each body frame on the way and the body-fixed columns
@@ -18,7 +19,7 @@ See docs/theory/representations.md and docs/theory/recursions.md.
 import numpy as np
 from numba import njit
 
-from .lie import Ad_inv_apply_into, ad_apply_into, compose_into
+from .lie import ad_apply_into, body_to, compose_into, pose_tuples, spatial_to
 from .dispatch import BAD_BASE, BAD_Q, BAD_QD, EYE4, OK, at, finite, raise_status
 from .layout import unpack
 from .tree import pose_step, support_path, to_parent
@@ -37,10 +38,8 @@ def _jacobian(model, q, qd, base, body, T, rep, deriv, J, Jd):
     """
     parent = model.parent
     X = model.X
-    A_rel = model.A_rel
     q_index = model.q_index
     q_mult = model.q_mult
-    q_offset = model.q_offset
     nbase = model.nbase
     if not finite(q):
         return BAD_Q
@@ -137,9 +136,8 @@ def _jacobian(model, q, qd, base, body, T, rep, deriv, J, Jd):
                 Jd[4, c] += o2 * Jd[0, c] - o0 * Jd[2, c]
                 Jd[5, c] += o0 * Jd[1, c] - o1 * Jd[0, c]
         return OK
-    r0 = CL[0, 3]
-    r1 = CL[1, 3]
-    r2 = CL[2, 3]
+    R, r = pose_tuples(CL)
+    r0, r1, r2 = r
     # ṙ = v^s + ω^s × r
     rd0 = Vs[3] + Vs[1] * r2 - Vs[2] * r1
     rd1 = Vs[4] + Vs[2] * r0 - Vs[0] * r2
@@ -148,28 +146,22 @@ def _jacobian(model, q, qd, base, body, T, rep, deriv, J, Jd):
         w0 = J[0, c]
         w1 = J[1, c]
         w2 = J[2, c]
-        if rep == 0:
-            if deriv:
-                # J̇^b = Ad_C^-1 (J̇^s - [V^s, J^s])
-                ad_apply_into(Vs, J[:, c], tmp)
-                for r in range(6):
-                    tmp[r] = Jd[r, c] - tmp[r]
-                Ad_inv_apply_into(CL, tmp, Jd[:, c])   # [M18k] eq. (90)
-            Ad_inv_apply_into(CL, J[:, c], J[:, c])
-            continue
-        # linear rows: v - r × ω
-        J[3, c] -= r1 * w2 - r2 * w1
-        J[4, c] -= r2 * w0 - r0 * w2
-        J[5, c] -= r0 * w1 - r1 * w0
-        if deriv:
+        if deriv and rep == 0:
+            # J̇^b = Ad_C^-1 (J̇^s - [V^s, J^s]) ([M18k] eq. (90))
+            ad_apply_into(Vs, J[:, c], tmp)
+            y = spatial_to(0, R, r, (Jd[0, c] - tmp[0], Jd[1, c] - tmp[1], Jd[2, c] - tmp[2],
+                                     Jd[3, c] - tmp[3], Jd[4, c] - tmp[4], Jd[5, c] - tmp[5]))
+            for i in range(6):
+                Jd[i, c] = y[i]
+        elif deriv:
+            # linear rows: d/dt (v - r × ω)
             a0 = Jd[0, c]
             a1 = Jd[1, c]
             a2 = Jd[2, c]
             Jd[3, c] -= r1 * a2 - r2 * a1 + rd1 * w2 - rd2 * w1
             Jd[4, c] -= r2 * a0 - r0 * a2 + rd2 * w0 - rd0 * w2
             Jd[5, c] -= r0 * a1 - r1 * a0 + rd0 * w1 - rd1 * w0
-        if rep == 3:
-            if deriv:
+            if rep == 3:
                 # Rᵀ(ω̇_J - ω^s × ω_J)
                 b0 = Jd[0, c] - (Vs[1] * w2 - Vs[2] * w1)
                 b1 = Jd[1, c] - (Vs[2] * w0 - Vs[0] * w2)
@@ -177,9 +169,9 @@ def _jacobian(model, q, qd, base, body, T, rep, deriv, J, Jd):
                 Jd[0, c] = CL[0, 0] * b0 + CL[1, 0] * b1 + CL[2, 0] * b2
                 Jd[1, c] = CL[0, 1] * b0 + CL[1, 1] * b1 + CL[2, 1] * b2
                 Jd[2, c] = CL[0, 2] * b0 + CL[1, 2] * b1 + CL[2, 2] * b2
-            J[0, c] = CL[0, 0] * w0 + CL[1, 0] * w1 + CL[2, 0] * w2
-            J[1, c] = CL[0, 1] * w0 + CL[1, 1] * w1 + CL[2, 1] * w2
-            J[2, c] = CL[0, 2] * w0 + CL[1, 2] * w1 + CL[2, 2] * w2
+        y = spatial_to(rep, R, r, (w0, w1, w2, J[3, c], J[4, c], J[5, c]))
+        for i in range(6):
+            J[i, c] = y[i]
     return OK
 
 
@@ -191,7 +183,8 @@ def _jacobian_tip(model, q, base, body, T, rep, J):
     The body-fixed columns ``J^b_j = Ad^{-1}_{P_j} X_j`` ([M18k] eqs. (17), (20)), ``P_j`` the
     pose of the link frame in the frame of body ``j``, built on the way down as
     ``P_{λ(j)} = A_{λ(j),j} exp(X_j θ_j) P_j``: no support path and no world poses of
-    the intermediate bodies.  Other representations by one map per column at the end:
+    the intermediate bodies.  Other representations by one map per column at the end
+    (:func:`~.lie.body_to`):
     hybrid ``(R ω^b, R v^b)``, mixed ``(ω^b, R v^b)``, spatial ``Ad_C J^b``.  The
     independent route :func:`_jacobian` (world poses, spatial columns) also gives ``J̇``.
     Returns a status code (non-finite input).
@@ -271,31 +264,12 @@ def _jacobian_tip(model, q, base, body, T, rep, J):
     r0 = base[0, 0] * p03 + base[0, 1] * p13 + base[0, 2] * p23 + base[0, 3]
     r1 = base[1, 0] * p03 + base[1, 1] * p13 + base[1, 2] * p23 + base[1, 3]
     r2 = base[2, 0] * p03 + base[2, 1] * p13 + base[2, 2] * p23 + base[2, 3]
+    R = (R00, R01, R02, R10, R11, R12, R20, R21, R22)
+    r = (r0, r1, r2)
     for c in range(nv):
-        x0 = J[0, c]
-        x1 = J[1, c]
-        x2 = J[2, c]
-        y0 = J[3, c]
-        y1 = J[4, c]
-        y2 = J[5, c]
-        v0 = R00 * y0 + R01 * y1 + R02 * y2
-        v1 = R10 * y0 + R11 * y1 + R12 * y2
-        v2 = R20 * y0 + R21 * y1 + R22 * y2
-        J[3, c] = v0
-        J[4, c] = v1
-        J[5, c] = v2
-        if rep == 3:  # mixed: (ω^b, R v^b)
-            continue
-        w0 = R00 * x0 + R01 * x1 + R02 * x2
-        w1 = R10 * x0 + R11 * x1 + R12 * x2
-        w2 = R20 * x0 + R21 * x1 + R22 * x2
-        J[0, c] = w0
-        J[1, c] = w1
-        J[2, c] = w2
-        if rep == 1:  # spatial: v^s = R v^b + r × (R ω^b)
-            J[3, c] = v0 + r1 * w2 - r2 * w1
-            J[4, c] = v1 + r2 * w0 - r0 * w2
-            J[5, c] = v2 + r0 * w1 - r1 * w0
+        y = body_to(rep, R, r, (J[0, c], J[1, c], J[2, c], J[3, c], J[4, c], J[5, c]))
+        for i in range(6):
+            J[i, c] = y[i]
     return OK
 
 

@@ -198,6 +198,118 @@ def Ad_inv_apply_into(C, X, out):
 
 
 @njit(cache=True, inline='always')
+def pose_tuples(C):
+    """Return ``(R, r)`` of a pose: its rotation row-major as a 9-tuple, its position a 3-tuple."""
+    return ((C[0, 0], C[0, 1], C[0, 2], C[1, 0], C[1, 1], C[1, 2], C[2, 0], C[2, 1], C[2, 2]),
+            (C[0, 3], C[1, 3], C[2, 3]))
+
+
+@njit(cache=True, inline='always')
+def spatial_to(rep, R, r, V):
+    """
+    Return the spatial twist ``V`` of a frame with pose ``(R, r)`` in representation ``rep``.
+
+    The one change of twist representation from the spatial one ([M18k] Table 3, §4.5),
+    for a twist or a Jacobian column alike.  ``V = (ω, v)`` in the world frame at the world
+    origin; ``rep`` 0..3 (:data:`~.layout.REPRESENTATIONS`): body ``Ad_C^-1 V =
+    (Rᵀω, Rᵀ(v - r × ω))`` ([M18k] eq. (90)), spatial ``V``, hybrid ``(ω, v - r × ω)``
+    (the velocity of the frame's origin, world axes), mixed ``(Rᵀω, v - r × ω)``.
+    ``R`` row-major 9-tuple, ``r`` 3-tuple, ``V`` and the result 6-tuples
+    (:func:`pose_tuples`): scalars in registers, no array.
+    """
+    w0, w1, w2, v0, v1, v2 = V
+    if rep == 1:
+        return V
+    r0, r1, r2 = r
+    e0 = v0 - (r1 * w2 - r2 * w1)
+    e1 = v1 - (r2 * w0 - r0 * w2)
+    e2 = v2 - (r0 * w1 - r1 * w0)
+    if rep == 2:
+        return (w0, w1, w2, e0, e1, e2)
+    R00, R01, R02, R10, R11, R12, R20, R21, R22 = R
+    b0 = R00 * w0 + R10 * w1 + R20 * w2
+    b1 = R01 * w0 + R11 * w1 + R21 * w2
+    b2 = R02 * w0 + R12 * w1 + R22 * w2
+    if rep == 3:
+        return (b0, b1, b2, e0, e1, e2)
+    return (b0, b1, b2, R00 * e0 + R10 * e1 + R20 * e2, R01 * e0 + R11 * e1 + R21 * e2,
+            R02 * e0 + R12 * e1 + R22 * e2)
+
+
+@njit(cache=True, inline='always')
+def body_to(rep, R, r, V):
+    """
+    Return the body-fixed twist ``V`` of a frame with pose ``(R, r)`` in representation ``rep``.
+
+    The change of representation from the body-fixed one ([M18k] Table 3): body ``V``,
+    mixed ``(ω, R v)``, hybrid ``(R ω, R v)``, spatial ``Ad_C V = (R ω, R v + r × R ω)``
+    ([M18k] eq. (90)).  Arguments as :func:`spatial_to`.
+    """
+    if rep == 0:
+        return V
+    x0, x1, x2, y0, y1, y2 = V
+    R00, R01, R02, R10, R11, R12, R20, R21, R22 = R
+    v0 = R00 * y0 + R01 * y1 + R02 * y2
+    v1 = R10 * y0 + R11 * y1 + R12 * y2
+    v2 = R20 * y0 + R21 * y1 + R22 * y2
+    if rep == 3:
+        return (x0, x1, x2, v0, v1, v2)
+    w0 = R00 * x0 + R01 * x1 + R02 * x2
+    w1 = R10 * x0 + R11 * x1 + R12 * x2
+    w2 = R20 * x0 + R21 * x1 + R22 * x2
+    if rep == 2:
+        return (w0, w1, w2, v0, v1, v2)
+    r0, r1, r2 = r
+    return (w0, w1, w2, v0 + r1 * w2 - r2 * w1, v1 + r2 * w0 - r0 * w2, v2 + r0 * w1 - r1 * w0)
+
+
+@njit(cache=True, inline='always')
+def to_spatial(rep, R, r, V):
+    """
+    Return a twist of a frame with pose ``(R, r)`` given in representation ``rep``, as spatial.
+
+    The inverse of :func:`spatial_to`: body ``Ad_C V`` (:func:`body_to`), hybrid
+    ``(ω, v + r × ω)``, mixed ``(R ω, v + r × R ω)``.
+    """
+    if rep == 0 or rep == 1:
+        return body_to(1 if rep == 0 else 0, R, r, V)
+    w0, w1, w2, v0, v1, v2 = V
+    if rep == 3:
+        R00, R01, R02, R10, R11, R12, R20, R21, R22 = R
+        a0 = R00 * w0 + R01 * w1 + R02 * w2
+        a1 = R10 * w0 + R11 * w1 + R12 * w2
+        a2 = R20 * w0 + R21 * w1 + R22 * w2
+        w0 = a0
+        w1 = a1
+        w2 = a2
+    r0, r1, r2 = r
+    return (w0, w1, w2, v0 + (r1 * w2 - r2 * w1), v1 + (r2 * w0 - r0 * w2),
+            v2 + (r0 * w1 - r1 * w0))
+
+
+@njit(cache=True, nogil=True)
+def change_representation_into(C, V, source, target, out):
+    """
+    ``out[k]`` = the twist ``V[k]`` of a frame with pose ``C[k]`` from ``source`` to ``target``.
+
+    ``C`` (n, 4, 4) or (1, 4, 4) (one pose for all), ``V`` and ``out`` (n, 6); ``source``,
+    ``target`` representation indices.  Body and spatial sources map directly
+    (:func:`body_to`, :func:`spatial_to`), the others through the spatial one.
+    """
+    for k in range(V.shape[0]):
+        R, r = pose_tuples(C[k if C.shape[0] != 1 else 0])
+        x = (V[k, 0], V[k, 1], V[k, 2], V[k, 3], V[k, 4], V[k, 5])
+        if source == target:
+            y = x
+        elif source == 0:
+            y = body_to(target, R, r, x)
+        else:
+            y = spatial_to(target, R, r, x if source == 1 else to_spatial(source, R, r, x))
+        for i in range(6):
+            out[k, i] = y[i]
+
+
+@njit(cache=True, inline='always')
 def AdT_apply_into(C, W, out):
     """
     Write ``Ad_C^T W`` into ``out`` (pull a wrench back through ``C``).

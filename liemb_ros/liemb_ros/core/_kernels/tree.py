@@ -241,8 +241,8 @@ def _link_pose(model, q, base, body, T, out):
     b = body
     while b >= 0:
         (p00, p01, p02, p03, p10, p11, p12, p13,
-         p20, p21, p22, p23) = to_parent(model, q, b, p00, p01, p02, p03, p10, p11, p12, p13,
-                                       p20, p21, p22, p23)
+         p20, p21, p22, p23) = to_parent(model, q, b, p00, p01, p02, p03, p10, p11, p12,
+                                         p13, p20, p21, p22, p23)
         b = parent[b]
     for i in range(3):
         c0 = base[i, 0]
