@@ -339,10 +339,12 @@ class DynamicsNode(DynamicsOutput, Node):
     # -- robot ------------------------------------------------------------------------------
     def destroy_node(self):
         """Destroy the io and action nodes with this one; stop the checker's thread."""
-        self.checker.close()
-        self.action.destroy()
-        self.io_node.destroy_node()
-        return super().destroy_node()
+        try:
+            self.checker.close()
+            self.action.destroy()   # joins the action's thread (see there)
+            self.io_node.destroy_node()
+        finally:
+            super().destroy_node()
 
     def _on_robot(self, model, xml, where):
         """Build the engine for a new robot; ConfigError when the parameters do not fit it."""

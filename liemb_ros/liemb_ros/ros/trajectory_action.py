@@ -111,8 +111,21 @@ class TrajectoryAction:
             pass
 
     def destroy(self):
-        """Stop the action's thread and destroy its node."""
-        self.executor.shutdown(timeout_sec=1.0)
+        """
+        Stop the action's thread, wait for it to end, and destroy its node.
+
+        The thread is joined: a daemon thread still inside rclpy's wait (C++ with the GIL
+        released) when the interpreter exits is ended by a forced unwind that C++ turns
+        into ``std::terminate``, and the node exited with SIGABRT (-6) instead of 0 after
+        Ctrl-C on a loaded machine (CI run 2 of issue 28).  After Ctrl-C the context is
+        shut down already and ``executor.shutdown`` may raise; the thread's spin ends then
+        by itself (it checks the context), so the join still returns.
+        """
+        try:
+            self.executor.shutdown(timeout_sec=1.0)
+        except Exception:  # noqa: B902 - a context shut down by the signal handler
+            pass
+        self._thread.join(timeout=10.0)
         self.action_node.destroy_node()
 
     def _future(self):
