@@ -64,6 +64,8 @@ def _steps():
         lm.forward_kinematics(model, q, base_pose=base)
         if batch is None:   # single configurations only
             lm.body_twists(model, q, qd, 'spatial', base_pose=base)
+            lm.change_representation(lm.link_pose(model, q, link, base_pose=base), qd[:6],
+                                     'spatial', 'mixed')
         for rep in lm.REPRESENTATIONS:
             lm.jacobian(model, q, link, rep, base_pose=base)
             lm.jacobian_derivative(model, q, qd, link, rep, base_pose=base)
