@@ -21,7 +21,7 @@ from numba import njit
 
 from .lie import ad_apply_into, body_to, compose_into, pose_tuples, spatial_to
 from .dispatch import BAD_BASE, BAD_Q, BAD_QD, EYE4, OK, at, finite, raise_status
-from .layout import unpack
+from .layout import unpack_kinematics
 from .tree import pose_step, support_path, to_parent
 
 
@@ -276,20 +276,20 @@ def _jacobian_tip(model, q, base, body, T, rep, J):
 @njit(cache=True)
 def jacobian_into(ki, kf, q, qd, base, body, T, rep, deriv, J, Jd):
     """Single configuration: ``J`` (and ``Jd = J̇`` if ``deriv``); returns a status."""
-    return _jacobian(unpack(ki, kf), q, qd, base, body, T, rep, deriv, J, Jd)
+    return _jacobian(unpack_kinematics(ki, kf), q, qd, base, body, T, rep, deriv, J, Jd)
 
 
 @njit(cache=True)
 def jacobian_link(ki, kf, q, li, rep, J):
     """:func:`jacobian_tip_into` for link index ``li`` and no base pose (fewer arguments)."""
-    model = unpack(ki, kf)
+    model = unpack_kinematics(ki, kf)
     return _jacobian_tip(model, q, EYE4, model.link_body[li], model.link_offset[li], rep, J)
 
 
 @njit(cache=True)
 def jacobian_tip_into(ki, kf, q, base, body, T, rep, J):
     """Single configuration: ``J`` of the link frame ``C_body T`` by :func:`_jacobian_tip`."""
-    return _jacobian_tip(unpack(ki, kf), q, base, body, T, rep, J)
+    return _jacobian_tip(unpack_kinematics(ki, kf), q, base, body, T, rep, J)
 
 
 @njit(cache=True, nogil=True)
@@ -312,7 +312,7 @@ def link_twist_into(ki, kf, q, qd, base, body, T, rep, V):
     if not finite(qd):
         return BAD_QD
     J = np.empty((6, qd.shape[0]))
-    st = _jacobian(unpack(ki, kf), q, qd, base, body, T, rep, False, J, J)
+    st = _jacobian(unpack_kinematics(ki, kf), q, qd, base, body, T, rep, False, J, J)
     for r in range(6):
         acc = 0.0
         for c in range(J.shape[1]):

@@ -12,8 +12,8 @@ bodies in each of the four representations (eqs. (15), (31), (58), (68)) are
 
 Kernels take the model as the :class:`~.layout.Tree` ``model``; entry points ending in
 ``_into``/``_plain``/``_link`` take the packed arrays ``(ki, kf)`` of a single call and
-unpack them (:func:`~.layout.unpack`), those ending in ``_batch`` take ``model`` and loop over
-a leading batch axis.  Each returns a status
+unpack them (:func:`~.layout.unpack_kinematics`), those ending in ``_batch`` take ``model``
+and loop over a leading batch axis.  Each returns a status
 code of :mod:`.dispatch`.
 
 Compiled-call cost: a call between two numba functions passes each array argument as a
@@ -29,7 +29,7 @@ from numba import njit
 
 from .lie import Ad_apply_into, compose_into, exp_se3_scalars
 from .dispatch import BAD_BASE, BAD_Q, EYE4, OK, at, check_state, finite
-from .layout import unpack
+from .layout import unpack_kinematics
 
 
 @njit(cache=True)
@@ -200,14 +200,14 @@ def _forward_kinematics(model, q, base, out, C):
 
 @njit(cache=True)
 def forward_kinematics_into(ki, kf, q, base, out):
-    model = unpack(ki, kf)
+    model = unpack_kinematics(ki, kf)
     return _forward_kinematics(model, q, base, out, np.empty((model.parent.shape[0] + 1, 4, 4)))
 
 
 @njit(cache=True)
 def forward_kinematics_plain(ki, kf, q, out):
     """Single call without base pose (fewer arguments to unbox)."""
-    model = unpack(ki, kf)
+    model = unpack_kinematics(ki, kf)
     return _forward_kinematics(model, q, EYE4, out, np.empty((model.parent.shape[0] + 1, 4, 4)))
 
 
@@ -261,13 +261,13 @@ def _link_pose(model, q, base, body, T, out):
 
 @njit(cache=True)
 def link_pose_into(ki, kf, q, base, body, T, out):
-    return _link_pose(unpack(ki, kf), q, base, body, T, out)
+    return _link_pose(unpack_kinematics(ki, kf), q, base, body, T, out)
 
 
 @njit(cache=True)
 def link_pose_link(ki, kf, q, li, out):
     """:func:`link_pose_into` for link index ``li``, no base pose (fewer arguments to unbox)."""
-    model = unpack(ki, kf)
+    model = unpack_kinematics(ki, kf)
     return _link_pose(model, q, EYE4, model.link_body[li], model.link_offset[li], out)
 
 
