@@ -127,8 +127,8 @@ from visualization_msgs.msg import MarkerArray
 
 from .. import control
 from ..core.resources import find
-from .common import (STEADY, ConfigError, Preparation, RobotSource, declare, error_text, guarded,
-                     realtime_priority, run, settle_heap, topic_token)
+from .common import (STEADY, ConfigError, Preparation, RobotSource, StateWatch, declare,
+                     error_text, guarded, realtime_priority, run, settle_heap, topic_token)
 from .conversions import pose_matrix, shown
 from .dynamics_output import DynamicsOutput, bounded
 from ..control.engine import FRAMES, MODES, CycleStats, DynamicsEngine, StateError
@@ -273,7 +273,7 @@ class DynamicsNode(DynamicsOutput, Node):
         rate = self.p('controller_state_rate')
         self._state_period = 1.0 / rate if rate > 0 else 0.0   # 0: none
         self._state_msg = None           # the ~/controller_state message (reused)
-        self._last_state = None          # steady time of the last good joint state
+        self.watch = StateWatch(lambda: self.p('state_timeout'))   # the last good joint state
         self._window = (time.monotonic(), 0)   # (time, cycles) at the last diagnostics
         self._twist_key = self._twist_cache = None
         self._marker_key = self._marker_template = self._marker_points = None   # arrows
@@ -525,7 +525,7 @@ class DynamicsNode(DynamicsOutput, Node):
             new = list(self.engine.ignored)[known:]
             self.get_logger().info(f"ignoring joint(s) {shown(', '.join(new))} of "
                                    f'joint_states: not in robot {shown(self.engine.model.name)}')
-        self._last_state = time.monotonic()
+        self.watch.seen()
         if self._early_trajectory is not None and self.engine.ready:
             self._on_trajectory(self._early_trajectory)   # it starts from this state
         if self._timer is not None:

@@ -23,13 +23,13 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from ..sim.passive import all_finite
 from ..core.kinematics import link_twist
-from .common import ERROR_CHARS, STEADY, StateTimeout
+from .common import ERROR_CHARS, STEADY
 from .conversions import SHOWN_CHARS, shown
 from ..control.engine import FRAMES, OutputError
 from .wire import Template
 
 
-class DynamicsOutput(StateTimeout):
+class DynamicsOutput:
     """The output side of :class:`~liemb_ros.ros.dynamics_node.DynamicsNode`."""
 
     # -- output -----------------------------------------------------------------------------
@@ -46,8 +46,8 @@ class DynamicsOutput(StateTimeout):
                     f'no state yet for {", ".join(e.missing_joints())}',
                     throttle_duration_sec=5.0)
             return False
-        if not fresh and self._stale():
-            self.get_logger().warning(f'no joint_states for {self._state_age():.2f} s: '
+        if not fresh and self.watch.stale():
+            self.get_logger().warning(f'no joint_states for {self.watch.age():.2f} s: '
                                       'not commanding', throttle_duration_sec=5.0)
             return False
         now = time.monotonic()
@@ -290,11 +290,11 @@ class DynamicsOutput(StateTimeout):
             t0, n0 = self._window
             rate = (e.stats.count - n0) / (now - t0) if now > t0 else 0.0
             self._window = (now, e.stats.count)
-            age = self._state_age()
+            age = self.watch.age()
             if not e.ready:
                 st.level = DiagnosticStatus.WARN
                 st.message = f"waiting for joint states of {', '.join(e.missing_joints())}"
-            elif self._stale():
+            elif self.watch.stale():
                 st.level = DiagnosticStatus.WARN
                 st.message = (f'no joint_states for {age:.2f} s (state_timeout '
                               f"{self.p('state_timeout')} s): not commanding")
