@@ -103,7 +103,6 @@ last state.  A parameter or file that cannot work (missing file, unknown link or
 ends the process with exit code 1 and the reason.
 """
 import copy
-import os
 import sys
 import time
 
@@ -120,25 +119,24 @@ from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from .. import control
-from ..core.resources import find
 from .common import (STEADY, ConfigError, Preparation, RobotSource, StateWatch, declare,
                      error_text, guarded, realtime_priority, run, settle_heap)
 from .conversions import pose_matrix, shown
 from .dynamics_diagnostics import Counters, DynamicsDiagnostics
 from .dynamics_output import RELIABLE, DynamicsOutputs, bounded
 from .dynamics_parameters import engine_settings, parameter_table
+from .dynamics_trajectories import Trajectories, read_trajectory_file
 from ..control.engine import FRAMES, DynamicsEngine, OutputError, StateError
 from . import trajectory_intake as intake
 from .trajectory_action import TrajectoryAction
 from .wire import JointStateReader
 
-# The node owns its parts: the parameters' table (dynamics_parameters.py), its outputs
-# (dynamics_output.py: what one cycle publishes), its /diagnostics and the counts they report
-# (dynamics_diagnostics.py), the age of the last joint state (common.StateWatch) and the
-# trajectory action (trajectory_action.py); this module is the robot, the input, the
-# Jacobian service and main().
-# parameter_table is imported from here too (app.parameter_docs, the tests).
+# The node owns its parts: its outputs (dynamics_output.py: what one cycle publishes), its
+# /diagnostics and the counts they report (dynamics_diagnostics.py), the age of the last
+# joint state (common.StateWatch), the topic's and the file's trajectories
+# (dynamics_trajectories.py) and the trajectory action (trajectory_action.py); its
+# parameters are dynamics_parameters.py's table (imported from here too: app.parameter_docs,
+# the tests).  This module is the robot, the input, the Jacobian service and main().
 
 
 class DynamicsNode(Node):
@@ -153,10 +151,7 @@ class DynamicsNode(Node):
         self.engine = None
         self._candidate = self._preparing = self._odom_sub = None
         self._pending_desired = None
-        self._early_trajectory = None   # a ~/joint_trajectory before the first complete state
-        self._file_trajectory = self._read_trajectory_file()
-        self._file_started = None   # when the file's trajectory last started (state time)
-        self._file_pending = False  # the file's trajectory is being checked
+        trajectory_file = read_trajectory_file(self.p('computed_torque.trajectory_file'))
         self.counters = Counters()   # what /diagnostics reports
         self._pending = False       # publish_rate > 0: a state arrived since the last output
         self.watch = StateWatch(lambda: self.p('state_timeout'))   # the last good joint state
@@ -192,6 +187,9 @@ class DynamicsNode(Node):
         # Python hands the GIL to the loop's thread within SWITCH_INTERVAL
         sys.setswitchinterval(intake.SWITCH_INTERVAL)
         self.checker = intake.Checker(self)
+        self.trajectories = Trajectories(self, trajectory_file, self.checker, self.action,
+                                         self._refuse, self._guarded, self._state_time,
+                                         self._snapshot)   # ~/joint_trajectory, the file
         self._timer = None
         self.create_timer(self.get_parameter('diagnostics_period').value, self._guarded(
             self._diagnostics, '/diagnostics'),
@@ -370,8 +368,7 @@ class DynamicsNode(Node):
             self.get_logger().info(f"ignoring joint(s) {shown(', '.join(new))} of "
                                    f'joint_states: not in robot {shown(self.engine.model.name)}')
         self.watch.seen()
-        if self._early_trajectory is not None and self.engine.ready:
-            self._on_trajectory(self._early_trajectory)   # it starts from this state
+        self.trajectories.state_arrived()
         if self._timer is not None:
             self.counters.skipped += self._pending   # the one before this never got out
             self._pending = True
@@ -414,8 +411,8 @@ class DynamicsNode(Node):
         now = time.monotonic()
         inline = self.outputs.inline()
         t_state = self._state_time()
-        if self._file_trajectory is not None:
-            self._start_file_trajectory(t_state)
+        if self.trajectories.file is not None:
+            self.trajectories.start_file(t_state)
         try:
             out = e.cycle(inline, now=t_state)
         except OutputError as exc:
@@ -479,102 +476,13 @@ class DynamicsNode(Node):
             return self.get_clock().now().to_msg()
         return Time(sec=t[0], nanosec=t[1])
 
-    def _read_trajectory_file(self):
-        """Read ``computed_torque.trajectory_file`` (ConfigError when it cannot be used)."""
-        name = self.p('computed_torque.trajectory_file')
-        if not name:
-            return None
-        try:
-            path = name if os.path.isfile(name) else find('config', name)
-            return control.load_trajectory(path)
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f'computed_torque.trajectory_file: {exc}') from None
-
-    def _start_file_trajectory(self, now):
-        """Start (or, with ``computed_torque.repeat``, restart) the trajectory file's motion."""
-        e = self.engine
-        if e.mode != 'computed_torque' or self.action.active is not None or self._file_pending:
-            return
-        names, times, P, V, A = self._file_trajectory
-        if self._file_started is not None:
-            end = self._file_started + times[-1] + 1.0
-            if not (self.p('computed_torque.repeat') and now > end):
-                return
-        traj = intake.Trajectory(names, 0.0, times, P, V, A)
-        self._file_pending = self._check_trajectory(
-            traj, now, self._guarded(self._install_file, 'computed_torque.trajectory_file'),
-            'file')
-
-    def _install_file(self, result):
-        """Track the file's trajectory, checked (in the executor's thread)."""
-        self._file_pending = False
-        e = self.engine
-        if isinstance(result, Exception):
-            self._file_trajectory = None
-            self.get_logger().error(f'computed_torque.trajectory_file not tracked: {result}')
-        elif e.mode == 'computed_torque' and self.action.active is None:
-            e.trajectory = result
-            self._file_started = result.start
-            self.get_logger().info(f"tracking {self.p('computed_torque.trajectory_file')} "
-                                   f'({result.time_from_start[-1]:.1f} s)')
-
-    def _check_trajectory(self, traj, received, done, key):
-        """Read, time and check ``traj`` in the checker's thread; ``done(result)`` after."""
-        engine = self.engine
-        if self.checker.submit(lambda: intake.prepare(engine, traj, received, self._snapshot),
-                               done, key):
-            return True
-        done(ValueError(f'busy: {intake.QUEUE} trajectories wait for their check'))
-        return False
-
     def _snapshot(self):
         """Return ``(q, q̇, time)`` of the latest state (any thread)."""
         return self.engine.state_snapshot()
 
     def _on_trajectory(self, data):
-        """
-        Take a new joint trajectory for computed_torque (it replaces the old one).
-
-        ``data``: its CDR bytes (a raw subscription), read and checked in the checker's
-        thread (:mod:`liemb_ros.ros.trajectory_intake`); bigger than ``MAX_BYTES``: refused.
-        """
-        if self.engine is None:
-            self._refuse('~/joint_trajectory: no robot yet')
-            return
-        if len(data) > intake.MAX_BYTES:
-            self._refuse(f'~/joint_trajectory: {len(data)} bytes, at most {intake.MAX_BYTES}')
-            return
-        self._early_trajectory = None
-        if not self.engine.ready:   # kept: tracked from the first complete state
-            self._early_trajectory = data
-            self.get_logger().info('~/joint_trajectory before a complete joint state: it '
-                                   'starts from the first one')
-            return
-        engine, received = self.engine, self._state_time()
-
-        def work():
-            return intake.prepare(engine, intake.read_trajectory_cdr(data, engine.model),
-                                  received, self._snapshot)
-        if not self.checker.submit(work, self._guarded(self._install_topic,
-                                                       '~/joint_trajectory'), 'topic'):
-            self._refuse(f'~/joint_trajectory: busy, {intake.QUEUE} trajectories wait for '
-                         'their check')
-
-    def _install_topic(self, result):
-        """Track a checked ``~/joint_trajectory`` (in the executor's thread), or say why not."""
-        if isinstance(result, intake.Superseded):
-            self._refuse(f'~/joint_trajectory: superseded ({result})')
-            return
-        if isinstance(result, Exception):
-            self._refuse(f'~/joint_trajectory: {result}')
-            return
-        e = self.engine
-        if e is None or result.joint_names != e.model.joint_names:
-            return   # another robot meanwhile
-        e.trajectory = result
-        if e.mode != 'computed_torque':
-            self.get_logger().warning(f'trajectory received in mode {e.mode}: it is tracked '
-                                      'in computed_torque only', throttle_duration_sec=5.0)
+        """Take a ``~/joint_trajectory`` (its CDR bytes): :class:`Trajectories` tracks it."""
+        self.trajectories.on_topic(data)
 
     def _on_target_pose(self, msg):
         """Take a target pose of the impedance link, in world_frame."""
