@@ -188,8 +188,8 @@ class DynamicsNode(Node):
         sys.setswitchinterval(intake.SWITCH_INTERVAL)
         self.checker = intake.Checker(self)
         self.trajectories = Trajectories(self, trajectory_file, self.checker, self.action,
-                                         self._refuse, self._guarded, self._state_time,
-                                         self._snapshot)   # ~/joint_trajectory, the file
+                                         self.refuse, self._guarded, self.state_time,
+                                         self.snapshot)   # ~/joint_trajectory, the file
         self._timer = None
         self.create_timer(self.get_parameter('diagnostics_period').value, self._guarded(
             self._diagnostics, '/diagnostics'),
@@ -306,7 +306,7 @@ class DynamicsNode(Node):
             self.engine.stats.dropped += 1
         self.get_logger().error(f'dropped {bounded(what)}', throttle_duration_sec=1.0)
 
-    def _refuse(self, what):
+    def refuse(self, what):
         """Drop a command (trajectory, target): counted, logged (throttled per 0.1 s only)."""
         self.counters.rejected += 1
         self.get_logger().error(f'refused {bounded(what)}', throttle_duration_sec=0.1)
@@ -410,7 +410,7 @@ class DynamicsNode(Node):
             return False
         now = time.monotonic()
         inline = self.outputs.inline()
-        t_state = self._state_time()
+        t_state = self.state_time()
         if self.trajectories.file is not None:
             self.trajectories.start_file(t_state)
         try:
@@ -456,7 +456,7 @@ class DynamicsNode(Node):
         """Return the node clock in seconds (/clock with use_sim_time)."""
         return self.get_clock().now().nanoseconds * 1e-9
 
-    def _state_time(self):
+    def state_time(self):
         """
         Return the time of the state the torques come from: its stamp (else the clock).
 
@@ -469,14 +469,14 @@ class DynamicsNode(Node):
             return t[0] + t[1] * 1e-9
         return self._now()
 
-    def _stamp_msg(self):
+    def stamp_msg(self):
         """Return the stamp of the state (a ``builtin_interfaces/Time``), else the clock's."""
         t = self.engine.stamp if self.engine is not None else None
         if t is None:
             return self.get_clock().now().to_msg()
         return Time(sec=t[0], nanosec=t[1])
 
-    def _snapshot(self):
+    def snapshot(self):
         """Return ``(q, q̇, time)`` of the latest state (any thread)."""
         return self.engine.state_snapshot()
 
@@ -488,16 +488,16 @@ class DynamicsNode(Node):
         """Take a target pose of the impedance link, in world_frame."""
         world = self.p('world_frame')
         if self.engine is None:
-            self._refuse('~/target_pose: no robot yet')
+            self.refuse('~/target_pose: no robot yet')
             return
         if msg.header.frame_id not in ('', world):
-            self._refuse(f'~/target_pose in frame {shown(msg.header.frame_id)}: expected '
-                         f'{shown(world)} (world_frame)')
+            self.refuse(f'~/target_pose in frame {shown(msg.header.frame_id)}: expected '
+                        f'{shown(world)} (world_frame)')
             return
         try:
             self.engine.set_target_pose(pose_matrix(msg.pose))
         except ValueError as exc:   # StateError is one
-            self._refuse(f'~/target_pose: {exc}')
+            self.refuse(f'~/target_pose: {exc}')
 
     def _apply_desired(self, accelerations):
         try:
