@@ -14,8 +14,8 @@ What every liemb node shares: parameters, the robot's source, names, the process
 * :class:`Preparation` compiles a new robot's kernels in a thread while the node spins, so
   that it answers parameter and service requests meanwhile and reports "compiling" in its
   log and ``/diagnostics`` (minutes on a cold numba cache, a fraction of a second after).
-* :class:`StateTimeout`: the age of the last good joint state against ``state_timeout``
-  (the dynamics and servo nodes stop commanding from a stale state).
+* :class:`StateWatch`: the age of the last good joint state against ``state_timeout``
+  (the dynamics and servo nodes each own one and stop commanding from a stale state).
 * :func:`topic_token` turns a joint or link name into a valid topic name token.
 * :func:`run` is every node's ``main``: a clean exit on Ctrl-C and SIGTERM (no traceback
   from callbacks that race the shutdown), exit code 1 with the reason for a
@@ -134,24 +134,32 @@ def realtime_priority(priority):
     return f'SCHED_FIFO {priority}'
 
 
-class StateTimeout:
+class StateWatch:
     """
-    Mixin of the nodes that command from joint states: how old the last good one is.
+    How old the last good joint state is, against a timeout (the nodes that command from them).
 
-    The node sets ``_last_state`` (steady clock) on every good joint state and declares
-    ``state_timeout`` (seconds; 0: never stale).
+    ``timeout()`` returns the timeout in seconds (0: never stale), read on every question
+    (``state_timeout`` may change at run time); ``clock()`` the steady time in seconds.  The
+    node calls :meth:`seen` on every good joint state.
     """
 
-    _last_state = None
+    def __init__(self, timeout, clock=time.monotonic):
+        self.timeout = timeout
+        self.clock = clock
+        self.last = None   # steady time of the last good joint state
 
-    def _state_age(self):
-        """Seconds since the last good joint state (inf before the first)."""
-        return math.inf if self._last_state is None else time.monotonic() - self._last_state
+    def seen(self):
+        """Take note of a good joint state, now."""
+        self.last = self.clock()
 
-    def _stale(self):
-        """Whether the last good joint state is older than ``state_timeout``."""
-        timeout = self.p('state_timeout')
-        return timeout > 0 and self._state_age() > timeout
+    def age(self):
+        """Return the seconds since the last good joint state (inf before the first)."""
+        return math.inf if self.last is None else self.clock() - self.last
+
+    def stale(self):
+        """Return whether the last good joint state is older than the timeout."""
+        timeout = self.timeout()
+        return timeout > 0 and self.age() > timeout
 
 
 def settle_heap():

@@ -103,148 +103,43 @@ last state.  A parameter or file that cannot work (missing file, unknown link or
 ends the process with exit code 1 and the reason.
 """
 import copy
-import os
 import sys
 import time
 
 import numpy as np
 import rclpy
 from builtin_interfaces.msg import Time
-from control_msgs.msg import JointTrajectoryControllerState
-from diagnostic_msgs.msg import DiagnosticArray
-from geometry_msgs.msg import PoseStamped, WrenchStamped
-from liemb_interfaces.msg import TwistRepresentedArray
+from geometry_msgs.msg import PoseStamped
 from liemb_interfaces.srv import GetJacobian
 from nav_msgs.msg import Odometry
-from rcl_interfaces.msg import ParameterType, SetParametersResult
-from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.node import Node
-from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
-from visualization_msgs.msg import MarkerArray
 
-from .. import control
-from ..core.resources import find
-from .common import (STEADY, ConfigError, Preparation, RobotSource, declare, error_text, guarded,
-                     realtime_priority, run, settle_heap, topic_token)
+from .common import (STEADY, ConfigError, Preparation, RobotSource, StateWatch, declare,
+                     error_text, guarded, realtime_priority, run, settle_heap)
 from .conversions import pose_matrix, shown
-from .dynamics_output import DynamicsOutput, bounded
-from ..control.engine import FRAMES, MODES, CycleStats, DynamicsEngine, StateError
+from .dynamics_diagnostics import Counters, DynamicsDiagnostics
+from .dynamics_output import RELIABLE, DynamicsOutputs, bounded
+from .dynamics_parameters import engine_settings, parameter_table
+from .dynamics_trajectories import Trajectories, read_trajectory_file
+from ..control.engine import FRAMES, DynamicsEngine, OutputError, StateError
 from . import trajectory_intake as intake
 from .trajectory_action import TrajectoryAction
 from .wire import JointStateReader
 
-# The node is put together from this module (parameters, robot, input, the Jacobian
-# service, main()) and dynamics_output.py (what one cycle publishes, and /diagnostics).
-RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-#: the settings of the engine that can change at run time (parameter name = setting)
-SETTINGS = ('mode', 'representation', 'twist_links', 'wrench_joints', 'command_joints',
-            'clamp_effort')
-#: controller parameters -> engine settings of another name
-RENAMED = {'computed_torque.kp': 'kp', 'computed_torque.kd': 'kd',
-           'computed_torque.friction_compensation': 'friction_compensation',
-           'impedance.link': 'impedance_link',
-           'impedance.representation': 'impedance_representation',
-           'impedance.stiffness': 'stiffness', 'impedance.damping': 'impedance_damping',
-           'impedance.null_stiffness': 'null_stiffness',
-           'impedance.null_damping': 'null_damping',
-           'impedance.friction_compensation': 'impedance_friction_compensation',
-           'gravity': 'gravity', 'armature': 'armature'}
-#: the payload parameters, one engine setting ``payload = (link, mass, com, inertia)``
-PAYLOAD = ('payload.link', 'payload.mass', 'payload.com', 'payload.inertia')
+# The node owns its parts: its outputs (dynamics_output.py: what one cycle publishes), its
+# /diagnostics and the counts they report (dynamics_diagnostics.py), the age of the last
+# joint state (common.StateWatch), the topic's and the file's trajectories
+# (dynamics_trajectories.py) and the trajectory action (trajectory_action.py); its
+# parameters are dynamics_parameters.py's table (imported from here too: app.parameter_docs,
+# the tests).  This module is the robot, the input, the Jacobian service and main().
 
 
-def parameter_table():
-    """Return the ``(name, default, description, type, extra)`` of every parameter."""
-    S, SA = ParameterType.PARAMETER_STRING, ParameterType.PARAMETER_STRING_ARRAY
-    D, B = ParameterType.PARAMETER_DOUBLE, ParameterType.PARAMETER_BOOL
-    DA = ParameterType.PARAMETER_DOUBLE_ARRAY
-    return (
-        ('mode', 'gravity_compensation', f"torques to publish: {' | '.join(MODES)}", S,
-         {}),
-        ('representation', 'hybrid', 'twist representation: body | spatial | hybrid | '
-         'mixed', S, {}),
-        ('twist_links', [], 'links whose twists are published (empty: the leaf links)',
-         SA, {}),
-        ('wrench_joints', [], 'joints whose transmitted wrenches are published', SA, {}),
-        ('command_joints', [], 'joint order of ~/effort_command (empty: model order)', SA,
-         {}),
-        ('computed_torque.kp', [400.0], 'computed_torque position gains K_p [1/s^2]: '
-         'one value or one per joint', DA, {}),
-        ('computed_torque.kd', [40.0], 'computed_torque velocity gains K_d [1/s]: one '
-         'value or one per joint', DA, {}),
-        ('computed_torque.friction_compensation', True, 'computed_torque: add the URDF '
-         'Coulomb friction F tanh(qd_r / 0.003) as a feed-forward (qd_r = qd_desired + '
-         'kp/kd e)', B, {}),
-        ('computed_torque.goal_tolerance', [0.01], 'computed_torque: a '
-         '~/follow_joint_trajectory goal succeeds once each joint is this close to its '
-         'last point (rad or m; one value or one per joint) where the goal gives no '
-         'goal_tolerance (JointTolerance position 0)', DA, {}),
-        ('computed_torque.stopped_velocity_tolerance', 0.01, 'computed_torque: ... and '
-         'this slow (rad/s or m/s; JointTolerance velocity 0)', D, dict(lo=0.0, hi=1e3)),
-        ('computed_torque.goal_time', 1.0, 'computed_torque: a goal whose joints are not '
-         'within their goal tolerances this long after its end (s; where the goal gives '
-         'no goal_time_tolerance) aborts with GOAL_TOLERANCE_VIOLATED', D,
-         dict(lo=0.0, hi=3600.0)),
-        ('computed_torque.trajectory_file', '', 'a joint trajectory (YAML: joint_names, '
-         'points) tracked once the state is known, as if sent on ~/joint_trajectory; a '
-         "file name in config/ or a path ('': none)", S, dict(read_only=True)),
-        ('computed_torque.repeat', False, 'start the trajectory file again 1 s after it '
-         'ends', B, {}),
-        ('impedance.link', '', "cartesian_impedance: the controlled link ('': the last "
-         'leaf link)', S, {}),
-        ('impedance.representation', 'hybrid', 'rows of the impedance gains: body (about '
-         '/ along the link axes) | hybrid (world axes, at the link origin)', S, {}),
-        ('impedance.stiffness', [5.0, 5.0, 5.0, 1000.0, 1000.0, 1000.0], 'stiffness: '
-         'angular [N m/rad] x3 then linear [N/m] x3 (or one value)', DA, {}),
-        ('impedance.damping', [0.1, 0.1, 0.1, 60.0, 60.0, 60.0], 'damping: angular '
-         '[N m s/rad] x3 then linear [N s/m] x3 (or one value)', DA, {}),
-        ('impedance.null_stiffness', 0.0, 'null-space stiffness towards the posture where '
-         'the mode started [N m/rad] (0: none)', D, dict(lo=0.0, hi=1e4)),
-        ('impedance.null_damping', 0.0, 'null-space joint damping [N m s/rad]', D,
-         dict(lo=0.0, hi=1e3)),
-        ('impedance.friction_compensation', False, 'cartesian_impedance: add the URDF '
-         'Coulomb friction F tanh(qd_r / 0.003) along qd_r = J+ D^-1 K e (the spring '
-         'pull); shifts the static stiffness by up to the friction torque', B, {}),
-        ('payload.link', '', "link carrying a payload ('': none)", S, {}),
-        ('payload.mass', 0.0, 'payload mass [kg]', D, dict(lo=0.0, hi=1e4)),
-        ('payload.com', [], 'payload centre of mass in the link frame [m] (empty: the '
-         'link origin)', DA, {}),
-        ('payload.inertia', [], 'payload inertia about its centre of mass in link axes: '
-         'ixx ixy ixz iyy iyz izz [kg m^2] (empty: a point mass)', DA, {}),
-        ('gravity', [], 'gravity in the world frame [m/s^2] (empty: the model, 0 0 -9.81)',
-         DA, {}),
-        ('armature', [], 'rotor inertia reflected to each joint [kg m^2 or kg]: one value '
-         'or one per joint (empty: none); computed_torque and inverse_dynamics use '
-         'M + diag(armature), as the simulation node does with its armature', DA, {}),
-        ('clamp_effort', True, 'limit ~/effort_command to the URDF <limit effort> of each '
-         'joint (~/joint_torques stays the computed torque)', B, {}),
-        ('publish_rate', 0.0, 'outputs per second; 0 publishes on every joint_states '
-         'message', D, dict(lo=0.0, hi=5000.0)),
-        ('controller_state_rate', 100.0, 'computed_torque: ~/controller_state messages '
-         '(control_msgs/JointTrajectoryControllerState) per second at most, of the latest '
-         'state; 0: none', D, dict(lo=0.0, hi=5000.0)),
-        ('secondary_rate', 100.0, 'twists and wrenches per second at most, of the latest '
-         'state (computed only then); 0: with every torque', D, dict(lo=0.0, hi=5000.0)),
-        ('state_timeout', 0.5, 'seconds without joint_states after which the node stops '
-         'commanding (0: never)', D, dict(lo=0.0, hi=3600.0)),
-        ('world_frame', 'world', 'frame of world-resolved quantities and markers', S, {}),
-        ('markers', True, 'publish RViz arrows for twists and wrenches', B, {}),
-        ('marker_rate', 30.0, 'marker messages per second at most (RViz needs no more; '
-         'they cost time)', D, dict(lo=0.1, hi=1000.0)),
-        ('marker_scale', 0.2, 'arrow length per unit of velocity (m per m/s, m per '
-         'rad/s) and per 10 N', D, dict(lo=0.0, hi=100.0)),
-        ('realtime_priority', 0, 'SCHED_FIFO priority (1-99) of the node threads (its '
-         'loop and the middleware ones) once the kernels are ready, as ros2_control '
-         'gives its loop; needs the right (rtprio limit or CAP_SYS_NICE), else a '
-         'warning; 0: normal', ParameterType.PARAMETER_INTEGER, dict(read_only=True)),
-        ('diagnostics_period', 1.0, 'seconds between /diagnostics messages', D,
-         dict(lo=0.05, hi=60.0)))
-
-
-class DynamicsNode(DynamicsOutput, Node):
+class DynamicsNode(Node):
     """Thin ROS adapter over :class:`liemb_ros.control.engine.DynamicsEngine`."""
 
     NAME = 'liemb_dynamics'
@@ -256,29 +151,10 @@ class DynamicsNode(DynamicsOutput, Node):
         self.engine = None
         self._candidate = self._preparing = self._odom_sub = None
         self._pending_desired = None
-        self._early_trajectory = None   # a ~/joint_trajectory before the first complete state
-        self._file_trajectory = self._read_trajectory_file()
-        self._file_started = None   # when the file's trajectory last started (state time)
-        self._file_pending = False  # the file's trajectory is being checked
-        self._rejected = 0          # invalid messages (dropped)
-        self._refused = 0           # non-finite outputs (not published)
-        self._scheduling = 'normal'   # the loop thread's (realtime_priority)
-        self._received = self._processed = self._skipped = self._lost = 0
+        trajectory_file = read_trajectory_file(self.p('computed_torque.trajectory_file'))
+        self.counters = Counters()   # what /diagnostics reports
         self._pending = False       # publish_rate > 0: a state arrived since the last output
-        self._secondary_due = None   # stamp of a state whose twists and wrenches are due
-        self._secondary_timer = None
-        self.callback_stats = CycleStats()   # the whole callback: receive to last publish
-        self._last_markers = -1e9
-        self._state_due = -1e9           # state time the next ~/controller_state is due
-        rate = self.p('controller_state_rate')
-        self._state_period = 1.0 / rate if rate > 0 else 0.0   # 0: none
-        self._state_msg = None           # the ~/controller_state message (reused)
-        self._last_state = None          # steady time of the last good joint state
-        self._window = (time.monotonic(), 0)   # (time, cycles) at the last diagnostics
-        self._twist_key = self._twist_cache = None
-        self._marker_key = self._marker_template = self._marker_points = None   # arrows
-        self._wrench_templates = {}
-        self._template_key = self._template = None   # wire.Template of the outputs
+        self.watch = StateWatch(lambda: self.p('state_timeout'))   # the last good joint state
         # The 1 kHz path (joint_states in; torques and effort command out) lives on a node
         # of its own, '<name>_io', with no other entity: rclpy's executor rebuilds its wait
         # set from every entity of a node on each wake-up, 150-450 µs for this node's 40
@@ -288,21 +164,9 @@ class DynamicsNode(DynamicsOutput, Node):
         self.io_node = rclpy.create_node(
             f'{self.get_name()}_io', namespace=self.get_namespace(), context=self.context,
             use_global_arguments=False, enable_rosout=False, start_parameter_services=False)
-        # no QoS event handlers on it but the lost-message count: each is one more entity
-        # to wait on (an incompatible subscriber is still told so on its side)
-        lean = PublisherEventCallbacks(use_default_callbacks=False)
-        self.pub_torque = self.io_node.create_publisher(
-            JointState, self.resolve_topic_name('~/joint_torques'), RELIABLE,
-            event_callbacks=lean)
-        self.pub_command = self.io_node.create_publisher(
-            Float64MultiArray, self.resolve_topic_name('~/effort_command'), RELIABLE,
-            event_callbacks=lean)
-        self.pub_state = self.create_publisher(JointTrajectoryControllerState,
-                                               '~/controller_state', RELIABLE)
-        self.pub_twists = self.create_publisher(TwistRepresentedArray, '~/twists', RELIABLE)
-        self.pub_markers = self.create_publisher(MarkerArray, '~/markers', RELIABLE)
-        self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', RELIABLE)
-        self.pub_wrench = {}
+        self.outputs = DynamicsOutputs(self, self.io_node, self.counters, self._guarded,
+                                       self.p('controller_state_rate'))
+        self.diagnostics = DynamicsDiagnostics(self, self.counters, self.watch, self.source)
         self._reader = JointStateReader(JointState)
         self.io_node.create_subscription(
             JointState, self.resolve_topic_name('joint_states'), self._on_joint_state,
@@ -323,6 +187,9 @@ class DynamicsNode(DynamicsOutput, Node):
         # Python hands the GIL to the loop's thread within SWITCH_INTERVAL
         sys.setswitchinterval(intake.SWITCH_INTERVAL)
         self.checker = intake.Checker(self)
+        self.trajectories = Trajectories(self, trajectory_file, self.checker, self.action,
+                                         self.refuse, self._guarded, self.state_time,
+                                         self.snapshot)   # ~/joint_trajectory, the file
         self._timer = None
         self.create_timer(self.get_parameter('diagnostics_period').value, self._guarded(
             self._diagnostics, '/diagnostics'),
@@ -367,8 +234,7 @@ class DynamicsNode(DynamicsOutput, Node):
         model = engine.model
         first = self.engine is None
         self.engine, self._candidate, self._preparing = engine, None, None
-        self._twist_key = None
-        self._wrench_templates = {}
+        self.outputs.serve(engine)
         if model.floating and self._odom_sub is None:
             self._odom_sub = self.create_subscription(
                 Odometry, 'odom', self._guarded(self._on_odometry, 'odom'),
@@ -376,13 +242,14 @@ class DynamicsNode(DynamicsOutput, Node):
         if self._pending_desired is not None:
             self._apply_desired(self._pending_desired)
             self._pending_desired = None
-        self._make_wrench_publishers()
+        self.outputs.make_wrench_publishers()
         if first:
             self._set_rate(self.p('publish_rate'))
-            self._set_secondary_rate(self.p('secondary_rate'))
-            self._scheduling = realtime_priority(self.p('realtime_priority'))
-            if self._scheduling.startswith('normal ('):
-                self.get_logger().warning(f'{self._scheduling}: the loop runs at normal '
+            self.outputs.set_secondary_rate(self.p('secondary_rate'))
+            scheduling = self.diagnostics.scheduling = realtime_priority(
+                self.p('realtime_priority'))
+            if scheduling.startswith('normal ('):
+                self.get_logger().warning(f'{scheduling}: the loop runs at normal '
                                           'priority (grant rtprio in /etc/security/limits.conf '
                                           'or CAP_SYS_NICE)')
         base = ' floating base (odometry on ' + self.resolve_topic_name('odom') + ');' \
@@ -392,20 +259,6 @@ class DynamicsNode(DynamicsOutput, Node):
                                f'{base} mode {engine.mode}, twists of '
                                f'{shown(", ".join(engine.twist_links))} '
                                f'in {engine.representation}; kernels ready in {warm:.1f} s')
-
-    def _make_wrench_publishers(self):
-        used = {}
-        for joint in self.engine.wrench_joints:
-            if joint in self.pub_wrench:
-                continue
-            token = topic_token(joint)
-            taken = {self.pub_wrench[j].topic_name for j in self.pub_wrench}
-            topic, k = '~/wrench/' + token, 1
-            while self.resolve_topic_name(topic) in taken or topic in used:
-                k += 1
-                topic = f'~/wrench/{token}_{k}'
-            used[topic] = joint
-            self.pub_wrench[joint] = self.create_publisher(WrenchStamped, topic, RELIABLE)
 
     def _set_rate(self, rate):
         if self._timer is not None:
@@ -417,18 +270,8 @@ class DynamicsNode(DynamicsOutput, Node):
 
     # -- parameters -------------------------------------------------------------------------
     def _settings(self, changes):
-        """
-        Engine settings from parameters: all of them (``changes`` empty) or those changed.
-
-        A changed payload parameter yields the whole payload (the others' current values).
-        """
-        every = not changes
-        value = (lambda k: changes[k] if k in changes else self.p(k))
-        out = {k: value(k) for k in SETTINGS if every or k in changes}
-        out.update({v: value(k) for k, v in RENAMED.items() if every or k in changes})
-        if every or any(k in changes for k in PAYLOAD):
-            out['payload'] = tuple(value(k) for k in PAYLOAD)
-        return out
+        """Return the engine settings of all parameters (``changes`` empty) or those changed."""
+        return engine_settings(changes, self.p)
 
     def _on_parameters(self, params):
         """Check every changed parameter first, then apply them all (or none)."""
@@ -448,27 +291,26 @@ class DynamicsNode(DynamicsOutput, Node):
             except ValueError as exc:
                 return SetParametersResult(successful=False, reason=str(exc))
             if self.engine is not None:
-                self._make_wrench_publishers()
+                self.outputs.make_wrench_publishers()
         if 'publish_rate' in changes:
             self._set_rate(changes['publish_rate'])
         if 'controller_state_rate' in changes:
-            rate = changes['controller_state_rate']
-            self._state_period = 1.0 / rate if rate > 0 else 0.0
+            self.outputs.set_state_rate(changes['controller_state_rate'])
         if 'secondary_rate' in changes and self.engine is not None:
-            self._set_secondary_rate(changes['secondary_rate'])
+            self.outputs.set_secondary_rate(changes['secondary_rate'])
         return SetParametersResult(successful=True)
 
     # -- input ------------------------------------------------------------------------------
     def _reject(self, what):
         """Drop a bad input message: counted, logged (throttled, the text cut)."""
-        self._rejected += 1
+        self.counters.rejected += 1
         if self.engine is not None:
             self.engine.stats.dropped += 1
         self.get_logger().error(f'dropped {bounded(what)}', throttle_duration_sec=1.0)
 
-    def _refuse(self, what):
+    def refuse(self, what):
         """Drop a command (trajectory, target): counted, logged (throttled per 0.1 s only)."""
-        self._rejected += 1
+        self.counters.rejected += 1
         self.get_logger().error(f'refused {bounded(what)}', throttle_duration_sec=0.1)
 
     def _guarded(self, callback, where, failed=None):
@@ -486,7 +328,7 @@ class DynamicsNode(DynamicsOutput, Node):
 
     def _on_lost(self, info):
         """DDS lost samples before we took them (queue overflow): count them."""
-        self._lost += info.total_count_change
+        self.counters.lost += info.total_count_change
 
     def _on_joint_state(self, msg):
         """
@@ -498,9 +340,9 @@ class DynamicsNode(DynamicsOutput, Node):
         error anywhere (a kernel's, an output's) drops the state: nothing goes out from it.
         """
         t0 = time.perf_counter()
-        self._received += 1
+        self.counters.received += 1
         if self.engine is None:
-            self._skipped += 1   # no robot yet: nothing to do
+            self.counters.skipped += 1   # no robot yet: nothing to do
             return
         try:
             self._take_state(msg, t0)
@@ -515,7 +357,7 @@ class DynamicsNode(DynamicsOutput, Node):
             self._reject(f'joint_states message that cannot be read: {exc}')
             return
         if not names:
-            self._skipped += 1   # an empty message: nothing to do
+            self.counters.skipped += 1   # an empty message: nothing to do
             return
         known = len(self.engine.ignored)
         try:
@@ -527,18 +369,17 @@ class DynamicsNode(DynamicsOutput, Node):
             new = list(self.engine.ignored)[known:]
             self.get_logger().info(f"ignoring joint(s) {shown(', '.join(new))} of "
                                    f'joint_states: not in robot {shown(self.engine.model.name)}')
-        self._last_state = time.monotonic()
-        if self._early_trajectory is not None and self.engine.ready:
-            self._on_trajectory(self._early_trajectory)   # it starts from this state
+        self.watch.seen()
+        self.trajectories.state_arrived()
         if self._timer is not None:
-            self._skipped += self._pending   # the one before this never got out
+            self.counters.skipped += self._pending   # the one before this never got out
             self._pending = True
             return
         if self._publish(fresh=True):
-            self._processed += 1
+            self.counters.processed += 1
         else:
-            self._skipped += 1
-        self.callback_stats.add(time.perf_counter() - t0)
+            self.counters.skipped += 1
+        self.counters.callback_stats.add(time.perf_counter() - t0)
 
     def _on_timer(self):
         t0 = time.perf_counter()
@@ -546,11 +387,55 @@ class DynamicsNode(DynamicsOutput, Node):
         if self._pending:
             self._pending = False
             if published:
-                self._processed += 1
+                self.counters.processed += 1
             else:
-                self._skipped += 1
+                self.counters.skipped += 1
         if published:
-            self.callback_stats.add(time.perf_counter() - t0)
+            self.counters.callback_stats.add(time.perf_counter() - t0)
+
+    def _publish(self, fresh=False):
+        """
+        Compute and publish the outputs of the current state; return whether it did.
+
+        ``fresh``: the state has just arrived (it cannot be stale).
+        """
+        e = self.engine
+        if e is None or not e.ready:
+            if e is not None:
+                self.get_logger().warning(
+                    f'no state yet for {", ".join(e.missing_joints())}',
+                    throttle_duration_sec=5.0)
+            return False
+        if not fresh and self.watch.stale():
+            self.get_logger().warning(f'no joint_states for {self.watch.age():.2f} s: '
+                                      'not commanding', throttle_duration_sec=5.0)
+            return False
+        now = time.monotonic()
+        inline = self.outputs.inline()
+        t_state = self.state_time()
+        if self.trajectories.file is not None:
+            self.trajectories.start_file(t_state)
+        try:
+            out = e.cycle(inline, now=t_state)
+        except OutputError as exc:
+            self.counters.refused += 1
+            self.get_logger().error(str(exc), throttle_duration_sec=1.0)
+            return False
+        stamp = e.stamp   # (sec, nanosec) of the state, else of the clock
+        if stamp is None:
+            stamp = self.get_clock().now().seconds_nanoseconds()
+        due = self.outputs.publish(out, stamp, t_state)
+        if self.action.active is not None:
+            self.action.cycle(feedback=due)
+        self.outputs.secondary(out, stamp, now, inline)
+        return True
+
+    def _diagnostics(self):
+        """Publish ``/diagnostics`` (the diagnostics timer)."""
+        compiling = None
+        if self.engine is None and self._preparing is not None:
+            compiling = (self._candidate.model.name, self._preparing)
+        self.diagnostics.publish(self.engine, compiling)
 
     def _on_odometry(self, msg):
         """Floating base: pose (in header.frame_id) and body-fixed twist (child_frame_id)."""
@@ -573,7 +458,7 @@ class DynamicsNode(DynamicsOutput, Node):
         """Return the node clock in seconds (/clock with use_sim_time)."""
         return self.get_clock().now().nanoseconds * 1e-9
 
-    def _state_time(self):
+    def state_time(self):
         """
         Return the time of the state the torques come from: its stamp (else the clock).
 
@@ -586,124 +471,35 @@ class DynamicsNode(DynamicsOutput, Node):
             return t[0] + t[1] * 1e-9
         return self._now()
 
-    def _stamp_msg(self):
+    def stamp_msg(self):
         """Return the stamp of the state (a ``builtin_interfaces/Time``), else the clock's."""
         t = self.engine.stamp if self.engine is not None else None
         if t is None:
             return self.get_clock().now().to_msg()
         return Time(sec=t[0], nanosec=t[1])
 
-    def _read_trajectory_file(self):
-        """Read ``computed_torque.trajectory_file`` (ConfigError when it cannot be used)."""
-        name = self.p('computed_torque.trajectory_file')
-        if not name:
-            return None
-        try:
-            path = name if os.path.isfile(name) else find('config', name)
-            return control.load_trajectory(path)
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f'computed_torque.trajectory_file: {exc}') from None
-
-    def _start_file_trajectory(self, now):
-        """Start (or, with ``computed_torque.repeat``, restart) the trajectory file's motion."""
-        e = self.engine
-        if e.mode != 'computed_torque' or self.action.active is not None or self._file_pending:
-            return
-        names, times, P, V, A = self._file_trajectory
-        if self._file_started is not None:
-            end = self._file_started + times[-1] + 1.0
-            if not (self.p('computed_torque.repeat') and now > end):
-                return
-        traj = intake.Trajectory(names, 0.0, times, P, V, A)
-        self._file_pending = self._check_trajectory(
-            traj, now, self._guarded(self._install_file, 'computed_torque.trajectory_file'),
-            'file')
-
-    def _install_file(self, result):
-        """Track the file's trajectory, checked (in the executor's thread)."""
-        self._file_pending = False
-        e = self.engine
-        if isinstance(result, Exception):
-            self._file_trajectory = None
-            self.get_logger().error(f'computed_torque.trajectory_file not tracked: {result}')
-        elif e.mode == 'computed_torque' and self.action.active is None:
-            e.trajectory = result
-            self._file_started = result.start
-            self.get_logger().info(f"tracking {self.p('computed_torque.trajectory_file')} "
-                                   f'({result.time_from_start[-1]:.1f} s)')
-
-    def _check_trajectory(self, traj, received, done, key):
-        """Read, time and check ``traj`` in the checker's thread; ``done(result)`` after."""
-        engine = self.engine
-        if self.checker.submit(lambda: intake.prepare(engine, traj, received, self._snapshot),
-                               done, key):
-            return True
-        done(ValueError(f'busy: {intake.QUEUE} trajectories wait for their check'))
-        return False
-
-    def _snapshot(self):
+    def snapshot(self):
         """Return ``(q, q̇, time)`` of the latest state (any thread)."""
         return self.engine.state_snapshot()
 
     def _on_trajectory(self, data):
-        """
-        Take a new joint trajectory for computed_torque (it replaces the old one).
-
-        ``data``: its CDR bytes (a raw subscription), read and checked in the checker's
-        thread (:mod:`liemb_ros.ros.trajectory_intake`); bigger than ``MAX_BYTES``: refused.
-        """
-        if self.engine is None:
-            self._refuse('~/joint_trajectory: no robot yet')
-            return
-        if len(data) > intake.MAX_BYTES:
-            self._refuse(f'~/joint_trajectory: {len(data)} bytes, at most {intake.MAX_BYTES}')
-            return
-        self._early_trajectory = None
-        if not self.engine.ready:   # kept: tracked from the first complete state
-            self._early_trajectory = data
-            self.get_logger().info('~/joint_trajectory before a complete joint state: it '
-                                   'starts from the first one')
-            return
-        engine, received = self.engine, self._state_time()
-
-        def work():
-            return intake.prepare(engine, intake.read_trajectory_cdr(data, engine.model),
-                                  received, self._snapshot)
-        if not self.checker.submit(work, self._guarded(self._install_topic,
-                                                       '~/joint_trajectory'), 'topic'):
-            self._refuse(f'~/joint_trajectory: busy, {intake.QUEUE} trajectories wait for '
-                         'their check')
-
-    def _install_topic(self, result):
-        """Track a checked ``~/joint_trajectory`` (in the executor's thread), or say why not."""
-        if isinstance(result, intake.Superseded):
-            self._refuse(f'~/joint_trajectory: superseded ({result})')
-            return
-        if isinstance(result, Exception):
-            self._refuse(f'~/joint_trajectory: {result}')
-            return
-        e = self.engine
-        if e is None or result.joint_names != e.model.joint_names:
-            return   # another robot meanwhile
-        e.trajectory = result
-        if e.mode != 'computed_torque':
-            self.get_logger().warning(f'trajectory received in mode {e.mode}: it is tracked '
-                                      'in computed_torque only', throttle_duration_sec=5.0)
+        """Take a ``~/joint_trajectory`` (its CDR bytes): :class:`Trajectories` tracks it."""
+        self.trajectories.on_topic(data)
 
     def _on_target_pose(self, msg):
         """Take a target pose of the impedance link, in world_frame."""
         world = self.p('world_frame')
         if self.engine is None:
-            self._refuse('~/target_pose: no robot yet')
+            self.refuse('~/target_pose: no robot yet')
             return
         if msg.header.frame_id not in ('', world):
-            self._refuse(f'~/target_pose in frame {shown(msg.header.frame_id)}: expected '
-                         f'{shown(world)} (world_frame)')
+            self.refuse(f'~/target_pose in frame {shown(msg.header.frame_id)}: expected '
+                        f'{shown(world)} (world_frame)')
             return
         try:
             self.engine.set_target_pose(pose_matrix(msg.pose))
         except ValueError as exc:   # StateError is one
-            self._refuse(f'~/target_pose: {exc}')
+            self.refuse(f'~/target_pose: {exc}')
 
     def _apply_desired(self, accelerations):
         try:

@@ -1,70 +1,102 @@
 """
-What the dynamics node publishes, and its ``/diagnostics``.
+What the dynamics node publishes from each cycle of its engine.
 
-:class:`DynamicsOutput`, a part of :class:`liemb_ros.ros.dynamics_node.DynamicsNode`,
-publishes what one cycle of the engine computed: the torques and the effort command with
-every state (checked finite before anything goes out), ``~/controller_state`` at its rate
-of the states' time, the twists and wrenches at ``secondary_rate`` (or with every torque)
-and the node's ``/diagnostics`` (rates of the last window, compute and callback times,
-counts that add up).
+:class:`DynamicsOutputs`, a part that :class:`liemb_ros.ros.dynamics_node.DynamicsNode`
+owns, publishes what one cycle of the engine computed: the torques and the effort command
+with every state (checked finite before anything goes out), ``~/controller_state`` at its
+rate of the states' time, the twists, wrenches and markers at ``secondary_rate`` (or with
+every torque), each only to its listeners.  The node's ``/diagnostics`` are
+:mod:`liemb_ros.ros.dynamics_diagnostics`.
 """
-import math
 import time
 
 import numpy as np
 from builtin_interfaces.msg import Duration, Time
 from control_msgs.msg import JointTrajectoryControllerState
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point, WrenchStamped
 from liemb_interfaces.msg import TwistRepresented, TwistRepresentedArray
+from rclpy.event_handler import PublisherEventCallbacks
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ..sim.passive import all_finite
 from ..core.kinematics import link_twist
-from .common import ERROR_CHARS, STEADY, StateTimeout
-from .conversions import SHOWN_CHARS, shown
+from .common import ERROR_CHARS, STEADY, topic_token
+from .conversions import shown
 from ..control.engine import FRAMES, OutputError
 from .wire import Template
 
+RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 
-class DynamicsOutput(StateTimeout):
-    """The output side of :class:`~liemb_ros.ros.dynamics_node.DynamicsNode`."""
 
-    # -- output -----------------------------------------------------------------------------
-    def _publish(self, fresh=False):
+class DynamicsOutputs:
+    """
+    The outputs of a dynamics node: its publishers, their messages and when they go out.
+
+    ``node``: the node whose topics (``~/controller_state``, ``~/twists``, ``~/markers``,
+    ``~/wrench/<joint>``), parameters (``world_frame``, ``markers``, ``marker_rate``,
+    ``marker_scale``), timers and log these are; ``io_node``: the node of the 1 kHz path,
+    which publishes ``~/joint_torques`` and ``~/effort_command`` (names resolved by
+    ``node``); ``counters``: where refused outputs are counted
+    (:class:`~liemb_ros.ros.dynamics_diagnostics.Counters`); ``guard(callback, where)``:
+    the node's error handling, around the ``secondary_rate`` timer; ``state_rate``:
+    ``controller_state_rate``.  :meth:`serve` gives it the engine of a new robot.
+    """
+
+    def __init__(self, node, io_node, counters, guard, state_rate):
+        self.node, self.counters, self.guard = node, counters, guard
+        self.engine = None
+        # no QoS event handlers on the io node but the lost-message count: each is one more
+        # entity to wait on (an incompatible subscriber is still told so on its side)
+        lean = PublisherEventCallbacks(use_default_callbacks=False)
+        self.pub_torque = io_node.create_publisher(
+            JointState, node.resolve_topic_name('~/joint_torques'), RELIABLE,
+            event_callbacks=lean)
+        self.pub_command = io_node.create_publisher(
+            Float64MultiArray, node.resolve_topic_name('~/effort_command'), RELIABLE,
+            event_callbacks=lean)
+        self.pub_state = node.create_publisher(JointTrajectoryControllerState,
+                                               '~/controller_state', RELIABLE)
+        self.pub_twists = node.create_publisher(TwistRepresentedArray, '~/twists', RELIABLE)
+        self.pub_markers = node.create_publisher(MarkerArray, '~/markers', RELIABLE)
+        self.pub_wrench = {}
+        self._secondary_due = None   # stamp of a state whose twists and wrenches are due
+        self._secondary_timer = None
+        self._last_markers = -1e9
+        self._state_due = -1e9           # state time the next ~/controller_state is due
+        self.set_state_rate(state_rate)
+        self._state_msg = None           # the ~/controller_state message (reused)
+        self._twist_key = self._twist_cache = None
+        self._marker_key = self._marker_template = self._marker_points = None   # arrows
+        self._wrench_templates = {}
+        self._template_key = self._template = None   # wire.Template of the outputs
+
+    def serve(self, engine):
+        """Publish the outputs of ``engine`` (a new robot's) from now on."""
+        self.engine = engine
+        self._twist_key = None
+        self._wrench_templates = {}
+
+    def set_state_rate(self, rate):
+        """Publish ``~/controller_state`` at most ``rate`` times per second (0: never)."""
+        self._state_period = 1.0 / rate if rate > 0 else 0.0   # 0: none
+
+    def inline(self):
+        """Return whether the twists and wrenches go out with every torque (and are wanted)."""
+        # secondary_rate 0: with every torque (when anyone listens)
+        return self._secondary_timer is None and self._secondary_wanted()
+
+    def publish(self, out, stamp, t_state):
         """
-        Compute and publish the outputs of the current state; return whether it did.
+        Publish the torques, the effort command and the controller state of a cycle.
 
-        ``fresh``: the state has just arrived (it cannot be stale).
+        ``out``: what the engine's cycle computed; ``stamp``: ``(sec, nanosec)`` of the
+        state; ``t_state``: its time in seconds.  Returns whether ``~/controller_state`` was
+        due (the action's feedback goes with it).
         """
         e = self.engine
-        if e is None or not e.ready:
-            if e is not None:
-                self.get_logger().warning(
-                    f'no state yet for {", ".join(e.missing_joints())}',
-                    throttle_duration_sec=5.0)
-            return False
-        if not fresh and self._stale():
-            self.get_logger().warning(f'no joint_states for {self._state_age():.2f} s: '
-                                      'not commanding', throttle_duration_sec=5.0)
-            return False
-        now = time.monotonic()
-        # secondary_rate 0: with every torque (when anyone listens)
-        inline = self._secondary_timer is None and self._secondary_wanted()
-        t_state = self._state_time()
-        if self._file_trajectory is not None:
-            self._start_file_trajectory(t_state)
-        try:
-            out = e.cycle(inline, now=t_state)
-        except OutputError as exc:
-            self._refused += 1
-            self.get_logger().error(str(exc), throttle_duration_sec=1.0)
-            return False
-        stamp = e.stamp   # (sec, nanosec) of the state, else of the clock
-        if stamp is None:
-            stamp = self.get_clock().now().seconds_nanoseconds()
         # the two messages of every cycle from serialised templates (wire.py: 45 µs less)
         torque, command = self._templates()
         self.pub_torque.publish(torque.fill(stamp[0], stamp[1], e.q,
@@ -81,13 +113,30 @@ class DynamicsOutput(StateTimeout):
                                else t_state) + period
             if self.pub_state.get_subscription_count():   # built only when listened to
                 self._publish_controller_state(out, stamp)
-        if self.action.active is not None:
-            self.action.cycle(feedback=due)
+        return due
+
+    def secondary(self, out, stamp, now, inline):
+        """Publish the twists and wrenches of a cycle (``inline``), else mark them due."""
         if inline:
             self._publish_secondary(out, stamp, now)
         else:
             self._secondary_due = stamp
-        return True
+
+    def make_wrench_publishers(self):
+        """Create a ``~/wrench/<joint>`` publisher for each new joint of ``wrench_joints``."""
+        node = self.node
+        used = {}
+        for joint in self.engine.wrench_joints:
+            if joint in self.pub_wrench:
+                continue
+            token = topic_token(joint)
+            taken = {self.pub_wrench[j].topic_name for j in self.pub_wrench}
+            topic, k = '~/wrench/' + token, 1
+            while node.resolve_topic_name(topic) in taken or topic in used:
+                k += 1
+                topic = f'~/wrench/{token}_{k}'
+            used[topic] = joint
+            self.pub_wrench[joint] = node.create_publisher(WrenchStamped, topic, RELIABLE)
 
     def _publish_controller_state(self, out, stamp):
         """``~/controller_state`` of this cycle, as a JointTrajectoryController's."""
@@ -101,7 +150,7 @@ class DynamicsOutput(StateTimeout):
         q_d, qd_d, qdd_d = e.reference
         q, qd = e.q, e.qd[m.nv - m.nq:]
         if not (all_finite(q_d) and all_finite(qd_d) and all_finite(qdd_d)):
-            self._refused += 1   # (a finite trajectory samples finite: never seen)
+            self.counters.refused += 1   # (a finite trajectory samples finite: never seen)
             return
         effort = out['tau'].copy()
         effort[e.command_index] = out['command']
@@ -131,13 +180,14 @@ class DynamicsOutput(StateTimeout):
             self._template_key = key
         return self._template
 
-    def _set_secondary_rate(self, rate):
+    def set_secondary_rate(self, rate):
+        """Publish the twists and wrenches at most ``rate`` times per second (0: inline)."""
         if self._secondary_timer is not None:
-            self.destroy_timer(self._secondary_timer)
+            self.node.destroy_timer(self._secondary_timer)
             self._secondary_timer = None
         if rate > 0:
-            self._secondary_timer = self.create_timer(
-                1.0 / rate, self._guarded(self._on_secondary, 'secondary_rate timer'),
+            self._secondary_timer = self.node.create_timer(
+                1.0 / rate, self.guard(self._on_secondary, 'secondary_rate timer'),
                 clock=STEADY)
 
     def _on_secondary(self):
@@ -150,8 +200,8 @@ class DynamicsOutput(StateTimeout):
         try:
             out = self.engine.secondary_outputs()
         except OutputError as exc:
-            self._refused += 1
-            self.get_logger().error(str(exc), throttle_duration_sec=1.0)
+            self.counters.refused += 1
+            self.node.get_logger().error(str(exc), throttle_duration_sec=1.0)
             return
         self._publish_secondary(out, stamp, time.monotonic())
 
@@ -171,7 +221,7 @@ class DynamicsOutput(StateTimeout):
     def _publish_secondary(self, out, stamp, now):
         """Twists, wrenches and (at marker_rate) markers, each to its listeners only."""
         e = self.engine
-        world = self.get_parameter('world_frame').value
+        world = self.node.get_parameter('world_frame').value
         sec, nanosec = stamp
         # all from serialised templates (wire.py): the Panda's 13 twists built field by
         # field and serialised by rclpy took 56 µs in process, refilled 1.8 µs
@@ -188,12 +238,13 @@ class DynamicsOutput(StateTimeout):
                 template = self._wrench_templates[joint] = Template(
                     msg, [[f'wrench.{v}.{c}' for v in ('torque', 'force') for c in 'xyz']])
             self.pub_wrench[joint].publish(template.fill(sec, nanosec, W))
-        if (self.get_parameter('markers').value and self.pub_markers.get_subscription_count()
-                and now - self._last_markers >= 1.0 / self.get_parameter('marker_rate').value):
+        param = self.node.get_parameter
+        if (param('markers').value and self.pub_markers.get_subscription_count()
+                and now - self._last_markers >= 1.0 / param('marker_rate').value):
             self._last_markers = now
             markers = self._markers(out, sec, nanosec, world)
             if markers is None:   # an arrow beyond float range (finite twists x scale)
-                self._refused += 1
+                self.counters.refused += 1
             else:
                 self.pub_markers.publish(markers)
 
@@ -236,7 +287,7 @@ class DynamicsOutput(StateTimeout):
         took 0.5 ms to serialise the Panda's 28 arrows, up to 2.5 ms in a loaded node).
         """
         e = self.engine
-        scale = self.get_parameter('marker_scale').value
+        scale = self.node.get_parameter('marker_scale').value
         key = (tuple(e.twist_links), tuple(e.wrench_joints), world, id(e.model))
         if self._marker_key != key:
             arr = MarkerArray()
@@ -269,60 +320,6 @@ class DynamicsOutput(StateTimeout):
             P[i, 1] = C[:3, 3] + 0.1 * scale * (C[:3, :3] @ out['wrenches'][k][3:])
             i += 1
         return self._marker_template.fill(sec, nanosec, P) if all_finite(P.reshape(-1)) else None
-
-    def _diagnostics(self):
-        st = DiagnosticStatus(name='liemb_dynamics: cycle', hardware_id='liemb_ros')
-        e = self.engine
-        now = time.monotonic()
-        if e is None:
-            src = self.source
-            st.level = DiagnosticStatus.ERROR if src.error else DiagnosticStatus.WARN
-            if self._preparing is not None:
-                st.message = (f'compiling kernels for robot '
-                              f'{shown(self._candidate.model.name)} '
-                              f'({self._preparing.seconds:.0f} s so far)')
-            else:
-                st.message = (f'unusable robot description: {src.error}' if src.error else
-                              'waiting for the robot description on '
-                              + self.resolve_topic_name('robot_description'))
-        else:
-            s = e.stats.summary()
-            t0, n0 = self._window
-            rate = (e.stats.count - n0) / (now - t0) if now > t0 else 0.0
-            self._window = (now, e.stats.count)
-            age = self._state_age()
-            if not e.ready:
-                st.level = DiagnosticStatus.WARN
-                st.message = f"waiting for joint states of {', '.join(e.missing_joints())}"
-            elif self._stale():
-                st.level = DiagnosticStatus.WARN
-                st.message = (f'no joint_states for {age:.2f} s (state_timeout '
-                              f"{self.p('state_timeout')} s): not commanding")
-            else:
-                st.level, st.message = DiagnosticStatus.OK, 'running'
-            c = self.callback_stats.summary()
-            st.values = [KeyValue(key=k, value=v) for k, v in (
-                ('rate_hz', f'{rate:.1f}'), ('compute_p50_us', f"{s['p50']:.1f}"),
-                ('compute_p99_us', f"{s['p99']:.1f}"), ('compute_max_us', f"{s['max']:.1f}"),
-                ('callback_p50_us', f"{c['p50']:.1f}"), ('callback_p99_us', f"{c['p99']:.1f}"),
-                ('callback_mean_us', f"{c['mean']:.1f}"),
-                ('cycles', str(e.stats.count)), ('received', str(self._received)),
-                ('processed', str(self._processed)), ('skipped', str(self._skipped)),
-                ('lost', str(self._lost)), ('dropped', str(self._rejected)),
-                ('refused_outputs', str(self._refused)),
-                ('clamped_commands', str(e.clamped)),
-                ('last_state_age_s', f'{age:.3f}' if math.isfinite(age) else 'never'),
-                ('ignored_joints', shown(', '.join(e.ignored)) if e.ignored else 'none'),
-                ('robot', bounded(e.model.name, SHOWN_CHARS)), ('mode', e.mode),
-                ('tracking_error_rad', f'{e.tracking_error:.3g}'
-                 if e.mode == 'computed_torque' else 'n/a'),
-                ('payload', f'{self.p("payload.mass")} kg at {self.p("payload.link")}'
-                 if self.p('payload.link') else 'none'),
-                ('representation', e.representation),
-                ('scheduling', self._scheduling))]
-        msg = DiagnosticArray(status=[st])
-        msg.header.stamp = self.get_clock().now().to_msg()
-        self.pub_diag.publish(msg)
 
 
 def bounded(text, limit=ERROR_CHARS):

@@ -74,7 +74,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..core.model import REPRESENTATIONS
 from ..control.servo import TWIST_AXES, CommandHistory, Servo, ServoOutput, Status, checked
-from .common import (ERROR_CHARS, LATCHED, STEADY, ConfigError, RobotSource, StateTimeout, declare,
+from .common import (ERROR_CHARS, LATCHED, STEADY, ConfigError, RobotSource, StateWatch, declare,
                      guarded, run, settle_heap)
 from .conversions import shown
 from ..control.engine import FRAMES, CycleStats, DynamicsEngine, StateError, leaf_links
@@ -147,7 +147,7 @@ def parameter_table():
          dict(ro, lo=0.05, hi=60.0)))
 
 
-class ServoNode(StateTimeout, Node):
+class ServoNode(Node):
     """Thin ROS adapter over :class:`liemb_ros.control.servo.Servo`."""
 
     NAME = 'liemb_servo'
@@ -160,7 +160,7 @@ class ServoNode(StateTimeout, Node):
         self._cmd = None              # (kind, payload, steady time of arrival)
         self._refused = 0
         self._last_refused = ''
-        self._last_state = None
+        self.watch = StateWatch(lambda: self.get_parameter('state_timeout').value)
         self._last_step = None
         self._history = CommandHistory()
         self._served = False
@@ -341,7 +341,7 @@ class ServoNode(StateTimeout, Node):
         if new:
             self.get_logger().info(f"ignoring joint(s) {shown(', '.join(new))} of "
                                    f'joint_states: not in robot {shown(self.state.model.name)}')
-        self._last_state = time.monotonic()
+        self.watch.seen()
         # when the state was measured, in ROS time (wall, or sim time with use_sim_time, as
         # the arm's own): its stamp, unless missing or implausible (another machine's
         # clock); then its arrival
@@ -467,7 +467,7 @@ class ServoNode(StateTimeout, Node):
 
     def _cycle(self):
         servo, state = self.servo, self.state
-        if servo is None or not state.ready or self._stale():
+        if servo is None or not state.ready or self.watch.stale():
             return
         now = time.monotonic()
         # the present state: the last measurement advanced by the commands sent since
@@ -551,12 +551,12 @@ class ServoNode(StateTimeout, Node):
             t0, n0 = self._window
             rate = (self._stats.count - n0) / (now - t0) if now > t0 else 0.0
             self._window = (now, self._stats.count)
-            age = self._state_age()
+            age = self.watch.age()
             if not self.state.ready:
                 st.level = DiagnosticStatus.WARN
                 st.message = ('waiting for joint states of '
                               + shown(', '.join(self.state.missing_joints())))
-            elif self._stale():
+            elif self.watch.stale():
                 st.level = DiagnosticStatus.WARN
                 st.message = f'no joint_states for {age:.2f} s: not commanding'
             elif self._failed:

@@ -79,7 +79,9 @@ class TrajectoryAction:
     In that thread the Python of a goal gives the GIL back within
     :data:`~liemb_ros.ros.trajectory_intake.SWITCH_INTERVAL`; what runs in C holding it
     (about 2-3 µs per point) still holds the loop up.  The goal becomes the active one in
-    the loop's thread (an executor task there); the loop ends it.
+    the loop's thread (an executor task there); the loop ends it.  Of the node it uses the
+    public side: ``engine``, ``checker``, ``p``, ``state_time``, ``snapshot``, ``refuse`` and
+    ``stamp_msg``.
     """
 
     def __init__(self, node):
@@ -167,7 +169,7 @@ class TrajectoryAction:
             reason = self._refusal(goal)
             if reason is None:
                 future = self._future()
-                received, defaults = node._state_time(), self._defaults()
+                received, defaults = node.state_time(), self._defaults()
                 job = (lambda: self._prepare(goal, received, defaults))
                 if node.checker.submit(job, future.set_result):
                     result = await future
@@ -179,7 +181,7 @@ class TrajectoryAction:
                     reason = f'busy: {QUEUE} trajectories wait for their check'
         except Exception as exc:  # noqa: B902 - a goal must never take the node down
             reason = error_text('its check', exc)
-        node._refuse(f'~/follow_joint_trajectory goal: {reason}')
+        node.refuse(f'~/follow_joint_trajectory goal: {reason}')
         return GoalResponse.REJECT
 
     def _prepare(self, goal, received, defaults):
@@ -198,7 +200,7 @@ class TrajectoryAction:
                            'path_tolerance')
         tol = _tolerances(goal.goal_tolerance, names, tol[cols], 'goal_tolerance')
         slack = _seconds(goal.goal_time_tolerance)
-        trajectory = prepare(e, traj, received, self.node._snapshot)
+        trajectory = prepare(e, traj, received, self.node.snapshot)
         return trajectory, names, path, tol, slack if slack > 0 else goal_time
 
     def _accepted(self, handle):
@@ -220,7 +222,7 @@ class TrajectoryAction:
             self._activate(handle, future, prepared)
         except Exception as exc:  # noqa: B902 - a goal must never take the node down
             text = error_text('~/follow_joint_trajectory goal', exc)
-            self.node._refuse(text)
+            self.node.refuse(text)
             if not future.done():
                 future.set_result(Result(error_code=Result.INVALID_GOAL, error_string=text))
 
@@ -290,7 +292,7 @@ class TrajectoryAction:
         err = np.stack([q_d[cols] - q, qd_d[cols] - qd], axis=1)
         if feedback and np.isfinite(err).all() and np.isfinite(qdd_d).all():
             fb = FollowJointTrajectory.Feedback()
-            fb.header.stamp = self.node._stamp_msg()
+            fb.header.stamp = self.node.stamp_msg()
             fb.joint_names = goal['names']
             fb.desired.positions, fb.desired.velocities = q_d[cols].tolist(), qd_d[cols].tolist()
             fb.desired.accelerations = qdd_d[cols].tolist()
