@@ -305,8 +305,12 @@ def change_representation_into(C, V, source, target, out):
             y = body_to(target, R, r, x)
         else:
             y = spatial_to(target, R, r, x if source == 1 else to_spatial(source, R, r, x))
-        for i in range(6):
-            out[k, i] = y[i]
+        out[k, 0] = y[0]
+        out[k, 1] = y[1]
+        out[k, 2] = y[2]
+        out[k, 3] = y[3]
+        out[k, 4] = y[4]
+        out[k, 5] = y[5]
 
 
 @njit(cache=True, inline='always')
