@@ -19,7 +19,7 @@ See docs/theory/representations.md and docs/theory/recursions.md.
 import numpy as np
 from numba import njit
 
-from .lie import ad_apply_into, body_to, compose_into, pose_tuples, spatial_to
+from .lie import ad_apply_into, body_to, compose_into, pose_tuples, put_column, spatial_to
 from .dispatch import BAD_BASE, BAD_Q, BAD_QD, EYE4, OK, at, finite, raise_status
 from .layout import unpack_kinematics
 from .tree import pose_step, support_path, to_parent
@@ -151,12 +151,7 @@ def _jacobian(model, q, qd, base, body, T, rep, deriv, J, Jd):
             ad_apply_into(Vs, J[:, c], tmp)
             y = spatial_to(0, R, r, (Jd[0, c] - tmp[0], Jd[1, c] - tmp[1], Jd[2, c] - tmp[2],
                                      Jd[3, c] - tmp[3], Jd[4, c] - tmp[4], Jd[5, c] - tmp[5]))
-            Jd[0, c] = y[0]
-            Jd[1, c] = y[1]
-            Jd[2, c] = y[2]
-            Jd[3, c] = y[3]
-            Jd[4, c] = y[4]
-            Jd[5, c] = y[5]
+            put_column(Jd, c, y)
         elif deriv:
             # linear rows: d/dt (v - r × ω)
             a0 = Jd[0, c]
@@ -174,12 +169,7 @@ def _jacobian(model, q, qd, base, body, T, rep, deriv, J, Jd):
                 Jd[1, c] = CL[0, 1] * b0 + CL[1, 1] * b1 + CL[2, 1] * b2
                 Jd[2, c] = CL[0, 2] * b0 + CL[1, 2] * b1 + CL[2, 2] * b2
         y = spatial_to(rep, R, r, (w0, w1, w2, J[3, c], J[4, c], J[5, c]))
-        J[0, c] = y[0]
-        J[1, c] = y[1]
-        J[2, c] = y[2]
-        J[3, c] = y[3]
-        J[4, c] = y[4]
-        J[5, c] = y[5]
+        put_column(J, c, y)
     return OK
 
 
@@ -276,12 +266,7 @@ def _jacobian_tip(model, q, base, body, T, rep, J):
     r = (r0, r1, r2)
     for c in range(nv):
         y = body_to(rep, R, r, (J[0, c], J[1, c], J[2, c], J[3, c], J[4, c], J[5, c]))
-        J[0, c] = y[0]
-        J[1, c] = y[1]
-        J[2, c] = y[2]
-        J[3, c] = y[3]
-        J[4, c] = y[4]
-        J[5, c] = y[5]
+        put_column(J, c, y)
     return OK
 
 

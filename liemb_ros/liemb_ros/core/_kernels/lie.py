@@ -205,6 +205,17 @@ def pose_tuples(C):
 
 
 @njit(cache=True, inline='always')
+def put_column(A, c, y):
+    """Write the 6-tuple ``y`` into column ``c`` of ``A`` (6, n) (constant indexes: no switch)."""
+    A[0, c] = y[0]
+    A[1, c] = y[1]
+    A[2, c] = y[2]
+    A[3, c] = y[3]
+    A[4, c] = y[4]
+    A[5, c] = y[5]
+
+
+@njit(cache=True, inline='always')
 def spatial_to(rep, R, r, V):
     """
     Return the spatial twist ``V`` of a frame with pose ``(R, r)`` in representation ``rep``.
