@@ -134,7 +134,8 @@ def test_numba_entry_points_of_the_supported_releases(monkeypatch):
     model = lm.load_urdf(f'{URDF_DIR}/liemb_arm7.urdf')
     rng = np.random.default_rng(3)
     q, qd, qdd = rng.normal(size=(3, model.nv))
-    args = (model.packed_int, model.packed_float, q, qd, qdd, 0, 1.0, np.empty(model.nv))
+    args = (model.packed_int, model.packed_float, np.empty_like(model.data.work), q, qd, qdd, 0,
+            1.0, np.empty(model.nv))
     assert id_plain(*args) == 0
     want = args[-1].copy()
     entry = numba_entry.entry_point(id_plain, args)

@@ -315,6 +315,47 @@ def test_concurrent_callers(robots, rng, split_small):
         assert np.array_equal(g, s)
 
 
+def test_single_calls_from_threads_share_the_workspace(robots, rng):
+    """
+    Single calls from several threads on one model: each result as computed alone.
+
+    They all work in the one ``model.data`` (docs/design.md, "Model and Data"): safe only
+    because a single-call kernel holds the interpreter lock from its first write to the
+    workspace to its last.  A kernel compiled ``nogil`` on it would fail here (a result
+    mixed from another thread's work arrays), and so would a result that is a view of it.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+    model = robots['solo12']
+    link = model.link_names[-1]
+    q, qd, qdd, _, b, _ = batch(model, rng, 40)
+
+    def calls(k):
+        return (D.inverse_dynamics(model, q[k], qd[k], qdd[k], base_pose=b[k]),
+                D.inverse_dynamics(model, q[k], qd[k], qdd[k], 'hybrid'),
+                D.mass_matrix(model, q[k]), D.coriolis_matrix(model, q[k], qd[k]),
+                D.forward_dynamics(model, q[k], qd[k], qdd[k]),
+                D.joint_wrenches(model, q[k], qd[k], qdd[k]),
+                lm.forward_kinematics(model, q[k]),
+                lm.jacobian_derivative(model, q[k], qd[k], link, 'mixed'),
+                lm.link_twist(model, q[k], qd[k], link, 'spatial'),
+                *E.inverse_dynamics_derivatives(model, q[k], qd[k], qdd[k]))
+
+    def repeated(k):   # one algorithm in a tight loop: the threads' calls overlap most
+        return [D.coriolis_matrix(model, q[k], qd[k]) for _ in range(300)]
+
+    serial = [calls(k) for k in range(40)]
+    with ThreadPoolExecutor(4) as callers:
+        for _ in range(3):
+            got = list(callers.map(calls, range(40)))
+            for g, s in zip(got, serial):
+                for x, y in zip(g, s):
+                    assert np.array_equal(x, y)
+                    assert not np.shares_memory(x, model.data.work)
+        for k, got in enumerate(callers.map(repeated, range(8))):
+            for x in got:
+                assert np.array_equal(x, serial[k][3])
+
+
 def _child(q, conn):
     model = lm.load_urdf(erd_path('panda'))
     dispatch.CHUNK_NS = 0

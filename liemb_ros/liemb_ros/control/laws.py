@@ -116,7 +116,6 @@ class ComputedTorque:
                              'floating base (computed_torque takes base_pose)')
         n = model.nq
         self.model = model
-        self._args = (model.packed_int, model.packed_float)
         self._gains = (_per_joint(kp, n), _per_joint(kd, n), model.damping, model.friction,
                        bool(friction), _per_joint(armature, n))
         self._a, self._ff = np.empty(n), np.empty(n)
@@ -133,7 +132,7 @@ class ComputedTorque:
                 break
         tau = np.empty(n)
         st = fast(self.model, 'computed torque', _computed_torque_pass,
-                  (*self._args, *xs, *self._gains, self._a, self._ff, tau))
+                  (*xs, *self._gains, self._a, self._ff, tau))
         if st:
             check(self.model, st)
         self.tracking_error = float(self._ff[-1]) if n else 0.0   # (see the pass)
@@ -141,7 +140,7 @@ class ComputedTorque:
 
 
 @njit(cache=True)
-def _computed_torque_pass(ki, kf, q, qd, q_d, qd_d, qdd_d, kp, kd, damping, friction,
+def _computed_torque_pass(ki, kf, w, q, qd, q_d, qd_d, qdd_d, kp, kd, damping, friction,
                           with_friction, armature, a, ff, tau):
     """
     :func:`computed_torque` of a fixed-base model in one pass; return the RNEA's status.
@@ -150,7 +149,7 @@ def _computed_torque_pass(ki, kf, q, qd, q_d, qd_d, qdd_d, kp, kd, damping, fric
     """
     _computed_torque_terms(q, qd, q_d, qd_d, qdd_d, kp, kd, damping, friction, with_friction,
                            armature, a, ff)
-    st = id_plain(ki, kf, q, qd, a, 0, 1.0, tau)     # M a + C q̇ + g
+    st = id_plain(ki, kf, w, q, qd, a, 0, 1.0, tau)     # M a + C q̇ + g
     error = 0.0
     for j in range(tau.shape[0]):
         tau[j] += ff[j]
@@ -320,7 +319,7 @@ class CartesianImpedance:
         J, e, tau = self.J, self.e, np.empty(model.nv)
         if self._li is not None and self.base_pose is None:   # one compiled pass
             st = fast(model, 'impedance', _impedance_link,
-                      (model.packed_int, model.packed_float, q, qd, self._li,
+                      (q, qd, self._li,
                        REP_INDEX[self.representation], C_d, self._K6, self._D6, self._body,
                        self._C, J, e, q_n, self.k_null, self.d_null, tau))
             if st:
@@ -445,19 +444,19 @@ def _impedance_law(J, e, K, D, qd, g, tau):
 
 
 @njit(cache=True)
-def _impedance_link(ki, kf, q, qd, li, rep, C_d, K, D, body, C, J, e, posture, k_null,
+def _impedance_link(ki, kf, w, q, qd, li, rep, C_d, K, D, body, C, J, e, posture, k_null,
                     d_null, tau):
     """
     Compute the impedance law for model link ``li`` (no base pose); return a status.
 
     With a ``posture`` (not empty), its null-space term too.
     """
-    st = link_pose_link(ki, kf, q, li, C)
+    st = link_pose_link(ki, kf, w, q, li, C)
     if st == 0:
-        st = jacobian_link(ki, kf, q, li, rep, J)
+        st = jacobian_link(ki, kf, w, q, li, rep, J)
     if st == 0:
         z = np.zeros(qd.shape[0])
-        st = id_plain(ki, kf, q, z, z, 0, 1.0, tau)     # g(q)
+        st = id_plain(ki, kf, w, q, z, z, 0, 1.0, tau)     # g(q)
     if st == 0:
         _pose_error_into(C, C_d, body, e)
         _impedance_law(J, e, K, D, qd, tau, tau)

@@ -155,12 +155,18 @@ def slowdown(model, trajectory, friction=True, armature=0.0):
 
 
 def _law_args(model, friction, armature):
-    """Return the computed-torque pass's model and law arguments (e = 0: any gains)."""
+    """
+    Return the computed-torque pass's model and law arguments (e = 0: any gains).
+
+    The scans run without the interpreter lock (``nogil``: the trajectory action checks a
+    goal in its own thread), so each gets a workspace of its own, not ``model.data``.
+    """
     n = model.nq
     if model.floating:
         raise ValueError(f"check_limits needs a fixed-base robot; '{model.name}' has a "
                          'floating base')
-    return (model.packed_int, model.packed_float, np.ones(n), np.ones(n), model.damping,
+    return (model.packed_int, model.packed_float, np.empty_like(model.data.work), np.ones(n),
+            np.ones(n), model.damping,
             model.friction, bool(friction), _per_joint(armature, n))
 
 
@@ -288,7 +294,7 @@ def _at(t, P, V, A, kind, cols, hold, s, k, q, qd, qdd):
 
 
 @njit(cache=True, nogil=True)
-def _first_violation(ki, kf, kp, kd, damping, friction, with_friction, armature, t, P, V, A,
+def _first_violation(ki, kf, w, kp, kd, damping, friction, with_friction, armature, t, P, V, A,
                      kind, cols, hold, lo, hi, lo0, hi0, vmax, vmax0, emax, step, first, stop,
                      found):
     """
@@ -323,7 +329,7 @@ def _first_violation(ki, kf, kp, kd, damping, friction, with_friction, armature,
                 rate = 2
         if rate:
             continue   # the positions still to look at
-        st = _computed_torque_pass(ki, kf, q, qd, q, qd, qdd, kp, kd, damping, friction,
+        st = _computed_torque_pass(ki, kf, w, q, qd, q, qd, qdd, kp, kd, damping, friction,
                                    with_friction, armature, a, ff, tau)
         if st:
             found[4] = st
@@ -355,7 +361,7 @@ def _least_root(a, b, c):
 
 
 @njit(cache=True, nogil=True)
-def _slowdown(ki, kf, kp, kd, damping, friction, with_friction, armature, t, P, V, A, kind,
+def _slowdown(ki, kf, w, kp, kd, damping, friction, with_friction, armature, t, P, V, A, kind,
               cols, hold, vmax, emax, step, first, stop):
     """:func:`slowdown` of the samples (the largest factor any sample needs)."""
     s_all, seg = _grid(t, step, first, stop)
@@ -369,8 +375,8 @@ def _slowdown(ki, kf, kp, kd, damping, friction, with_friction, armature, t, P, 
         for j in range(cols.size):
             c = cols[j]
             need = max(need, abs(qd[c]) / (vmax[c] * (1.0 + RATE_MARGIN)))
-        st = id_plain(ki, kf, q, qd, qdd, 0, 0.0, dyn)      # M q̈ + C q̇
-        st = st or id_plain(ki, kf, q, zero, zero, 0, 1.0, grav)   # g
+        st = id_plain(ki, kf, w, q, qd, qdd, 0, 0.0, dyn)      # M q̈ + C q̇
+        st = st or id_plain(ki, kf, w, q, zero, zero, 0, 1.0, grav)   # g
         if st:
             return np.inf
         for c in range(n):

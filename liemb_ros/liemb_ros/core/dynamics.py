@@ -104,12 +104,10 @@ def inverse_dynamics(model, q, qd, qdd, form='body', f_ext=None, base_pose=None,
     if B is None:
         tau = np.empty(model.nv)
         if base_pose is None and f_ext is None:
-            st = fast(model, 'id plain', id_plain, (model.packed_int, model.packed_float, q,
-                                                    qd, qdd, fm, 1.0, tau))
+            st = fast(model, 'id plain', id_plain, (q, qd, qdd, fm, 1.0, tau))
         else:
             st = fast(model, 'id', id_into,
-                      (model.packed_int, model.packed_float, q, qd, qdd,
-                       EYE4 if base_pose is None else base_arg(model, base_pose, None),
+                      (q, qd, qdd, EYE4 if base_pose is None else base_arg(model, base_pose, None),
                        NO_FEXT if f_ext is None else fext_arg(model, f_ext, None),
                        fm, 1.0, tau))
         if st:
@@ -137,11 +135,10 @@ def gravity_torques(model, q, base_pose=None, threads=None):
         z = np.zeros(model.nv)
         tau = np.empty(model.nv)
         if base_pose is None:
-            st = fast(model, 'id plain', id_plain, (model.packed_int, model.packed_float, q,
-                                                    z, z, 0, 1.0, tau))
+            st = fast(model, 'id plain', id_plain, (q, z, z, 0, 1.0, tau))
         else:
             st = fast(model, 'id', id_into,
-                      (model.packed_int, model.packed_float, q, z, z,
+                      (q, z, z,
                        base_arg(model, base_pose, None), NO_FEXT, 0, 1.0, tau))
         if st:
             check(model, st)
@@ -169,12 +166,15 @@ def joint_wrenches(model, q, qd, qdd, f_ext=None, base_pose=None, per_body=False
     """
     (q, qd, qdd), B = states(model, q, (('qd', qd), ('qdd', qdd)))
     if B is None:
-        W = wrench_entry(model.tree, q, qd, qdd,
-                         EYE4 if base_pose is None else base_arg(model, base_pose, None),
-                         fext_arg(model, f_ext, None), 1.0)
+        W = np.empty((model.nb, 6))
+        st = fast(model, 'wrenches', wrench_entry,
+                  (q, qd, qdd, EYE4 if base_pose is None else base_arg(model, base_pose, None),
+                   fext_arg(model, f_ext, None), 1.0, W))
+        if st:
+            check(model, st)
     else:
         W = wrench_batch(model.tree, q, qd, qdd, base_arg(model, base_pose, B),
-                         fext_arg(model, f_ext, B), 1.0)
+                         fext_arg(model, f_ext, B), 1.0, np.empty((B, model.nb, 6)))
     if per_body:
         return W
     return W[..., _owner_bodies(model), :]
@@ -225,8 +225,9 @@ def mass_matrix(model, q, base_pose=None, out=None, armature=None, threads=None)
     if not batched:
         out = out_array(out, (model.nv, model.nv), (('q', q), ('base_pose', base_pose)))
         st = fast(model, 'crba', crba_into,
-                  (model.packed_int, model.packed_float, q, np.zeros(model.nv),
-                   EYE4 if base_pose is None else base_arg(model, base_pose, None), False, out))
+                  (q, np.zeros(model.nv),
+                   EYE4 if base_pose is None else base_arg(model, base_pose, None), False,
+                   out))
         if st:
             check(model, st)
         return out
@@ -255,7 +256,7 @@ def mass_matrix_derivative(model, q, qd, base_pose=None, threads=None):
     if B is None:
         out = np.empty((model.nv, model.nv))
         st = fast(model, 'crba', crba_into,
-                  (model.packed_int, model.packed_float, q, qd,
+                  (q, qd,
                    EYE4 if base_pose is None else base_arg(model, base_pose, None), True, out))
         if st:
             check(model, st)
@@ -277,7 +278,7 @@ def coriolis_matrix(model, q, qd, base_pose=None):
     if B is None:
         out = np.empty((model.nv, model.nv))
         st = fast(model, 'coriolis', coriolis_into,
-                  (model.packed_int, model.packed_float, q, qd,
+                  (q, qd,
                    EYE4 if base_pose is None else base_arg(model, base_pose, None), out))
         if st:
             check(model, st)
@@ -315,12 +316,10 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, base_pose=None, method='aba'
         base = EYE4 if base_pose is None else base_arg(model, base_pose, None)
         fext = NO_FEXT if f_ext is None else fext_arg(model, f_ext, None)
         if arm is None:
-            st = fast(model, 'aba', aba_into,
-                      (model.packed_int, model.packed_float, q, qd, tau, base, fext, qdd))
+            st = fast(model, 'aba', aba_into, (q, qd, tau, base, fext, qdd))
         else:
             st = fast(model, 'aba_arm', aba_arm_into,
-                      (model.packed_int, model.packed_float, q, qd, tau, base, fext, qdd,
-                       arm))
+                      (q, qd, tau, base, fext, qdd, arm))
     else:
         qdd = np.empty((B, model.nv))
         st = run_batch(aba_batch, (model.tree, q, qd, tau, base_arg(model, base_pose, B),
@@ -349,11 +348,11 @@ def forward_dynamics_function(model, armature=None):
         return lambda q, qd, tau, base_pose=None: forward_dynamics(model, q, qd, tau,
                                                                    base_pose=base_pose,
                                                                    armature=arm)
-    ki, kf, nv = model.packed_int, model.packed_float, model.nv
+    ki, kf, w, nv = model.packed_int, model.packed_float, model.data.work, model.nv
     if arm is not None:
         def fd_arm(q, qd, tau, base_pose=None):
             qdd = np.empty(nv)
-            st = aba_arm_into(ki, kf, q, qd, tau, EYE4 if base_pose is None else base_pose,
+            st = aba_arm_into(ki, kf, w, q, qd, tau, EYE4 if base_pose is None else base_pose,
                               NO_FEXT, qdd, arm)
             if st:
                 check(model, st)
@@ -362,7 +361,7 @@ def forward_dynamics_function(model, armature=None):
 
     def fd(q, qd, tau, base_pose=None):
         qdd = np.empty(nv)
-        st = aba_into(ki, kf, q, qd, tau, EYE4 if base_pose is None else base_pose, NO_FEXT,
+        st = aba_into(ki, kf, w, q, qd, tau, EYE4 if base_pose is None else base_pose, NO_FEXT,
                       qdd)
         if st:
             check(model, st)

@@ -14,7 +14,7 @@ from numba import njit
 from .lie import Ad_inv_apply_into, Ad_invT_apply_into, ad_apply_into, adT_apply_into
 from .dispatch import BAD_QDD, BAD_TAU, OK, SINGULAR, at, check_inputs, raise_status
 from .inertia import add_inertia_to_parent, dot6, mat6_vec
-from .layout import unpack
+from .layout import aba_floats, unpack
 from .rnea import body_fext
 from .tree import rel_pose
 
@@ -162,11 +162,10 @@ def _aba(model, q, qd, tau, base, fext, qdd, work, arm):
     return OK
 
 
-@njit(cache=True)
-def _aba_work(nb):
-    """ABA work arrays ``(G, IA, pA, V, cb, U, Dinv, u, fb, T, Tm, ht)``, one allocation."""
+@njit(cache=True, inline='always')
+def _aba_work(w, nb):
+    """ABA work arrays ``(G, IA, pA, V, cb, U, Dinv, u, fb, T, Tm, ht)``, views of ``w``."""
     n1 = nb + 1
-    w = np.empty(16 * nb + 36 * n1 + 5 * 6 * n1 + 2 * n1 + 72 + 12)
     o = 16 * nb
     G = w[:o].reshape((nb, 4, 4))
     IA = w[o:o + 36 * n1].reshape((n1, 6, 6))
@@ -183,23 +182,24 @@ def _aba_work(nb):
 
 
 @njit(cache=True)
-def aba_into(ki, kf, q, qd, tau, base, fext, qdd):
+def aba_into(ki, kf, w, q, qd, tau, base, fext, qdd):
     model = unpack(ki, kf)
-    work = _aba_work(model.parent.shape[0])
+    work = _aba_work(w, model.parent.shape[0])
     # no armature: an empty slice of the work array, of the type of an armature argument
     # (the global NO_ARM would be a read-only constant: another compilation of _aba)
     return _aba(model, q, qd, tau, base, fext, qdd, work, work[6][:0])
 
 
 @njit(cache=True)
-def aba_arm_into(ki, kf, q, qd, tau, base, fext, qdd, arm):
+def aba_arm_into(ki, kf, w, q, qd, tau, base, fext, qdd, arm):
     model = unpack(ki, kf)
-    return _aba(model, q, qd, tau, base, fext, qdd, _aba_work(model.parent.shape[0]), arm)
+    return _aba(model, q, qd, tau, base, fext, qdd, _aba_work(w, model.parent.shape[0]), arm)
 
 
 @njit(cache=True, nogil=True)
 def aba_batch(model, Q, QD, TAU, base, fext, out, arm):
-    work = _aba_work(model.parent.shape[0])
+    nb = model.parent.shape[0]
+    work = _aba_work(np.empty(aba_floats(nb)), nb)
     for k in range(Q.shape[0]):
         st = _aba(model, Q[k], QD[k], TAU[k], at(base, k), at(fext, k), out[k], work,
                   arm)

@@ -14,7 +14,7 @@ from numba import njit
 from .lie import AdT_apply_into, ad_apply_into, adT_apply_into
 from .dispatch import OK, at, check_state, raise_status
 from .inertia import dot6, inertia10_apply, inertia10_rate, spatial_inertias10
-from .layout import unpack
+from .layout import coriolis_floats, crba_floats, unpack
 from .tree import spatial_columns
 
 
@@ -99,12 +99,11 @@ def _crba(model, q, qd, base, out, dot, work):
 
 
 @njit(cache=True, inline='always')
-def _crba_work(model):
-    """Work arrays of :func:`_crba` ``(C, Js, Jd, Vs, Ic, Dc, F, H)``, one allocation."""
+def _crba_work(model, w):
+    """Work arrays of :func:`_crba` ``(C, Js, Jd, Vs, Ic, Dc, F, H)``, views of ``w``."""
     nb = model.parent.shape[0]
     ncol = model.nbase + nb
     n1 = nb + 1
-    w = np.empty(16 * n1 + 12 * ncol + 6 * n1 + 20 * n1 + 12)
     o1 = 16 * n1
     o2 = o1 + 6 * ncol
     o3 = o2 + 6 * ncol
@@ -117,14 +116,15 @@ def _crba_work(model):
 
 
 @njit(cache=True)
-def crba_into(ki, kf, q, qd, base, dot, out):
+def crba_into(ki, kf, w, q, qd, base, dot, out):
     model = unpack(ki, kf)
-    return _crba(model, q, qd, base, out, dot, _crba_work(model))
+    return _crba(model, q, qd, base, out, dot, _crba_work(model, w))
 
 
 @njit(cache=True, nogil=True)
 def crba_batch(model, Q, QD, base, dot, out):
-    work = _crba_work(model)
+    nb = model.parent.shape[0]
+    work = _crba_work(model, np.empty(crba_floats(nb, model.nbase + nb)))
     for k in range(Q.shape[0]):
         st = _crba(model, Q[k], at(QD, k), at(base, k), out[k], dot, work)
         if st != OK:
@@ -133,7 +133,7 @@ def crba_batch(model, Q, QD, base, dot, out):
 
 
 @njit(cache=True)
-def _coriolis(model, q, qd, base, out):
+def _coriolis(model, q, qd, base, out, work):
     """
     Christoffel-consistent Coriolis matrix, spatial form over subtree composites.
 
@@ -146,7 +146,8 @@ def _coriolis(model, q, qd, base, out):
     inertia ([M18d] (37), :func:`inertia10_rate`) and ``Λ(h) x = ad_xᵀ h`` is
     antisymmetric and linear in ``h``, so with the subtree sums ``M^C``, ``Ṁ^C`` (10
     parameters each) and the subtree momentum ``H^C``: ``B^C x = ½(Ṁ^C x - ad_xᵀ H^C)`` and
-    ``(B^C)ᵀ x = ½(Ṁ^C x + ad_xᵀ H^C)``.
+    ``(B^C)ᵀ x = ½(Ṁ^C x + ad_xᵀ H^C)``.  ``work``: at least
+    :func:`~.layout.coriolis_floats` floats.
     """
     parent = model.parent
     q_index = model.q_index
@@ -160,10 +161,9 @@ def _coriolis(model, q, qd, base, out):
     ncol = nbase + nb
     o1 = 16 * n1
     o2 = o1 + 6 * (2 * ncol + 2 * n1 + 5)
-    work = np.empty(o2 + 20 * n1)
     C = work[:o1].reshape((n1, 4, 4))
     vec = work[o1:o2].reshape((2 * ncol + 2 * n1 + 5, 6))
-    ten = work[o2:].reshape((2 * n1, 10))
+    ten = work[o2:o2 + 20 * n1].reshape((2 * n1, 10))
     Js, Jd = vec[:ncol], vec[ncol:2 * ncol]
     Vs, Hc = vec[2 * ncol:2 * ncol + n1], vec[2 * ncol + n1:2 * ncol + 2 * n1]
     o = 2 * ncol + 2 * n1
@@ -225,16 +225,17 @@ def _coriolis(model, q, qd, base, out):
 
 
 @njit(cache=True)
-def coriolis_into(ki, kf, q, qd, base, out):
-    return _coriolis(unpack(ki, kf), q, qd, base, out)
+def coriolis_into(ki, kf, w, q, qd, base, out):
+    return _coriolis(unpack(ki, kf), q, qd, base, out, w)
 
 
 @njit(cache=True)
 def coriolis_batch(model, Q, QD, base):
     n = Q.shape[1] + model.nbase
     out = np.empty((Q.shape[0], n, n))
+    work = np.empty(coriolis_floats(model.parent.shape[0], n))
     for k in range(Q.shape[0]):
-        st = _coriolis(model, Q[k], QD[k], at(base, k), out[k])
+        st = _coriolis(model, Q[k], QD[k], at(base, k), out[k], work)
         if st != OK:
             raise_status(st)
     return out

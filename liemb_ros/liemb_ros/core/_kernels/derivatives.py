@@ -15,15 +15,15 @@ from numba import njit
 from .lie import Ad_apply_into, Ad_invT_apply_into, ad_apply_into, adT_apply_into
 from .dispatch import OK, at, check_inputs, raise_status
 from .inertia import dot6, inertia10_apply, inertia10_rate, spatial_inertias10
-from .layout import unpack
+from .layout import derivatives_floats, unpack
 from .rnea import body_fext
 from .tree import spatial_columns
 
 
 @njit(cache=True, inline='always')
-def _derivatives_work(nb, ncol):
+def _derivatives_work(w, nb, ncol):
     """
-    Return the work arrays of :func:`_derivatives`, one allocation.
+    Return the work arrays of :func:`_derivatives`, views of ``w``.
 
     Poses ``C``, node 6-vectors ``(Vs, As, Fc, Hc, fb, aw/t/g/y)``, 10-parameter inertias
     ``(Ic, Dc)`` and column 6-vectors ``(Js, U, W, Z, PHI, PSI, P, Q)``.
@@ -32,13 +32,12 @@ def _derivatives_work(nb, ncol):
     o1 = 16 * n1
     o2 = o1 + 30 * n1 + 24
     o3 = o2 + 20 * n1
-    w = np.empty(o3 + 48 * ncol)
     return (w[:o1].reshape((n1, 4, 4)), w[o1:o2].reshape((5 * n1 + 4, 6)),
-            w[o2:o3].reshape((2 * n1, 10)), w[o3:].reshape((8, ncol, 6)))
+            w[o2:o3].reshape((2 * n1, 10)), w[o3:o3 + 48 * ncol].reshape((8, ncol, 6)))
 
 
 @njit(cache=True, inline='always')
-def _derivatives(model, q, qd, qdd, base, fext, dq, dqd):
+def _derivatives(model, q, qd, qdd, base, fext, dq, dqd, w):
     """
     ``dq = ∂τ/∂q``, ``dqd = ∂τ/∂q̇`` (each (nv, nv)) in spatial form; returns a status code.
 
@@ -88,7 +87,7 @@ def _derivatives(model, q, qd, qdd, base, fext, dq, dqd):
     nb = parent.shape[0]
     n1 = nb + 1
     ncol = nbase + nb
-    C, vec, ten, cols = _derivatives_work(nb, ncol)
+    C, vec, ten, cols = _derivatives_work(w, nb, ncol)
     Vs, As, Fc, Hc, fb = (vec[:n1], vec[n1:2 * n1], vec[2 * n1:3 * n1], vec[3 * n1:4 * n1],
                           vec[4 * n1:5 * n1])
     aw, t, g, y = vec[5 * n1], vec[5 * n1 + 1], vec[5 * n1 + 2], vec[5 * n1 + 3]
@@ -196,15 +195,17 @@ def _derivatives(model, q, qd, qdd, base, fext, dq, dqd):
 
 
 @njit(cache=True)
-def derivatives_into(ki, kf, q, qd, qdd, base, fext, dq, dqd):
+def derivatives_into(ki, kf, w, q, qd, qdd, base, fext, dq, dqd):
     """Single configuration :func:`_derivatives` on the packed model; returns a status."""
-    return _derivatives(unpack(ki, kf), q, qd, qdd, base, fext, dq, dqd)
+    return _derivatives(unpack(ki, kf), q, qd, qdd, base, fext, dq, dqd, w)
 
 
 @njit(cache=True, nogil=True)
 def derivatives_batch(model, Q, QD, QDD, base, fext, dq, dqd):
+    nb = model.parent.shape[0]
+    w = np.empty(derivatives_floats(nb, model.nbase + nb))
     for k in range(Q.shape[0]):
         st = _derivatives(model, Q[k], QD[k], QDD[k], at(base, k), at(fext, k), dq[k],
-                          dqd[k])
+                          dqd[k], w)
         if st != OK:
             raise_status(st)

@@ -31,6 +31,7 @@ The packed model the single-call kernels read is defined in :mod:`.layout`.
 import itertools
 import os
 import threading
+from functools import partial
 
 import numpy as np
 from numba import njit
@@ -150,21 +151,25 @@ def singular(model, st):
 # --------------------------------------------------------------------------- entry points
 def fast(model, key, kernel, args):
     """
-    Return ``kernel(*args)``, after the first call through the entry point cached under ``key``.
+    Return ``kernel(model.packed_int, model.packed_float, model.data.work, *args)``.
 
-    numba's dispatcher resolves the type of every argument (each array of ``model.tree``
-    included) on every call; the entry point of the overload the first call compiled or
-    loaded from the cache skips that (design.md, "Performance design").  The entry point
-    does not check types, so ``key`` and ``model`` must fix the numba type of every
-    argument: arrays are the model's own, module constants, or canonical (float64, C
-    contiguous, aligned, writeable: :func:`as_batch`, :func:`base_arg`, or the stand-ins
+    Every single-call kernel takes the packed model and the model's workspace
+    (:class:`~liemb_ros.core.model.data.Data`) first.  After the first call it runs
+    through the entry point cached under ``key``, bound to those three arrays
+    (:func:`functools.partial`): numba's dispatcher resolves the type of every argument on
+    every call; the entry point of the overload the first call compiled or loaded from
+    the cache skips that (design.md, "Performance design").  The entry point does not
+    check types, so ``key`` and ``model`` must fix the numba type of every argument:
+    arrays are the model's own, module constants, or canonical (float64, C contiguous,
+    aligned, writeable: :func:`as_batch`, :func:`base_arg`, or the stand-ins
     :data:`EYE4`, :data:`NO_FEXT`, :data:`NO_ARM` of the same types), and ``key`` names
     the kernel.
     """
     entry = model.entry_points.get(key)
     if entry is None:
-        out = kernel(*args)
-        model.entry_points[key] = entry_point(kernel, args)
+        bound = (model.packed_int, model.packed_float, model.data.work)
+        out = kernel(*bound, *args)
+        model.entry_points[key] = partial(entry_point(kernel, bound + tuple(args)), *bound)
         return out
     return entry(*args)
 

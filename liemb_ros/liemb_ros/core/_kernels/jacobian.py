@@ -21,16 +21,17 @@ from numba import njit
 
 from .lie import ad_apply_into, body_to, compose_into, pose_tuples, put_column, spatial_to
 from .dispatch import BAD_BASE, BAD_Q, BAD_QD, EYE4, OK, at, finite, raise_status
-from .layout import unpack_kinematics
+from .layout import jacobian_floats, unpack_kinematics
 from .tree import pose_step, support_path, to_parent
 
 
 @njit(cache=True, inline='always')
-def _jacobian(model, q, qd, base, body, T, rep, deriv, J, Jd):
+def _jacobian(model, q, qd, base, body, T, rep, deriv, J, Jd, work):
     """
     Jacobian (and with ``deriv`` its time derivative) of the link frame ``C_body T``.
 
-    Writes ``J``, ``Jd`` (6, nv) in representation ``rep``.
+    Writes ``J``, ``Jd`` (6, nv) in representation ``rep``; works in ``work`` (at least
+    :func:`~.layout.jacobian_floats` floats).
     Returns a status code (non-finite input).  The sweep works in the world-aligned frame at
     the base origin (poses, spatial columns and twists relative to it), so the body, hybrid
     and mixed results do not lose ``|r| eps`` to a base far from the world origin; the
@@ -49,9 +50,9 @@ def _jacobian(model, q, qd, base, body, T, rep, deriv, J, Jd):
         return BAD_BASE
     nb = parent.shape[0]
     nv = J.shape[1]
-    path = np.empty(nb, dtype=np.int64)
+    # the support path: int64 in the float64 workspace, past C, tmp, Vs, CL (the link pose)
+    path = work[16 * nb + 44:17 * nb + 44].view(np.int64)
     n = support_path(parent, body, path)
-    work = np.empty(16 * nb + 44)  # one allocation: C, tmp, Vs, CL (the link pose)
     C = work[:16 * nb + 16].reshape((nb + 1, 4, 4))
     for r in range(3):   # the base pose in the world-aligned frame at its own origin
         C[0, r, 0] = base[r, 0]
@@ -62,7 +63,7 @@ def _jacobian(model, q, qd, base, body, T, rep, deriv, J, Jd):
     C[0, 3, 3] = 1.0
     tmp = work[16 * nb + 16:16 * nb + 22]
     Vs = work[16 * nb + 22:16 * nb + 28]
-    CL = work[16 * nb + 28:].reshape((4, 4))
+    CL = work[16 * nb + 28:16 * nb + 44].reshape((4, 4))
     Vs[:] = 0.0
     J[:, :] = 0.0
     if deriv:
@@ -271,20 +272,20 @@ def _jacobian_tip(model, q, base, body, T, rep, J):
 
 
 @njit(cache=True)
-def jacobian_into(ki, kf, q, qd, base, body, T, rep, deriv, J, Jd):
+def jacobian_into(ki, kf, w, q, qd, base, body, T, rep, deriv, J, Jd):
     """Single configuration: ``J`` (and ``Jd = J̇`` if ``deriv``); returns a status."""
-    return _jacobian(unpack_kinematics(ki, kf), q, qd, base, body, T, rep, deriv, J, Jd)
+    return _jacobian(unpack_kinematics(ki, kf), q, qd, base, body, T, rep, deriv, J, Jd, w)
 
 
 @njit(cache=True)
-def jacobian_link(ki, kf, q, li, rep, J):
+def jacobian_link(ki, kf, w, q, li, rep, J):
     """:func:`jacobian_tip_into` for link index ``li`` and no base pose (fewer arguments)."""
     model = unpack_kinematics(ki, kf)
     return _jacobian_tip(model, q, EYE4, model.link_body[li], model.link_offset[li], rep, J)
 
 
 @njit(cache=True)
-def jacobian_tip_into(ki, kf, q, base, body, T, rep, J):
+def jacobian_tip_into(ki, kf, w, q, base, body, T, rep, J):
     """Single configuration: ``J`` of the link frame ``C_body T`` by :func:`_jacobian_tip`."""
     return _jacobian_tip(unpack_kinematics(ki, kf), q, base, body, T, rep, J)
 
@@ -292,10 +293,12 @@ def jacobian_tip_into(ki, kf, q, base, body, T, rep, J):
 @njit(cache=True, nogil=True)
 def jacobian_batch(model, Q, QD, base, body, T, rep, deriv, out):
     """Batch of configurations: ``out[k, 0] = J_k`` (and ``out[k, 1] = J̇_k``)."""
+    nb = model.parent.shape[0]
+    work = np.empty(jacobian_floats(nb, model.nbase + nb) if deriv else 0)
     for k in range(Q.shape[0]):
         if deriv:
             st = _jacobian(model, Q[k], QD[k], at(base, k), body, T, rep, deriv, out[k, 0],
-                           out[k, 1])
+                           out[k, 1], work)
         else:
             st = _jacobian_tip(model, Q[k], at(base, k), body, T, rep, out[k, 0])
         if st != OK:
@@ -304,12 +307,15 @@ def jacobian_batch(model, Q, QD, base, body, T, rep, deriv, out):
 
 
 @njit(cache=True)
-def link_twist_into(ki, kf, q, qd, base, body, T, rep, V):
+def link_twist_into(ki, kf, w, q, qd, base, body, T, rep, V):
     """Single configuration: the twist ``V = J qd`` (6,) of the link frame in ``rep``."""
     if not finite(qd):
         return BAD_QD
-    J = np.empty((6, qd.shape[0]))
-    st = _jacobian(unpack_kinematics(ki, kf), q, qd, base, body, T, rep, False, J, J)
+    model = unpack_kinematics(ki, kf)
+    nb = model.parent.shape[0]
+    o = 17 * nb + 44                 # past the sweep's work (layout.jacobian_floats)
+    J = w[o:o + 6 * qd.shape[0]].reshape((6, qd.shape[0]))
+    st = _jacobian(model, q, qd, base, body, T, rep, False, J, J, w)
     for r in range(6):
         acc = 0.0
         for c in range(J.shape[1]):

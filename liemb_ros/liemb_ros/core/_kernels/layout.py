@@ -14,7 +14,10 @@ build it, reading the same numbers (the model is immutable):
   inlined: no copy, no call).
 
 This module is the one place that knows the packed layout; it writes it (:func:`pack`)
-and reads it back (:func:`unpack`).
+and reads it back (:func:`unpack`).  It also sizes the workspace of the single calls
+(:func:`work_floats`; Pinocchio's ``Data``, MuJoCo's ``mjData``): one float64 array per
+model (:class:`~liemb_ros.core.model.data.Data`), from which every kernel takes its work
+arrays as views instead of allocating them per call.
 
 ``packed_int``: a header of :data:`HEADER` numbers (``nb``, ``nbase``, the number of links
 ``nl`` at :data:`NB`, :data:`NBASE`, :data:`NL`), then ``parent`` (nb), ``q_index`` (nb),
@@ -153,3 +156,72 @@ def unpack(ki, kf):
                 kf[o + GRAVITY_AT:o + MODEL_FLOATS],
                 ki[HEADER + 2 * nb:HEADER + 2 * nb + nl],
                 kf[lo:lo + PER_LINK * nl].reshape((nl, 4, 4)))
+
+
+# --------------------------------------------------------------------------- the workspace
+# The floats each kernel's work arrays take (the kernels slice them in this order from the
+# workspace: see each kernel's ``_*_work``).  ``nb`` bodies, ``ncol = nbase + nb`` columns.
+@njit(cache=True, inline='always')
+def id_floats(nb):
+    """Body-fixed RNEA: ``fb`` (nb + 3, 6), ``V``, ``A``, ``W`` (nb + 1, 6), ``G`` (nb, 4, 4)."""
+    return 4 * 6 * (nb + 1) + 12 + 16 * nb
+
+
+@njit(cache=True, inline='always')
+def id_frame_floats(nb):
+    """Spatial or hybrid RNEA, after ``fb``: ``C``, ``V``, ``A``, ``W``, ``Js`` or ``Z``, scratch."""
+    return 16 * (nb + 1) + 18 * (nb + 1) + 6 * nb + 16 + 10 + 12 + 6
+
+
+@njit(cache=True, inline='always')
+def aba_floats(nb):
+    """ABA: ``G``, ``IA``, five node 6-vectors, ``Dinv``, ``u``, two 6x6, two 6-vectors."""
+    n1 = nb + 1
+    return 16 * nb + 36 * n1 + 30 * n1 + 2 * n1 + 84
+
+
+@njit(cache=True, inline='always')
+def crba_floats(nb, ncol):
+    """CRBA: poses, column 6-vectors ``Js``, ``Jd``, twists, two 10-parameter sums, scratch."""
+    n1 = nb + 1
+    return 16 * n1 + 12 * ncol + 6 * n1 + 20 * n1 + 12
+
+
+@njit(cache=True, inline='always')
+def coriolis_floats(nb, ncol):
+    """Coriolis matrix: poses, column and node 6-vectors, two 10-parameter subtree sums."""
+    n1 = nb + 1
+    return 16 * n1 + 6 * (2 * ncol + 2 * n1 + 5) + 20 * n1
+
+
+@njit(cache=True, inline='always')
+def poses_floats(nb):
+    """Forward kinematics: the base and body poses ``C`` (nb + 1, 4, 4)."""
+    return 16 * (nb + 1)
+
+
+@njit(cache=True, inline='always')
+def jacobian_floats(nb, ncol):
+    """Jacobian sweep: poses, scratch, the link pose, the support path (int64), ``J`` (6, ncol)."""
+    return 16 * nb + 44 + nb + 6 * ncol
+
+
+@njit(cache=True, inline='always')
+def derivatives_floats(nb, ncol):
+    """∂τ/∂q, ∂τ/∂q̇: poses, node 6-vectors, 10-parameter inertias, column 6-vectors."""
+    n1 = nb + 1
+    return 16 * n1 + 30 * n1 + 24 + 20 * n1 + 48 * ncol
+
+
+def _size(f, *args):
+    """``f(*args)`` by its plain Python function (no compilation; also without the JIT)."""
+    return getattr(f, 'py_func', f)(*args)
+
+
+def work_floats(nb, ncol):
+    """Return the size of a workspace that every single-call kernel can work in (floats)."""
+    return max(_size(id_floats, nb) + ncol,                       # + τ of the joint wrenches
+               6 * (nb + 3) + _size(id_frame_floats, nb),
+               _size(aba_floats, nb), _size(poses_floats, nb),
+               _size(crba_floats, nb, ncol), _size(coriolis_floats, nb, ncol),
+               _size(jacobian_floats, nb, ncol), _size(derivatives_floats, nb, ncol))

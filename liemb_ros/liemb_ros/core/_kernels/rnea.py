@@ -20,7 +20,7 @@ from .lie import (Ad_apply_into, Ad_inv_apply_into, Ad_invT_apply_into, AdT_appl
                   ad_apply_into, adT_apply_into, compose_into)
 from .dispatch import EYE4, NO_FEXT, OK, at, check_inputs, raise_status
 from .inertia import dot6, inertia10_apply, inertia10_to, mat6_vec
-from .layout import unpack
+from .layout import id_floats, id_frame_floats, unpack
 from .tree import local_base, rel_pose
 
 
@@ -120,7 +120,7 @@ def rnea_body(model, q, qd, qdd, base, fb, grav, tau, G, V, A, W):
 
 
 @njit(cache=True)
-def rnea_spatial(model, q, qd, qdd, base, fb, grav, tau):
+def rnea_spatial(model, q, qd, qdd, base, fb, grav, tau, w):
     """
     Spatial RNEA ([M18d] (70)-(71)): everything in one inertial frame, world axes.
 
@@ -137,15 +137,7 @@ def rnea_spatial(model, q, qd, qdd, base, fb, grav, tau):
     base_inertia = model.base_inertia
     gravity = model.gravity
     nb = parent.shape[0]
-    C = np.empty((nb + 1, 4, 4))
-    V = np.zeros((nb + 1, 6))
-    A = np.zeros((nb + 1, 6))
-    W = np.empty((nb + 1, 6))
-    Js = np.empty((nb, 6))
-    G = np.empty((4, 4))
-    In = np.empty(10)
-    h = np.empty(6)
-    t = np.empty(6)
+    C, V, A, W, Js, G, In, h, t, _, _ = _frame_work(w, nb)
     local_base(base, C[0])
     if nbase > 0:
         Ad_apply_into(C[0], qd[:6], V[0])
@@ -200,7 +192,7 @@ def _cross_add(a, b, out, o, sign):
 
 
 @njit(cache=True)
-def rnea_hybrid(model, q, qd, qdd, base, fb, grav, tau):
+def rnea_hybrid(model, q, qd, qdd, base, fb, grav, tau, w):
     """Hybrid RNEA ([M18d] (75)-(76)); the paper's misprints corrected: docs/theory/errata.md."""
     parent = model.parent
     X = model.X
@@ -211,17 +203,7 @@ def rnea_hybrid(model, q, qd, qdd, base, fb, grav, tau):
     base_inertia = model.base_inertia
     gravity = model.gravity
     nb = parent.shape[0]
-    C = np.empty((nb + 1, 4, 4))
-    V = np.zeros((nb + 1, 6))
-    A = np.zeros((nb + 1, 6))
-    W = np.empty((nb + 1, 6))
-    Z = np.empty((nb, 6))
-    G = np.empty((4, 4))
-    In = np.empty(10)
-    h = np.empty(6)
-    t = np.empty(6)
-    d = np.empty(3)
-    x = np.empty(3)
+    C, V, A, W, Z, G, In, h, t, d, x = _frame_work(w, nb)
     local_base(base, C[0])   # positions relative to the base origin: differences stay exact
     if nbase > 0:
         for r in range(3):
@@ -293,81 +275,112 @@ def rnea_hybrid(model, q, qd, qdd, base, fb, grav, tau):
 
 
 @njit(cache=True, inline='always')
-def _id_one(model, q, qd, qdd, base, fext, form, grav, tau, fb, G, V, A, W):
+def _frame_work(w, nb):
+    """
+    Work arrays of the spatial and hybrid RNEA, views of ``w`` (``V``, ``A`` zeroed).
+
+    ``(C, V, A, W, Js, G, In, h, t, d, x)``: poses (nb + 1, 4, 4), twists, accelerations,
+    wrenches (nb + 1, 6), columns (nb, 6), a pose, a 10-parameter inertia, scratch.
+    """
+    n1 = nb + 1
+    o = 16 * n1
+    C = w[:o].reshape((n1, 4, 4))
+    vec = w[o:o + 18 * n1].reshape((3, n1, 6))
+    o += 18 * n1
+    cols = w[o:o + 6 * nb].reshape((nb, 6))
+    o += 6 * nb
+    G = w[o:o + 16].reshape((4, 4))
+    In = w[o + 16:o + 26]
+    o += 26
+    V, A = vec[0], vec[1]
+    V[:, :] = 0.0
+    A[:, :] = 0.0
+    return (C, V, A, vec[2], cols, G, In, w[o:o + 6], w[o + 6:o + 12], w[o + 12:o + 15],
+            w[o + 15:o + 18])
+
+
+@njit(cache=True, inline='always')
+def _id_work(w, nb):
+    """
+    The body-fixed RNEA's work arrays ``(fb, G, V, A, W)``, views of ``w``.
+
+    ``fb`` has two scratch rows past the ``nb + 1`` bodies; the rest of ``w`` past
+    :func:`~.layout.id_floats` is free (the spatial and hybrid forms work there).
+    """
+    n6 = 6 * (nb + 1)
+    fb = w[:n6 + 12].reshape((nb + 3, 6))
+    V = w[n6 + 12:2 * n6 + 12].reshape((nb + 1, 6))
+    A = w[2 * n6 + 12:3 * n6 + 12].reshape((nb + 1, 6))
+    W = w[3 * n6 + 12:4 * n6 + 12].reshape((nb + 1, 6))
+    o = 4 * n6 + 12
+    G = w[o:o + 16 * nb].reshape((nb, 4, 4))
+    return fb, G, V, A, W
+
+
+@njit(cache=True, inline='always')
+def _id_one(model, q, qd, qdd, base, fext, form, grav, tau, w):
+    """Inverse dynamics of one configuration in ``form`` into ``tau``, working in ``w``."""
     st = check_inputs(q, qd, qdd, base, fext)
     if st != OK:
         return st
+    nb = model.parent.shape[0]
+    fb, G, V, A, W = _id_work(w, nb)
     body_fext(model, fext, fb)
     if form == 0:
         rnea_body(model, q, qd, qdd, base, fb, grav, tau, G, V, A, W)
     elif form == 1:
-        rnea_spatial(model, q, qd, qdd, base, fb, grav, tau)
+        rnea_spatial(model, q, qd, qdd, base, fb, grav, tau, w[6 * (nb + 3):])
     else:
-        rnea_hybrid(model, q, qd, qdd, base, fb, grav, tau)
+        rnea_hybrid(model, q, qd, qdd, base, fb, grav, tau, w[6 * (nb + 3):])
     return OK
 
 
-@njit(cache=True, inline='always')
-def _id_work(nb):
-    """
-    One allocation for the RNEA work arrays ``(fb, G, V, A, W)``.
-
-    ``fb`` has two scratch rows past the ``nb + 1`` bodies.
-    """
-    n6 = 6 * (nb + 1)
-    work = np.empty(4 * n6 + 12 + 16 * nb)
-    fb = work[:n6 + 12].reshape((nb + 3, 6))
-    V = work[n6 + 12:2 * n6 + 12].reshape((nb + 1, 6))
-    A = work[2 * n6 + 12:3 * n6 + 12].reshape((nb + 1, 6))
-    W = work[3 * n6 + 12:4 * n6 + 12].reshape((nb + 1, 6))
-    o = 4 * n6 + 12
-    G = work[o:o + 16 * nb].reshape((nb, 4, 4))
-    return fb, G, V, A, W
-
-
 @njit(cache=True)
-def id_into(ki, kf, q, qd, qdd, base, fext, form, grav, tau):
+def id_into(ki, kf, w, q, qd, qdd, base, fext, form, grav, tau):
     """Single configuration inverse dynamics into ``tau``; returns a status."""
-    model = unpack(ki, kf)
-    fb, G, V, A, W = _id_work(model.parent.shape[0])
-    return _id_one(model, q, qd, qdd, base, fext, form, grav, tau, fb, G, V, A, W)
+    return _id_one(unpack(ki, kf), q, qd, qdd, base, fext, form, grav, tau, w)
 
 
 @njit(cache=True)
-def id_plain(ki, kf, q, qd, qdd, form, grav, tau):
+def id_plain(ki, kf, w, q, qd, qdd, form, grav, tau):
     """:func:`id_into` without base pose or applied wrenches (fewer arguments to unbox)."""
-    model = unpack(ki, kf)
-    fb, G, V, A, W = _id_work(model.parent.shape[0])
-    return _id_one(model, q, qd, qdd, EYE4, NO_FEXT, form, grav, tau, fb, G, V, A, W)
+    return _id_one(unpack(ki, kf), q, qd, qdd, EYE4, NO_FEXT, form, grav, tau, w)
 
 
 @njit(cache=True, nogil=True)
 def id_batch(model, Q, QD, QDD, base, fext, form, grav, out):
-    fb, G, V, A, W = _id_work(model.parent.shape[0])
+    nb = model.parent.shape[0]
+    w = np.empty(max(id_floats(nb), 6 * (nb + 3) + id_frame_floats(nb)))
     for k in range(Q.shape[0]):
         st = _id_one(model, Q[k], QD[k], QDD[k], at(base, k), at(fext, k), form, grav, out[k],
-                     fb, G, V, A, W)
+                     w)
         if st != OK:
             raise_status(st)
     return out
 
 
-@njit(cache=True)
-def wrench_entry(model, q, qd, qdd, base, fext, grav):
-    """Body-fixed RNEA; return the transmitted wrenches of all bodies (nb, 6)."""
-    tau = np.empty(q.shape[0] + model.nbase)
-    fb, G, V, A, W = _id_work(model.parent.shape[0])
-    st = _id_one(model, q, qd, qdd, base, fext, 0, grav, tau, fb, G, V, A, W)
-    if st != OK:
-        raise_status(st)
-    return W[1:].copy()
-
-
-@njit(cache=True)
-def wrench_batch(model, Q, QD, QDD, base, fext, grav):
+@njit(cache=True, inline='always')
+def _wrenches(model, q, qd, qdd, base, fext, grav, w, out):
+    """Body-fixed RNEA; the transmitted wrenches of all bodies into ``out`` (nb, 6)."""
     nb = model.parent.shape[0]
-    out = np.empty((Q.shape[0], nb, 6))
+    st = _id_one(model, q, qd, qdd, base, fext, 0, grav, w[id_floats(nb):], w)
+    if st == OK:
+        out[:, :] = _id_work(w, nb)[4][1:]
+    return st
+
+
+@njit(cache=True)
+def wrench_entry(ki, kf, w, q, qd, qdd, base, fext, grav, out):
+    """Single configuration: :func:`_wrenches` into ``out``; returns a status."""
+    return _wrenches(unpack(ki, kf), q, qd, qdd, base, fext, grav, w, out)
+
+
+@njit(cache=True)
+def wrench_batch(model, Q, QD, QDD, base, fext, grav, out):
+    nb = model.parent.shape[0]
+    w = np.empty(id_floats(nb) + Q.shape[1] + model.nbase)
     for k in range(Q.shape[0]):
-        out[k] = wrench_entry(model, Q[k], QD[k], QDD[k], at(base, k), at(fext, k),
-                              grav)
+        st = _wrenches(model, Q[k], QD[k], QDD[k], at(base, k), at(fext, k), grav, w, out[k])
+        if st != OK:
+            raise_status(st)
     return out

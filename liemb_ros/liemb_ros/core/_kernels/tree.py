@@ -198,17 +198,23 @@ def _forward_kinematics(model, q, base, out, C):
     return OK
 
 
+@njit(cache=True, inline='always')
+def _poses_work(w, nb):
+    """The base and body poses ``C`` (nb + 1, 4, 4), a view of the workspace ``w``."""
+    return w[:16 * (nb + 1)].reshape((nb + 1, 4, 4))
+
+
 @njit(cache=True)
-def forward_kinematics_into(ki, kf, q, base, out):
+def forward_kinematics_into(ki, kf, w, q, base, out):
     model = unpack_kinematics(ki, kf)
-    return _forward_kinematics(model, q, base, out, np.empty((model.parent.shape[0] + 1, 4, 4)))
+    return _forward_kinematics(model, q, base, out, _poses_work(w, model.parent.shape[0]))
 
 
 @njit(cache=True)
-def forward_kinematics_plain(ki, kf, q, out):
+def forward_kinematics_plain(ki, kf, w, q, out):
     """Single call without base pose (fewer arguments to unbox)."""
     model = unpack_kinematics(ki, kf)
-    return _forward_kinematics(model, q, EYE4, out, np.empty((model.parent.shape[0] + 1, 4, 4)))
+    return _forward_kinematics(model, q, EYE4, out, _poses_work(w, model.parent.shape[0]))
 
 
 @njit(cache=True, nogil=True)
@@ -260,12 +266,13 @@ def _link_pose(model, q, base, body, T, out):
 
 
 @njit(cache=True)
-def link_pose_into(ki, kf, q, base, body, T, out):
+def link_pose_into(ki, kf, w, q, base, body, T, out):
+    """Single configuration: the pose of the link frame ``C_body T`` (no work arrays: ``w``)."""
     return _link_pose(unpack_kinematics(ki, kf), q, base, body, T, out)
 
 
 @njit(cache=True)
-def link_pose_link(ki, kf, q, li, out):
+def link_pose_link(ki, kf, w, q, li, out):
     """:func:`link_pose_into` for link index ``li``, no base pose (fewer arguments to unbox)."""
     model = unpack_kinematics(ki, kf)
     return _link_pose(model, q, EYE4, model.link_body[li], model.link_offset[li], out)

@@ -45,6 +45,7 @@ import numpy as np
 from .._kernels import layout
 from .._kernels import lie as _lie
 from . import joints as J
+from .data import Data
 from .urdf import URDFError, URDFWarning, parse_urdf, parse_urdf_string
 
 REPRESENTATIONS = layout.REPRESENTATIONS
@@ -185,8 +186,10 @@ class Model:
         # defined once, in liemb_ros.core._kernels.layout
         self.tree = layout.tree(self)
         self.packed_int, self.packed_float = layout.pack(self)
-        # the compiled entry points the algorithms cache per kernel and argument types
-        # (liemb_ros.core._kernels.dispatch.fast)
+        # the workspace of the single calls (Pinocchio's Data), and the compiled entry points
+        # the algorithms cache per kernel and argument types, bound to the packed model and
+        # that workspace (liemb_ros.core._kernels.dispatch.fast)
+        self.data = Data(self)
         self.entry_points = {}
         self.shared_coordinates = len(set(self.q_index.tolist())) != nb  # coupled mimic joints
         # read-only, every one: single calls read copies packed above, batches the arrays
@@ -202,6 +205,7 @@ class Model:
         """Pickle and copy without the compiled entry points (process-local, rebuilt on use)."""
         state = self.__dict__.copy()
         state['entry_points'] = {}
+        state['data'] = Data(self)
         return state
 
     # -- look-ups ------------------------------------------------------------------------
