@@ -1,7 +1,7 @@
 """
 Launch arguments: ``liemb launch`` and the launch files start the same nodes.
 
-Most tests call :func:`launcher.resolve` and :func:`launcher.commands` (no ROS process).
+Most tests call :func:`launch_sets.resolve` and :func:`launcher.commands` (no ROS process).
 The launch files are loaded against a stand-in of ``launch``/``launch_ros``
 (``test/launch_standin/``, written for these tests with the real class names, constructor
 signatures and visit/execute/perform behaviour): the real packages are not installable
@@ -33,8 +33,9 @@ from conftest import ROOT, erd_path, ros_importorskip
 
 from liemb_ros.app import cli
 from liemb_ros.core import resources
-from liemb_ros.app import launcher
-from liemb_ros.app.launcher import LaunchArgumentError, commands, resolve
+from liemb_ros.app import launch_sets, launcher
+from liemb_ros.app.launch_sets import LaunchArgumentError, resolve
+from liemb_ros.app.launcher import commands
 
 STANDIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'launch_standin')
 XACRO = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'data',
@@ -234,7 +235,7 @@ def test_cli_errors_exit_2_before_anything_starts(argv, message, capsys, monkeyp
 def test_cli_lists_the_arguments(capsys):
     assert cli.main(['launch', 'dynamics', '--show-args']) == 0
     out = capsys.readouterr().out
-    assert all(f"'{a.name}'" in out for a in launcher.arguments('dynamics'))
+    assert all(f"'{a.name}'" in out for a in launch_sets.arguments('dynamics'))
     assert "(default: 'gravity_compensation')" in out
     assert cli.main(['launch']) == 2 and 'dynamics' in capsys.readouterr().out
 
@@ -309,7 +310,7 @@ def test_every_node_set_has_a_launch_file():
     """``ros2 launch liemb_ros NAME.launch.py`` exists for every set of config/launch.yaml."""
     files = {f[:-len('.launch.py')] for f in os.listdir(os.path.join(ROOT, 'launch'))
              if f.endswith('.launch.py')}
-    assert files == set(launcher.load_sets()), files
+    assert files == set(launch_sets.load_sets()), files
 
 
 CASES = [
@@ -330,7 +331,7 @@ def test_launch_files_start_what_liemb_launch_starts(standin, name, values, tmp_
     ld = load_launch_file(name)
     declared = ld.get_launch_arguments()
     assert [(a.name, a.default_value[0].text, a.description) for a in declared] == [
-        (a.name, a.default, a.description) for a in launcher.arguments(name)]
+        (a.name, a.default, a.description) for a in launch_sets.arguments(name)]
     assert all(a.description for a in declared)
     context = standin.LaunchContext()
     context.launch_configurations.update(values)
@@ -342,7 +343,7 @@ def test_launch_files_start_what_liemb_launch_starts(standin, name, values, tmp_
     assert logs == [f'[liemb_ros] skipping {s}' for s in skipped]
     assert [n.node_name.rsplit('/', 1)[1] for n in nodes] == [r[0] for r in runnable]
     for node, (label, argv, _) in zip(nodes, runnable):
-        exe = launcher._executable(node.node_package, node.node_executable)
+        exe = launch_sets.node_command(node.node_package, node.node_executable)
         assert normalized(node.cmd, 1) == normalized(argv, len(exe))
         assert node.expanded_node_namespace == (values.get('namespace') and
                                                 '/' + values['namespace'].strip('/'))
@@ -370,7 +371,7 @@ def test_launch_files_with_the_real_launch_api():
         pytest.skip('the real launch / launch_ros are not installed (not on PyPI)')
     ld = load_launch_file('dynamics')
     assert [a.name for a in ld.get_launch_arguments()] == [
-        a.name for a in launcher.arguments('dynamics')]
+        a.name for a in launch_sets.arguments('dynamics')]
     context = launch.LaunchContext()
     context.launch_configurations['robot'] = erd_path('ur5')
     visited = run_description(ld, context, keep=(Node,))

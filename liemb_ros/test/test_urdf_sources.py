@@ -17,7 +17,7 @@ import pytest
 import liemb_ros as lm
 from liemb_ros.core import model as core_model
 from liemb_ros.core import resources
-from liemb_ros.core.model import model as model_mod
+from liemb_ros.core.model import assembly
 from liemb_ros.core.model.urdf import JointDesc, LinkDesc, RobotDescription
 from conftest import URDF_DIR
 
@@ -358,12 +358,12 @@ def test_topology_walk_is_iterative_and_keeps_declaration_order():
         return RobotDescription('t', '<test>', links, joints)
     n = 10000
     names = [f'l{i}' for i in range(n + 1)]
-    root, order = model_mod._topology(desc([(names[i], names[i + 1]) for i in range(n)], names))
+    root, order = assembly._topology(desc([(names[i], names[i + 1]) for i in range(n)], names))
     assert root == 'l0' and [j.child for j in order] == names[1:]
     # base -> a, b (declared in that order); a -> a2, a1; b -> b1; a1 -> x
     edges = [('base', 'b'), ('a', 'a2'), ('b', 'b1'), ('a1', 'x'), ('base', 'a'), ('a', 'a1')]
     names = ['base', 'a', 'b', 'a1', 'a2', 'b1', 'x']
-    root, order = model_mod._topology(desc(edges, names))
+    root, order = assembly._topology(desc(edges, names))
     assert root == 'base' and [j.child for j in order] == ['b', 'b1', 'a', 'a2', 'a1', 'x']
 
 

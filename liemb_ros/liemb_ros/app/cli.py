@@ -186,15 +186,15 @@ def _view_port(text):
 
 
 def _cmd_launch(args):
-    from . import launcher
+    from . import launch_sets, launcher
     try:
         if args.name is None:
             print(_launch_sets_text())
             return 0 if args.show_args else 2
         if args.show_args:
-            print(launcher.arguments_text(args.name))
+            print(launch_sets.arguments_text(args.name))
             return 0
-        values = launcher.parse_assignments(args.assignments)
+        values = launch_sets.parse_assignments(args.assignments)
         recorder = None
         if args.record:
             import os
@@ -209,7 +209,7 @@ def _cmd_launch(args):
             if recorder is not None:
                 _stop_side_processes([recorder])
                 _plot_recording(args.record)
-    except (launcher.LaunchArgumentError, FileNotFoundError) as exc:
+    except (launch_sets.LaunchArgumentError, FileNotFoundError) as exc:
         print(f'liemb launch: {exc}', file=sys.stderr)
         return 2
 
@@ -225,7 +225,7 @@ def _plot_recording(path):
 
 def _launch_sets_text():
     """Return the node sets of ``liemb launch`` with their descriptions."""
-    from .launcher import load_sets
+    from .launch_sets import load_sets
     try:
         sets = load_sets()
     except (OSError, KeyError) as exc:   # a broken install: say so in the help, not crash

@@ -12,7 +12,8 @@ import time
 
 import numpy as np
 
-from ..view.scene import DEFAULT_HOST, DEFAULT_PORT, RobotView, ViewError, check_port
+from ..view.address import DEFAULT_HOST, DEFAULT_PORT, ViewError, check_port
+from ..view.scene import RobotView
 from ..view.simulate import SimulationDriver, gravity_hold
 
 

@@ -35,13 +35,14 @@ be read is drawn as a magenta marker box of :data:`MISSING_MESH_SIZE` (its exten
 unknown) and logged with its path and the reason.  A port outside 0..65535, a port that is
 taken or an address that cannot be bound raises :class:`ViewError` naming it.
 """
-# The parts: visuals.py (the URDF's visual geometry), scene.py (RobotView: the page, the
-# scene and its controls, the arrows), simulate.py (the simulation feed); the ROS feed is
+# The parts: visuals.py (the URDF's visual geometry), address.py (where the page is served:
+# port and address checks, the URL), scene.py (RobotView: the page, the scene and its
+# controls, the arrows), simulate.py (the simulation feed); the ROS feed is
 # liemb_ros.ros.view_node and the command liemb_ros.app.view_command.
 from ..core.resources import resolve_mesh
-from .scene import (ANGULAR_COLOR, DEFAULT_HOST, DEFAULT_PORT, FORCE_COLOR, LINEAR_COLOR,
-                    TWIST_SCALE, RobotView, ViewError, check_address, check_port,
-                    joint_wrench_arrows, page_address, twist_arrows)
+from .address import DEFAULT_HOST, DEFAULT_PORT, ViewError, check_address, check_port, page_address
+from .scene import (ANGULAR_COLOR, FORCE_COLOR, LINEAR_COLOR, TWIST_SCALE, RobotView,
+                    joint_wrench_arrows, twist_arrows)
 from .simulate import CONTACT_COLOR, CONTACT_SCALE, SimulationDriver, gravity_hold, view_simulation
 from .visuals import (DEFAULT_COLOR, MAX_MESH_BYTES, MAX_ROBOT_MESH_BYTES, MESH_TYPES,
                       MISSING_COLOR, MISSING_MESH_SIZE, Visual, find_mesh, load_meshes,

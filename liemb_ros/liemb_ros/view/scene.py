@@ -1,144 +1,35 @@
 """
 The robot in a viser scene in the browser: :class:`RobotView` and what it draws.
 
-:class:`RobotView` serves the page (:func:`check_address` first, so a bad port, a taken
-port or a foreign address raises :class:`ViewError` naming it), builds the scene from the
-URDF's visuals (:mod:`.visuals`) with one frame per link, the view's controls (link frames,
-twist arrows, representation, link) and a status area, and moves the frames to each
-configuration given to :meth:`RobotView.update`.  Mesh files are read in a thread of the
+:class:`RobotView` serves the page (:func:`~.address.check_address` first, so a bad port, a
+taken port or a foreign address raises :class:`ViewError` naming it), builds the scene
+from the URDF's visuals (:mod:`.visuals`) with one frame per link, the view's controls (link
+frames, twist arrows, representation, link) and a status area, and moves the frames to
+each configuration given to :meth:`RobotView.update` (rotations as the unit quaternions
+of :func:`liemb_ros.core.lie.quaternion.from_matrix`).  Mesh files are read in a thread of the
 view's own and drawn as each arrives, so neither the page nor the caller (a ROS callback)
-waits for them.  :func:`page_address` says where the page is and warns when it is open to
-the network.  :func:`twist_arrows` and :func:`joint_wrench_arrows` compute the arrows it
-and the simulation feed draw.
+waits for them.  :func:`~.address.page_address` (:mod:`.address`) says where the page is
+and warns when it is open to the network.  :func:`twist_arrows` and
+:func:`joint_wrench_arrows` compute the arrows it and the simulation feed draw.
 """
 import contextlib
 import io
-import ipaddress
 import math
-import socket
 import threading
 
 import numpy as np
 
 from ..core.kinematics import forward_kinematics, link_twist
+from ..core.lie import quaternion
 from ..core.model import REPRESENTATIONS
+from .address import (  # noqa: F401 (importable from here as before)
+    DEFAULT_HOST, DEFAULT_PORT, ViewError, check_address, check_port, page_address)
 from .visuals import MISSING_COLOR, MISSING_MESH_SIZE, load_meshes, read_visuals
 
-DEFAULT_HOST = '127.0.0.1'
-DEFAULT_PORT = 8080
 #: arrow colours of the dynamics node's markers: linear (blue), angular (orange), force (red)
 LINEAR_COLOR, ANGULAR_COLOR, FORCE_COLOR = (0.1, 0.4, 1.0), (1.0, 0.6, 0.0), (0.9, 0.1, 0.1)
 #: metres of arrow per m/s or rad/s (the dynamics node's default ``marker_scale``)
 TWIST_SCALE = 0.2
-
-
-class ViewError(RuntimeError):
-    """The view cannot start: the address or port cannot be served."""
-
-
-def _wxyz(R):
-    """Return the unit quaternion (w, x, y, z) of a rotation matrix (Shepperd's method)."""
-    tr = R[0, 0] + R[1, 1] + R[2, 2]
-    if tr > 0:
-        s = 2.0 * math.sqrt(tr + 1.0)
-        return (0.25 * s, (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s,
-                (R[1, 0] - R[0, 1]) / s)
-    i = int(np.argmax(np.diag(R)))
-    j, k = (i + 1) % 3, (i + 2) % 3
-    s = 2.0 * math.sqrt(max(1.0 + R[i, i] - R[j, j] - R[k, k], 1e-300))
-    q = [0.0, 0.0, 0.0, 0.0]
-    q[0] = (R[k, j] - R[j, k]) / s
-    q[1 + i] = 0.25 * s
-    q[1 + j] = (R[j, i] + R[i, j]) / s
-    q[1 + k] = (R[k, i] + R[i, k]) / s
-    return tuple(q)
-
-
-def check_port(port):
-    """
-    Return ``port`` as an int if it is one a server can listen on (0..65535; 0: a free one).
-
-    Raises :class:`ViewError` with the reason otherwise (negative, too large, not a whole
-    number).
-    """
-    try:
-        number = int(port)
-        whole = number == port or str(number) == str(port).strip()
-    except (TypeError, ValueError, OverflowError):
-        whole = False
-    if not whole or not 0 <= number <= 65535:
-        raise ViewError(f'liemb view: port {port!r} is not a port: give 0..65535 (0: a free '
-                        'one)')
-    return number
-
-
-def check_address(host, port):
-    """
-    Return a port that ``host`` can serve on (``port``, or a free one for 0).
-
-    Raises :class:`ViewError` naming the address when the port is not one (outside
-    0..65535), is taken, or the address is not one of this machine's.
-    """
-    port = check_port(port)
-    try:
-        with socket.socket(socket.AF_INET6 if ':' in host else socket.AF_INET) as s:
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server does
-            s.bind((host, port))
-            return s.getsockname()[1]
-    except OSError as exc:
-        taken = exc.errno in (98, 48)  # EADDRINUSE (Linux, macOS)
-        why = ('is in use by another program; choose another with --port' if taken else
-               f'cannot be served ({exc.strerror}); give an address of this machine with '
-               '--host')
-        raise ViewError(f'liemb view: {_hostport(host, port)} {why}') from None
-
-
-def _hostport(host, port):
-    """``host:port`` with an IPv6 address in brackets, as in a URL."""
-    return f'[{host}]:{port}' if ':' in host else f'{host}:{port}'
-
-
-def _loopback(host):
-    """Return whether every address ``host`` stands for is a loopback one."""
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:   # a name: what it resolves to
-        pass
-    try:
-        found = {info[4][0] for info in socket.getaddrinfo(host, None)}
-    except (OSError, UnicodeError):
-        return False
-    return bool(found) and all(ipaddress.ip_address(a.partition('%')[0]).is_loopback
-                               for a in found)
-
-
-def page_address(host, port):
-    """
-    Say where a page served on ``host``, ``port`` is: ``(url, where, warning)``.
-
-    ``url`` opens the page on this machine: ``http://HOST:PORT`` for an address or a name
-    as given (an IPv6 address in brackets); for the wildcard addresses (``''`` and
-    ``0.0.0.0``: every IPv4 interface, ``''`` IPv6 too; ``::``: every interface)
-    the loopback address of the same family.  ``where`` is empty, or for a wildcard
-    says it listens on every interface and how other machines reach it.  ``warning`` is
-    None on a loopback address, else says that the page is open to the network.
-    """
-    wildcard = {'': '127.0.0.1', '0.0.0.0': '127.0.0.1', '::': '::1'}
-    if host in wildcard:
-        url = f'http://{_hostport(wildcard[host], port)}'
-        listen = f'http://{_hostport(host or "0.0.0.0", port)}'
-        where = (f'it listens on every interface, {listen}; from other machines: '
-                 f"http://{_hostport(socket.gethostname(), port)} or this machine's IP address")
-        who = 'every interface'
-    else:
-        url = f'http://{_hostport(host, port)}'
-        where = ''
-        if _loopback(host):
-            return url, where, None
-        who = f'{host}, not a loopback address'
-    return url, where, (f'the page listens on {who}: it is open to the network (anyone who '
-                        'reaches this machine sees the robot and its meshes and moves its '
-                        'sliders); --host 127.0.0.1 keeps it to this machine')
 
 
 def twist_arrows(model, q, qd, link, representation, base_pose=None, scale=TWIST_SCALE):
@@ -346,25 +237,24 @@ class RobotView:
             return
         scene = self.server.scene
         node = f'/robot/{v.link}/visual_{k}'
-        R, p = v.origin[:3, :3], v.origin[:3, 3]
+        wxyz, p = quaternion.from_matrix(v.origin[:3, :3]), v.origin[:3, 3]
         color = tuple(int(round(255 * c)) for c in v.color)
         if v.kind == 'box':
-            scene.add_box(node, color=color, dimensions=v.size, wxyz=_wxyz(R), position=p)
+            scene.add_box(node, color=color, dimensions=v.size, wxyz=wxyz, position=p)
         elif v.kind == 'cylinder':
             # along its local z, as in URDF (checked in the browser test)
             scene.add_cylinder(node, radius=v.size[0], height=v.size[1], color=color,
-                               wxyz=_wxyz(R), position=p)
+                               wxyz=wxyz, position=p)
         elif v.kind == 'sphere':
-            scene.add_icosphere(node, radius=v.size[0], color=color, wxyz=_wxyz(R),
-                                position=p)
+            scene.add_icosphere(node, radius=v.size[0], color=color, wxyz=wxyz, position=p)
         elif v.kind == 'mesh':
             scene.add_mesh_simple(node, vertices=np.asarray(v.mesh.vertices) * v.scale,
                                   faces=np.asarray(v.mesh.faces), color=color,
-                                  wxyz=_wxyz(R), position=p)
+                                  wxyz=wxyz, position=p)
         else:
             scene.add_box(node, color=tuple(int(255 * c) for c in MISSING_COLOR),
                           dimensions=(MISSING_MESH_SIZE,) * 3, wireframe=True,
-                          wxyz=_wxyz(R), position=p)
+                          wxyz=wxyz, position=p)
 
     def _build_gui(self):
         gui = self.server.gui
@@ -418,10 +308,11 @@ class RobotView:
             if base_pose is not None:
                 self.base_pose = np.asarray(base_pose, dtype=float)
             Cs = forward_kinematics(self.model, q, base_pose=self.base_pose)
+            wxyz = quaternion.from_matrix(Cs[:, :3, :3])
             with self.server.atomic():
-                for C, frame in zip(Cs, self.frames.values()):
+                for C, w, frame in zip(Cs, wxyz, self.frames.values()):
                     frame.position = C[:3, 3]
-                    frame.wxyz = _wxyz(C[:3, :3])
+                    frame.wxyz = w
                 self._show_twist(q, qd)
             self._show_status(q, in_limit)
             self.updates += 1

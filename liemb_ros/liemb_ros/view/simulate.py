@@ -13,7 +13,8 @@ import time
 
 import numpy as np
 
-from .scene import DEFAULT_HOST, DEFAULT_PORT, FORCE_COLOR, RobotView, joint_wrench_arrows
+from .address import DEFAULT_HOST, DEFAULT_PORT
+from .scene import FORCE_COLOR, RobotView, joint_wrench_arrows
 from .visuals import MISSING_COLOR
 
 #: contact force arrows: metres per newton and colour (as the simulation node's markers)

@@ -21,16 +21,18 @@ reports where it diverged; a step whose stage rotates a body by more than
 :data:`~liemb_ros.sim.integrators.MAX_STEP_ANGLE` (0.9 * 2 pi, the pole of ``dexp^-1``) is refused
 unless ``--no-step-guard``.
 """
-# The parts: examples.py (the examples and what their papers claim), study.py (one run and
-# the convergence study), command.py (the command's options, report and plots), table.py (the
-# convergence table, as the command prints it and as the example pages show it).  Everything
-# is importable from here, as from the one module this package was.
+# The parts: examples.py (the examples and what their papers claim), flip_solutions.py (the
+# flip's analytic interval and reference solution), study.py (one run and the convergence
+# study), command.py (the command's options, report and plots), table.py (the convergence
+# table, as the command prints it and as the example pages show it).  Everything is
+# importable from here, as from the one module this package was.
 from .command import add_arguments, plot, plot_convergence, run
-from .examples import (EXAMPLES, FLIP_J, FLIP_OMEGA0, FLIP_REFERENCE_H, PAPER_000_DTS,
-                       PAPER_003_DTS, RHO, ROUNDOFF, UPDATES, Example, Spec, build, cardan,
-                       double_pendulum, euler_rk4, flip, flip_interval, flip_reference,
-                       floating_pair, four_bar, free_box, G, heavy_top_001, heavy_top_spring,
-                       rotating_frame, rotating_frame_step_error, rp_mechanism, three_bar)
+from .examples import (EXAMPLES, PAPER_000_DTS, PAPER_003_DTS, RHO, ROUNDOFF, UPDATES, Example,
+                       Spec, build, cardan, double_pendulum, flip, floating_pair, four_bar,
+                       free_box, G, heavy_top_001, heavy_top_spring, rotating_frame,
+                       rotating_frame_step_error, rp_mechanism, three_bar)
+from .flip_solutions import (FLIP_J, FLIP_OMEGA0, FLIP_REFERENCE_H, euler_rk4, flip_interval,
+                             flip_reference)
 from .study import ASYMPTOTIC, DIVERGED, convergence, fit_order, run_example
 from .table import UPDATE_NAMES, convergence_table, escape_cell
 

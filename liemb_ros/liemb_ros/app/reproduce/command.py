@@ -12,7 +12,8 @@ import sys
 import numpy as np
 
 from ...sim.integrators import MAX_STEP_ANGLE
-from .examples import EXAMPLES, UPDATES, build, flip_interval
+from .examples import EXAMPLES, UPDATES, build
+from .flip_solutions import flip_interval
 from .study import convergence, run_example
 from .table import convergence_table
 

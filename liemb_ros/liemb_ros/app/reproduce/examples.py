@@ -8,7 +8,7 @@ watch, the energy, the stepper) with every body on one configuration update; :da
 maps the names of ``liemb reproduce`` to a :class:`Spec` (builder, paper section, duration,
 step size, the paper's claim, its step sizes); :func:`build` builds one by name.  The flip
 of [HGS18] also has its analytic flip interval and the reference solution of its
-convergence study here.  Running them: :mod:`.study`.
+convergence study in :mod:`.flip_solutions`.  Running them: :mod:`.study`.
 """
 import dataclasses
 import math
@@ -18,6 +18,8 @@ import numpy as np
 from ...sim.integrators import MAX_STEP_ANGLE, RK4, Stepper
 from ...sim.mbs import Body, System
 from ...sim.mbs.ulv import UnifiedBody, UnifiedStepper
+from .flip_solutions import (  # noqa: F401 (importable from here as before)
+    FLIP_J, FLIP_OMEGA0, FLIP_REFERENCE_H, euler_rk4, flip_interval, flip_reference)
 
 RHO = 2700.0            # aluminium, implied by the papers' masses (86.4 kg / 0.032 m^3)
 G = (0.0, 0.0, -9.81)
@@ -333,12 +335,6 @@ def cardan(update):
     return Example(s, s.project_velocities(y), _joint_measures(s), energy='kinetic')
 
 
-FLIP_J = np.array([5.2988, 1.1775, 4.3568])
-FLIP_OMEGA0 = np.array([0.01, 0.0, 100.0])
-#: [HGS18]'s reference step (§6: "h = 1e-5")
-FLIP_REFERENCE_H = 1e-5
-
-
 def flip(update):
     """
     [HGS18] §6: free box J = diag(5.2988, 1.1775, 4.3568), m = 1, Omega0 = (0.01, 0, 100).
@@ -371,59 +367,6 @@ def flip(update):
         return abs(float(np.linalg.det(ex.rotation(y))) - 1.0)
     ex.measures = {'rel. angular momentum drift': momentum, '|det R - 1|': det_error}
     return ex
-
-
-def flip_interval():
-    """Analytic time between flips ``2 K(k) / p`` (Landau-Lifshitz; our derivation)."""
-    from scipy.special import ellipk
-    w0 = FLIP_OMEGA0
-    T2 = float(FLIP_J @ w0 ** 2)
-    L2 = float(np.sum((FLIP_J * w0) ** 2))
-    C, B, A = FLIP_J[0], FLIP_J[2], FLIP_J[1]
-    k2 = (B - A) * (C * T2 - L2) / ((C - B) * (L2 - A * T2))
-    p = math.sqrt((C - B) * (L2 - A * T2) / (A * B * C))
-    return 2.0 * ellipk(k2) / p
-
-
-def euler_rk4(inertia, omega0, t_end, h):
-    """
-    Return ``Omega(t_end)`` of classical RK4 on Euler's equations ``J Omega' = J Omega x Omega``.
-
-    The flip's reference ([HGS18] §6 uses ``h = 1e-5``); scalar code, ~0.25 s for 1e5
-    steps.  ``Omega`` does not depend on the configuration, so this is the reference of
-    both formulations.
-    """
-    j1, j2, j3 = (float(v) for v in inertia)
-    a1, a2, a3 = (j2 - j3) / j1, (j3 - j1) / j2, (j1 - j2) / j3
-    x, y, z = (float(v) for v in omega0)
-    n = int(round(t_end / h))
-    h2, h6 = 0.5 * h, h / 6.0
-    for _ in range(n):
-        k1x, k1y, k1z = a1 * y * z, a2 * z * x, a3 * x * y
-        x2, y2, z2 = x + h2 * k1x, y + h2 * k1y, z + h2 * k1z
-        k2x, k2y, k2z = a1 * y2 * z2, a2 * z2 * x2, a3 * x2 * y2
-        x3, y3, z3 = x + h2 * k2x, y + h2 * k2y, z + h2 * k2z
-        k3x, k3y, k3z = a1 * y3 * z3, a2 * z3 * x3, a3 * x3 * y3
-        x4, y4, z4 = x + h * k3x, y + h * k3y, z + h * k3z
-        k4x, k4y, k4z = a1 * y4 * z4, a2 * z4 * x4, a3 * x4 * y4
-        x += h6 * (k1x + 2.0 * k2x + 2.0 * k3x + k4x)
-        y += h6 * (k1y + 2.0 * k2y + 2.0 * k3y + k4y)
-        z += h6 * (k1z + 2.0 * k2z + 2.0 * k3z + k4z)
-    return np.array([x, y, z])
-
-
-def flip_reference(t_end=1.0, h=FLIP_REFERENCE_H):
-    """
-    Return ``(Omega_ref(t_end), spread)``: the reference and its round-off level.
-
-    ``spread = |Omega_ref(h) - Omega_ref(2 h)|``: both are converged (RK4's error at 2e-5 is
-    ~1e-11), so their difference is round-off amplified by the flips (~2e-5 at 1 s; seed
-    [HGS18]'s "up to machine precision" is not reachable in float64).  Errors at or below the
-    spread are at the floor.
-    """
-    ref = euler_rk4(FLIP_J, FLIP_OMEGA0, t_end, h)
-    ref2 = euler_rk4(FLIP_J, FLIP_OMEGA0, t_end, 2.0 * h)
-    return ref, float(np.linalg.norm(ref - ref2))
 
 
 PAPER_000_DTS = (1e-2, 1e-3, 1e-4)

@@ -13,7 +13,8 @@ import time
 import numpy as np
 
 from ...sim.integrators import MAX_STEP_ANGLE, IntegrationError, StepSizeError
-from .examples import EXAMPLES, FLIP_OMEGA0, FLIP_REFERENCE_H, build, flip_reference
+from .examples import EXAMPLES, build
+from .flip_solutions import FLIP_OMEGA0, FLIP_REFERENCE_H, flip_reference
 
 #: values above this fraction of a quantity's scale are outside the asymptotic range and
 #: left out of the fitted order (e.g. a 1 cm pivot drift for 1 m, 1 % of the energy)

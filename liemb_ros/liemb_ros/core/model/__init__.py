@@ -1,6 +1,10 @@
 """
 URDF -> screw model: parsing and validation (urdf), joint types (joints), Model (model).
 
+:mod:`.model` builds its :class:`Model` from the arguments :mod:`.assembly` derives from a
+parsed URDF (tree order, 1-DOF screws, folded fixed joints, merged inertias, mimic
+coupling); :mod:`.inertia` holds the pose and spatial-inertia helpers both use.
+
 :mod:`.urdf` is made of :mod:`.urdf_types` (errors, link and joint descriptions) and
 :mod:`.urdf_sources` (files, xacro, XML text) plus its own checks and parse.
 """

@@ -8,7 +8,8 @@ the scaling benchmarks.  Everything is drawn from a seeded generator.
 import numpy as np
 
 from . import joints as J
-from .model import Model, spatial_inertia
+from .inertia import spatial_inertia
+from .model import Model
 
 
 def random_pose(rng, scale=0.5):
