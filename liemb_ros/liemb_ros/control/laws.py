@@ -116,6 +116,7 @@ class ComputedTorque:
                              'floating base (computed_torque takes base_pose)')
         n = model.nq
         self.model = model
+        self._args = (model.packed_int, model.packed_float, model.data.work)
         self._gains = (_per_joint(kp, n), _per_joint(kd, n), model.damping, model.friction,
                        bool(friction), _per_joint(armature, n))
         self._a, self._ff = np.empty(n), np.empty(n)
@@ -132,7 +133,7 @@ class ComputedTorque:
                 break
         tau = np.empty(n)
         st = fast(self.model, 'computed torque', _computed_torque_pass,
-                  (*xs, *self._gains, self._a, self._ff, tau))
+                  (*self._args, *xs, *self._gains, self._a, self._ff, tau))
         if st:
             check(self.model, st)
         self.tracking_error = float(self._ff[-1]) if n else 0.0   # (see the pass)
@@ -319,7 +320,7 @@ class CartesianImpedance:
         J, e, tau = self.J, self.e, np.empty(model.nv)
         if self._li is not None and self.base_pose is None:   # one compiled pass
             st = fast(model, 'impedance', _impedance_link,
-                      (q, qd, self._li,
+                      (model.packed_int, model.packed_float, model.data.work, q, qd, self._li,
                        REP_INDEX[self.representation], C_d, self._K6, self._D6, self._body,
                        self._C, J, e, q_n, self.k_null, self.d_null, tau))
             if st:
@@ -451,9 +452,9 @@ def _impedance_link(ki, kf, w, q, qd, li, rep, C_d, K, D, body, C, J, e, posture
 
     With a ``posture`` (not empty), its null-space term too.
     """
-    st = link_pose_link(ki, kf, w, q, li, C)
+    st = link_pose_link(ki, kf, q, li, C)
     if st == 0:
-        st = jacobian_link(ki, kf, w, q, li, rep, J)
+        st = jacobian_link(ki, kf, q, li, rep, J)
     if st == 0:
         z = np.zeros(qd.shape[0])
         st = id_plain(ki, kf, w, q, z, z, 0, 1.0, tau)     # g(q)

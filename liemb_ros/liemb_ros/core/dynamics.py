@@ -104,10 +104,13 @@ def inverse_dynamics(model, q, qd, qdd, form='body', f_ext=None, base_pose=None,
     if B is None:
         tau = np.empty(model.nv)
         if base_pose is None and f_ext is None:
-            st = fast(model, 'id plain', id_plain, (q, qd, qdd, fm, 1.0, tau))
+            st = fast(model, 'id plain', id_plain,
+                      (model.packed_int, model.packed_float, model.data.work, q, qd, qdd, fm, 1.0,
+                       tau))
         else:
             st = fast(model, 'id', id_into,
-                      (q, qd, qdd, EYE4 if base_pose is None else base_arg(model, base_pose, None),
+                      (model.packed_int, model.packed_float, model.data.work,
+                       q, qd, qdd, EYE4 if base_pose is None else base_arg(model, base_pose, None),
                        NO_FEXT if f_ext is None else fext_arg(model, f_ext, None),
                        fm, 1.0, tau))
         if st:
@@ -135,10 +138,12 @@ def gravity_torques(model, q, base_pose=None, threads=None):
         z = np.zeros(model.nv)
         tau = np.empty(model.nv)
         if base_pose is None:
-            st = fast(model, 'id plain', id_plain, (q, z, z, 0, 1.0, tau))
+            st = fast(model, 'id plain', id_plain,
+                      (model.packed_int, model.packed_float, model.data.work, q, z, z, 0, 1.0,
+                       tau))
         else:
             st = fast(model, 'id', id_into,
-                      (q, z, z,
+                      (model.packed_int, model.packed_float, model.data.work, q, z, z,
                        base_arg(model, base_pose, None), NO_FEXT, 0, 1.0, tau))
         if st:
             check(model, st)
@@ -168,7 +173,8 @@ def joint_wrenches(model, q, qd, qdd, f_ext=None, base_pose=None, per_body=False
     if B is None:
         W = np.empty((model.nb, 6))
         st = fast(model, 'wrenches', wrench_entry,
-                  (q, qd, qdd, EYE4 if base_pose is None else base_arg(model, base_pose, None),
+                  (model.packed_int, model.packed_float, model.data.work,
+                   q, qd, qdd, EYE4 if base_pose is None else base_arg(model, base_pose, None),
                    fext_arg(model, f_ext, None), 1.0, W))
         if st:
             check(model, st)
@@ -225,7 +231,7 @@ def mass_matrix(model, q, base_pose=None, out=None, armature=None, threads=None)
     if not batched:
         out = out_array(out, (model.nv, model.nv), (('q', q), ('base_pose', base_pose)))
         st = fast(model, 'crba', crba_into,
-                  (q, np.zeros(model.nv),
+                  (model.packed_int, model.packed_float, model.data.work, q, np.zeros(model.nv),
                    EYE4 if base_pose is None else base_arg(model, base_pose, None), False,
                    out))
         if st:
@@ -256,7 +262,7 @@ def mass_matrix_derivative(model, q, qd, base_pose=None, threads=None):
     if B is None:
         out = np.empty((model.nv, model.nv))
         st = fast(model, 'crba', crba_into,
-                  (q, qd,
+                  (model.packed_int, model.packed_float, model.data.work, q, qd,
                    EYE4 if base_pose is None else base_arg(model, base_pose, None), True, out))
         if st:
             check(model, st)
@@ -278,7 +284,7 @@ def coriolis_matrix(model, q, qd, base_pose=None):
     if B is None:
         out = np.empty((model.nv, model.nv))
         st = fast(model, 'coriolis', coriolis_into,
-                  (q, qd,
+                  (model.packed_int, model.packed_float, model.data.work, q, qd,
                    EYE4 if base_pose is None else base_arg(model, base_pose, None), out))
         if st:
             check(model, st)
@@ -316,10 +322,13 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, base_pose=None, method='aba'
         base = EYE4 if base_pose is None else base_arg(model, base_pose, None)
         fext = NO_FEXT if f_ext is None else fext_arg(model, f_ext, None)
         if arm is None:
-            st = fast(model, 'aba', aba_into, (q, qd, tau, base, fext, qdd))
+            st = fast(model, 'aba', aba_into,
+                      (model.packed_int, model.packed_float, model.data.work, q, qd, tau, base,
+                       fext, qdd))
         else:
             st = fast(model, 'aba_arm', aba_arm_into,
-                      (q, qd, tau, base, fext, qdd, arm))
+                      (model.packed_int, model.packed_float, model.data.work,
+                       q, qd, tau, base, fext, qdd, arm))
     else:
         qdd = np.empty((B, model.nv))
         st = run_batch(aba_batch, (model.tree, q, qd, tau, base_arg(model, base_pose, B),

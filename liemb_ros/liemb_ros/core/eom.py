@@ -67,7 +67,7 @@ def inverse_dynamics_derivatives(model, q, qd, qdd, f_ext=None, base_pose=None, 
             raise ValueError('the two arrays of out must not overlap')
     if B is None:
         st = fast(model, 'dtau', derivatives_into,
-                  (q, qd, qdd,
+                  (model.packed_int, model.packed_float, model.data.work, q, qd, qdd,
                    EYE4 if base_pose is None else base_arg(model, base_pose, None),
                    NO_FEXT if f_ext is None else fext_arg(model, f_ext, None), dq, dqd))
         if st:

@@ -94,7 +94,8 @@ def link_pose(model, q, link, base_pose=None, threads=None):
     li = model.link_ids.get(link) if link.__class__ is str else None
     if li is not None and base_pose is None and not batched:
         out = np.empty((4, 4))
-        st = fast(model, 'link_pose link', link_pose_link, (q, li, out))
+        st = fast(model, 'link_pose link', link_pose_link,
+                  (model.packed_int, model.packed_float, q, li, out))
         if st:
             check(model, st)
         return out
@@ -102,7 +103,8 @@ def link_pose(model, q, link, base_pose=None, threads=None):
     if not batched:
         out = np.empty((4, 4))
         st = fast(model, 'link_pose', link_pose_into,
-                  (q, EYE4 if base_pose is None else base_arg(model, base_pose, None), body, T,
+                  (model.packed_int, model.packed_float,
+                   q, EYE4 if base_pose is None else base_arg(model, base_pose, None), body, T,
                    out))
         if st:
             check(model, st)
@@ -129,7 +131,7 @@ def forward_kinematics(model, q, base_pose=None, out=None, threads=None):
         entry = model.entry_points.get('forward_kinematics')
         if entry is not None and q.shape[0] == model.nq and q.flags.carray:
             out = np.empty((len(model.link_names), 4, 4))
-            st = entry(q, out)
+            st = entry(model.packed_int, model.packed_float, model.data.work, q, out)
             if st:
                 check(model, st)
             return out
@@ -140,12 +142,14 @@ def forward_kinematics(model, q, base_pose=None, out=None, threads=None):
     if not batched:
         out = out_array(out, (nl, 4, 4), (('q', q), ('base_pose', base_pose)))
         if base_pose is None:
-            st = fast(model, 'forward_kinematics', forward_kinematics_plain, (q, out))
+            st = fast(model, 'forward_kinematics', forward_kinematics_plain,
+                      (model.packed_int, model.packed_float, model.data.work, q, out))
             if st:
                 check(model, st)
             return out
         st = fast(model, 'forward_kinematics base', forward_kinematics_into,
-                  (q, base_arg(model, base_pose, None), out))
+                  (model.packed_int, model.packed_float, model.data.work,
+                   q, base_arg(model, base_pose, None), out))
         if st:
             check(model, st)
         return out
@@ -182,11 +186,13 @@ def _jacobians(model, q, qd, link, representation, deriv, base_pose, twist=False
         if twist:
             out = np.empty(6)
             st = fast(model, 'jacobian twist', link_twist_into,
-                      (q, qd, base, body, T, rep, out))
+                      (model.packed_int, model.packed_float, model.data.work,
+                       q, qd, base, body, T, rep, out))
         else:
             out = np.empty((2, 6, model.nv))
             st = fast(model, 'jacobian', jacobian_into,
-                      (q, qd, base, body, T, rep, deriv, out[0], out[1]))
+                      (model.packed_int, model.packed_float, model.data.work,
+                       q, qd, base, body, T, rep, deriv, out[0], out[1]))
         if st:
             check(model, st)
         return out, qd
@@ -223,7 +229,8 @@ def jacobian(model, q, link, representation='body', base_pose=None, threads=None
         if rep < 0:
             rep = rep_index(representation)
         J = np.empty((6, model.nv))
-        st = fast(model, 'jacobian link', jacobian_link, (q, li, rep, J))
+        st = fast(model, 'jacobian link', jacobian_link,
+                  (model.packed_int, model.packed_float, q, li, rep, J))
         if st:
             check(model, st)
         return J
@@ -236,7 +243,8 @@ def jacobian(model, q, link, representation='body', base_pose=None, threads=None
         rep = rep_index(representation)
     J = np.empty((6, model.nv))
     st = fast(model, 'jacobian tip', jacobian_tip_into,
-              (q, EYE4 if base_pose is None else base_arg(model, base_pose, None), body, T, rep,
+              (model.packed_int, model.packed_float,
+               q, EYE4 if base_pose is None else base_arg(model, base_pose, None), body, T, rep,
                J))
     if st:
         check(model, st)

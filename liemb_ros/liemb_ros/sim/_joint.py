@@ -333,7 +333,7 @@ def _mass_function(model, armature=None):
     the step: ``q`` (nq,) and ``base`` (4, 4) or None must be float64 C-contiguous arrays
     (views of the state are).  NaN/inf still raise ValueError (checked in the kernel).
     """
-    nv = model.nv
+    ki, kf, w, nv = model.packed_int, model.packed_float, model.data.work, model.nv
     zeros = np.zeros(nv)
     a = nv - model.nq
     arm = None if armature is None else np.array(armature, dtype=float)
@@ -341,7 +341,7 @@ def _mass_function(model, armature=None):
     def mass(q, base=None):
         out = np.empty((nv, nv))
         st = fast(model, ('crba', base is None), crba_into,
-                  (q, zeros, EYE4 if base is None else base, False, out))
+                  (ki, kf, w, q, zeros, EYE4 if base is None else base, False, out))
         if st:
             check(model, st)
         if arm is not None:

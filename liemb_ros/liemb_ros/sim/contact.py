@@ -331,7 +331,8 @@ class ContactModel:
         R = np.ascontiguousarray(base[:3, :3]) if base is not None else _EYE3
         # one compiled call for all the links (jacobian() per link cost 4 dispatches each)
         st = fast(m, 'contact jacobians', _link_jacobians,
-                  (q, links, _HYBRID, R, base is not None, J, slot))
+                  (m.packed_int, m.packed_float, q, links, _HYBRID, R, base is not None, J,
+                   slot))
         if st:
             check(m, st)
         return J, slot, Cs[links, :3, 3]
@@ -466,7 +467,7 @@ _NONE = np.zeros(0, dtype=np.int64)   # no pairs kept
 
 
 @njit(cache=True)
-def _link_jacobians(ki, kf, w, q, links, rep, R, rotate, J, slot):
+def _link_jacobians(ki, kf, q, links, rep, R, rotate, J, slot):
     """
     Set the hybrid Jacobians ``J[s]`` (6, nv) of the distinct links; return a status.
 
@@ -488,7 +489,7 @@ def _link_jacobians(ki, kf, w, q, links, rep, R, rotate, J, slot):
         s = nd
         slot[i] = s
         nd += 1
-        st = jacobian_link(ki, kf, w, q, links[i], rep, J[s])
+        st = jacobian_link(ki, kf, q, links[i], rep, J[s])
         if st:
             return st
         if rotate:

@@ -4,7 +4,7 @@ Dispatch: between the public functions and the compiled kernels.
 * **Status codes.**  Kernels never raise for bad numbers: they return a status (``OK``,
   which input is NaN/inf, or a singular articulated inertia), checked inside the kernel
   (:func:`finite`, :func:`check_state`, :func:`check_inputs`), because a Python-side
-  ``isfinite`` costs more than the whole call (design.md "Performance design").
+  ``isfinite`` costs more than the whole call (design.md, "Model and Data").
   :func:`check` turns a status into the ValueError naming the argument; batch loops raise
   inside the kernel (:func:`raise_status`).
 * **Canonicalisation.**  :func:`as_batch`, :func:`base_arg`, :func:`fext_arg`, :func:`states`,
@@ -13,9 +13,10 @@ Dispatch: between the public functions and the compiled kernels.
   base pose, no wrenches, no armature) of the same types, so that each kernel argument has
   one numba type whatever the call (fixed or floating base, pose or wrenches given or not,
   one base pose for a batch or one each: :func:`at`) and each kernel compiles once.
-* **Entry-point cache.**  :func:`fast` calls a kernel through the compiled entry point of
-  its overload, cached in ``model.entry_points``: numba's dispatcher would resolve the
-  type of every argument on every call.
+* **Entry-point cache.**  :func:`fast` calls a single-call kernel (the packed model, and
+  the model's workspace ``model.data`` for a kernel with work arrays, first) through the
+  compiled entry point of its overload, cached in ``model.entry_points``: numba's
+  dispatcher would resolve the type of every argument on every call.
 * **Batches on every core.**  :func:`run_batch` splits a batch into contiguous chunks of
   configurations and runs the batch kernel (compiled ``nogil=True``) on each chunk, in the
   calling thread and the threads of a persistent pool (each takes the next chunk left).  A
@@ -31,7 +32,6 @@ The packed model the single-call kernels read is defined in :mod:`.layout`.
 import itertools
 import os
 import threading
-from functools import partial
 
 import numpy as np
 from numba import njit
@@ -151,25 +151,23 @@ def singular(model, st):
 # --------------------------------------------------------------------------- entry points
 def fast(model, key, kernel, args):
     """
-    Return ``kernel(model.packed_int, model.packed_float, model.data.work, *args)``.
+    Return ``kernel(*args)``, after the first call through the entry point cached under ``key``.
 
-    Every single-call kernel takes the packed model and the model's workspace
-    (:class:`~liemb_ros.core.model.data.Data`) first.  After the first call it runs
-    through the entry point cached under ``key``, bound to those three arrays
-    (:func:`functools.partial`): numba's dispatcher resolves the type of every argument on
-    every call; the entry point of the overload the first call compiled or loaded from
-    the cache skips that (design.md, "Performance design").  The entry point does not
-    check types, so ``key`` and ``model`` must fix the numba type of every argument:
-    arrays are the model's own, module constants, or canonical (float64, C contiguous,
-    aligned, writeable: :func:`as_batch`, :func:`base_arg`, or the stand-ins
+    ``args`` begin with the packed model (``model.packed_int``, ``model.packed_float``)
+    and, for a kernel with work arrays, its workspace ``model.data.work``
+    (:class:`~liemb_ros.core.model.data.Data`).  numba's dispatcher resolves the type of
+    every argument on every call; the entry point of the overload the first call compiled
+    or loaded from the cache skips that (docs/design.md, "Model and Data").  The entry
+    point does not check types, so ``key`` and ``model`` must fix the numba type of every
+    argument: arrays are the model's own, module constants, or canonical (float64, C
+    contiguous, aligned, writeable: :func:`as_batch`, :func:`base_arg`, or the stand-ins
     :data:`EYE4`, :data:`NO_FEXT`, :data:`NO_ARM` of the same types), and ``key`` names
     the kernel.
     """
     entry = model.entry_points.get(key)
     if entry is None:
-        bound = (model.packed_int, model.packed_float, model.data.work)
-        out = kernel(*bound, *args)
-        model.entry_points[key] = partial(entry_point(kernel, bound + tuple(args)), *bound)
+        out = kernel(*args)
+        model.entry_points[key] = entry_point(kernel, args)
         return out
     return entry(*args)
 

@@ -278,14 +278,14 @@ def jacobian_into(ki, kf, w, q, qd, base, body, T, rep, deriv, J, Jd):
 
 
 @njit(cache=True)
-def jacobian_link(ki, kf, w, q, li, rep, J):
+def jacobian_link(ki, kf, q, li, rep, J):
     """:func:`jacobian_tip_into` for link index ``li`` and no base pose (fewer arguments)."""
     model = unpack_kinematics(ki, kf)
     return _jacobian_tip(model, q, EYE4, model.link_body[li], model.link_offset[li], rep, J)
 
 
 @njit(cache=True)
-def jacobian_tip_into(ki, kf, w, q, base, body, T, rep, J):
+def jacobian_tip_into(ki, kf, q, base, body, T, rep, J):
     """Single configuration: ``J`` of the link frame ``C_body T`` by :func:`_jacobian_tip`."""
     return _jacobian_tip(unpack_kinematics(ki, kf), q, base, body, T, rep, J)
 

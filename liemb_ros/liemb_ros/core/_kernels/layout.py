@@ -9,7 +9,7 @@ build it, reading the same numbers (the model is immutable):
   ``model.tree``): unboxed once per batch;
 * a single call passes the model as two flat read-only arrays, ``model.packed_int``
   (int64) and ``model.packed_float`` (float64), because numba unboxes each array argument
-  of a call (about 25 ns each, docs/design.md "Performance design"): two arrays instead
+  of a call (about 25 ns each, docs/design.md, "Model and Data"): two arrays instead
   of a dozen.  The entry point rebuilds the Tree from them as views (:func:`unpack`,
   inlined: no copy, no call).
 
@@ -169,7 +169,7 @@ def id_floats(nb):
 
 @njit(cache=True, inline='always')
 def id_frame_floats(nb):
-    """Spatial or hybrid RNEA, after ``fb``: ``C``, ``V``, ``A``, ``W``, ``Js`` or ``Z``, scratch."""
+    """Spatial or hybrid RNEA past ``fb``: ``C``, ``V``, ``A``, ``W``, ``Js`` or ``Z``, scratch."""
     return 16 * (nb + 1) + 18 * (nb + 1) + 6 * nb + 16 + 10 + 12 + 6
 
 

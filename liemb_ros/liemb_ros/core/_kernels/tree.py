@@ -266,13 +266,13 @@ def _link_pose(model, q, base, body, T, out):
 
 
 @njit(cache=True)
-def link_pose_into(ki, kf, w, q, base, body, T, out):
-    """Single configuration: the pose of the link frame ``C_body T`` (no work arrays: ``w``)."""
+def link_pose_into(ki, kf, q, base, body, T, out):
+    """Single configuration: the pose of the link frame ``C_body T`` (no work arrays)."""
     return _link_pose(unpack_kinematics(ki, kf), q, base, body, T, out)
 
 
 @njit(cache=True)
-def link_pose_link(ki, kf, w, q, li, out):
+def link_pose_link(ki, kf, q, li, out):
     """:func:`link_pose_into` for link index ``li``, no base pose (fewer arguments to unbox)."""
     model = unpack_kinematics(ki, kf)
     return _link_pose(model, q, EYE4, model.link_body[li], model.link_offset[li], out)
