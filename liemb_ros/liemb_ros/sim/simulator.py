@@ -205,14 +205,11 @@ class Simulator:
         self.effort_limit = (np.where(np.isfinite(eff) & (eff > 0), eff, np.inf)
                              if effort_limits else np.full(model.nq, np.inf))
         self.damping_method, self.damping_stiffness = 'explicit', 0.0
-        # the viscous rates the step must be stable on: damping, the friction's slope at
-        # rest F / v_s and the limits' dampers
-        self._stiff_damping = (self.damping + self.friction / self.friction_velocity
-                               + self.limit_damping)
+        rates = self._viscous_rates()
         self._stiff_limit = STIFF_FRACTION * STABILITY_LIMIT[integrator]
-        if coordinates == 'joint' and np.any(self._stiff_damping > 0):
+        if coordinates == 'joint' and np.any(rates > 0):
             self.damping_stiffness = self.dt * damping_rate_max(
-                model, self._stiff_damping, self._q0, self._base0, self.armature)
+                model, rates, self._q0, self._base0, self.armature)
             self.damping_method = (damping_method if damping_method != 'auto' else
                                    'implicit' if self.damping_stiffness > self._stiff_limit
                                    else 'explicit')
@@ -274,13 +271,15 @@ class Simulator:
         if self.coordinates == 'joint':
             self._backend.implicit = method == 'implicit'
 
+    def _viscous_rates(self):
+        """Viscous coefficients D (nq,) of the damping, the friction at rest, the limits."""
+        return self.damping + self.friction / self.friction_velocity + self.limit_damping
+
     def _recheck_stiffness(self):
         """'auto': switch to the implicit method once the damping became stiff along the way."""
         if not self._auto or self.damping_method == 'implicit':
             return
-        self._stiff_damping = (self.damping + self.friction / self.friction_velocity
-                               + self.limit_damping)
-        stiff = self.dt * damping_rate_max(self.model, self._stiff_damping, self.q,
+        stiff = self.dt * damping_rate_max(self.model, self._viscous_rates(), self.q,
                                            self.base_pose, self.armature)
         self.damping_stiffness = max(self.damping_stiffness, stiff)
         if stiff > self._stiff_limit:
