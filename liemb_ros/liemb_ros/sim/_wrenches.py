@@ -53,7 +53,7 @@ class AppliedWrenches:
             rec[3] = t + dt
 
     def force(self, q, base):
-        """Generalized force (nv,) of the wrenches at ``q``: ``Σ Jᵀ W``."""
+        """Return ``Σ Jᵀ W`` at ``q``, the wrenches' generalized force: shape (nv,)."""
         out = np.zeros(self.model.nv)
         for link, (w, rep) in self.applied.items():
             out += jacobian(self.model, q, link, rep, base_pose=base).T @ w
