@@ -75,7 +75,7 @@ def test_a_push_of_1e12_newtons_is_refused_with_its_bound(solo12):
         sim.set_wrench('base_link', [1e6, 0, 0, 0, 0, 0])
     with pytest.raises(ValueError, match='wrench contains NaN or inf'):
         sim.set_wrench('base_link', [0, 0, 0, np.inf, 0, 0])
-    assert sim._wrenches == {}                   # nothing was taken
+    assert sim.wrenches.applied == {}            # nothing was taken
     sim.set_wrench('base_link', [0, 0, 0, 0.99 * bound, 0, 0], frame='world')   # within
 
 

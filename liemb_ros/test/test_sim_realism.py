@@ -198,7 +198,7 @@ def test_limit_engages_no_faster_than_two_steps(arm, rng):
             break
     else:
         pytest.fail('no configuration where a joint is light enough')
-    sim._engage_limits(np.ones(arm.nq, dtype=bool), q)
+    sim.joint_limits.engage(np.ones(arm.nq, dtype=bool), q)
     mj = inertias(q)
     cap = mj / (2 * dt) ** 2
     capped = k0 > cap

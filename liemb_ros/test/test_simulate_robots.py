@@ -224,7 +224,7 @@ def _simulate(rel, seconds=None):
     d = sim.diagnostics()
     out.update(t=sim.t, finite=bool(np.all(np.isfinite(sim.q)) and np.all(np.isfinite(sim.qd))),
                err=abs(d['energy_balance_error']),
-               scale=1 + abs(d['kinetic']) + abs(d['potential'] - sim._U0) + abs(d['work']))
+               scale=1 + abs(d['kinetic']) + abs(d['potential'] - sim.books.U0) + abs(d['work']))
     return out
 
 

@@ -65,12 +65,13 @@ class _AbsoluteCoordinates:
         qd = V[self.model.nv - self.model.nq:]
         reaching = np.zeros(len(q), dtype=np.bool_)
         if limit_state(q, qd, sim.lower, sim.upper, h, reaching) == 2:
-            sim._engage_limits(reaching, q, self._joints()[3] if self.model.floating else None)
+            sim.joint_limits.engage(reaching, q,
+                                    self._joints()[3] if self.model.floating else None)
         tau = np.empty(self.model.nq)
         p0 = passive_torques(q, qd, sim._tau, (sim.damping, sim.friction, sim.friction_velocity,
                                                sim.lower, sim.upper, sim.limit_stiffness,
                                                sim.limit_damping), tau)
-        nc = tau - sim._limit_spring(q)[0]      # held: its work, the springs' in U
+        nc = tau - sim.joint_limits.spring(q)[0]      # held: its work, the springs' in U
         self.sysm.set_torques(tau)
         try:
             self.y = self.stepper.step(t, self.y, h)

@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
+from ..core.model.urdf import rpy_to_matrix
 from ..core.resources import read_bounded, resolve_mesh
 
 #: points on each rim of a ``<cylinder>``
@@ -20,15 +21,6 @@ MESH_MODES = ('points', 'box', 'sphere')
 
 class ContactError(ValueError):
     """Contact parameters or collision geometry that cannot be used (naming the link)."""
-
-
-def rpy_matrix(rpy):
-    """Rotation of URDF fixed-axis roll-pitch-yaw: ``R = Rz(y) Ry(p) Rx(r)``."""
-    r, p, y = rpy
-    cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
-    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                     [-sp, cp * sr, cp * cr]])
 
 
 def _numbers(el, attr, count, link, what, default=None):
@@ -162,8 +154,8 @@ def collision_geometry(urdf, *, mesh='points', mesh_points=32, urdf_path=None):
             org = col.find('origin')
             C = np.eye(4)
             C[:3, 3] = _numbers(org, 'xyz', 3, name, 'collision origin', (0.0, 0.0, 0.0))
-            C[:3, :3] = rpy_matrix(_numbers(org, 'rpy', 3, name, 'collision origin',
-                                            (0.0, 0.0, 0.0)))
+            C[:3, :3] = rpy_to_matrix(_numbers(org, 'rpy', 3, name, 'collision origin',
+                                               (0.0, 0.0, 0.0)))
             geo = col.find('geometry')
             shape = geo[0] if geo is not None and len(geo) else None
             if shape is None:

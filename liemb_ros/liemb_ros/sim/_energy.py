@@ -1,7 +1,9 @@
 """
 Energy and momentum of a robot's state (the Simulator's balance; :mod:`liemb_ros.sim.simulator`).
 
-Imported from :mod:`liemb_ros.sim.simulator`, where they are public.
+:func:`mechanical_energy`, :func:`momentum` and :func:`com_moments` are imported from
+:mod:`liemb_ros.sim.simulator`, where they are public; :class:`EnergyBooks` is the part of
+the Simulator that keeps its energy balance.
 """
 import numpy as np
 
@@ -72,3 +74,57 @@ def _coadjoint_to_world(C, w):
     R, r = C[:3, :3], C[:3, 3]
     f = R @ w[3:]
     return np.concatenate([R @ w[:3] + np.cross(r, f), f])
+
+
+class EnergyBooks:
+    """
+    The energy balance ``E - E0 - W`` of a Simulator, a part it owns.
+
+    ``E = T + U``: the kinetic energy (the ``armature``'s too) and the potential of
+    gravity, the ``joint_limits``' springs (:class:`~liemb_ros.sim.passive.JointLimits`)
+    and the ``contact``'s springs (a :class:`~liemb_ros.sim.contact.ContactModel` or
+    None) [J]; ``E0`` and ``U0``: ``E`` and ``U`` at the state :meth:`open` was given (the
+    Simulator's reset).  The work ``W`` is integrated with the state (the Simulator's).
+    """
+
+    def __init__(self, model, armature, joint_limits, contact):
+        self.model = model
+        self.armature = armature
+        self.joint_limits = joint_limits
+        self.contact = contact
+        self.E0 = self.U0 = 0.0
+
+    def energy(self, q, qd, base):
+        """Return ``(T, U)`` [J] at the state: U with the limit and contact springs."""
+        T, U = mechanical_energy(self.model, q, qd, base, self.armature)
+        return T, U + self.joint_limits.spring(q)[1] + self.contact_energy(q, qd, base)
+
+    def contact_energy(self, q, qd, base):
+        """Return the contact springs' energy ``Σ ½ k p²`` [J] (0 without contact)."""
+        if self.contact is None:
+            return 0.0
+        return self.contact.evaluate(q, qd, base)[2]
+
+    def open(self, q, qd, base):
+        """Open the books at the state: ``E0``, ``U0``."""
+        T, U = self.energy(q, qd, base)
+        self.E0 = T + U
+        self.U0 = U
+
+    def off(self, T, U, work, dissipated, max_error, dt):
+        """
+        Return why ``E = T + U`` after the work ``W`` is off the books, or None.
+
+        Off: ``E - E0 - W`` beyond ``max_error * (1 + |T| + |U - U0| + |W|)``, where energy
+        gained may also exceed that by ``dissipated`` (>= 0), the contacts' dissipation
+        counted in implicit steps (the Simulator's ``check``), which the scale leaves out of
+        ``W`` (it may be over-counted many times).  ``dt``: the step [s], for the message.
+        """
+        err = T + U - self.E0 - work
+        scale = 1.0 + abs(T) + abs(U - self.U0) + abs(work + dissipated)
+        tol = max_error * scale
+        if err > tol + dissipated or err < -tol:
+            contacts = f' + the contacts\' {dissipated:.3g} J' if dissipated else ''
+            return (f'the energy balance is off by {err:.3g} J (kinetic {T:.3g} J, allowed '
+                    f'{tol:.3g} J{contacts}): the integration diverges (dt = {dt} s)')
+        return None

@@ -1,5 +1,5 @@
 """
-The Simulator in joint coordinates: explicit RKMK and the ROS2 W-method (:mod:`.simulation`).
+The Simulator in joint coordinates: explicit RKMK and the ROS2 W-method (:mod:`.simulator`).
 
 The state ``(C_base,) (q, V, W)``, its right-hand side (the articulated-body forward
 dynamics under the applied, passive, external and contact forces) and the linearly
@@ -51,7 +51,7 @@ class _JointCoordinates:
         self.implicit = sim.damping_method == 'implicit'
         # 'auto': a step that starts in a limit or reaches one is a ROS2 step
         self.limits_implicit = sim._auto_limits
-        self.limited = bool(np.any(sim._limited))
+        self.limited = bool(np.any(sim.joint_limits.limited))
         self._reaching = np.zeros(m.nq, dtype=np.bool_)
         self.contact = sim.contact
         self._cached = None     # (state, h, contacts) at the end of the last step
@@ -91,8 +91,8 @@ class _JointCoordinates:
         qd = v[self.nb6:]
         power = passive_torques(q, qd, self.sim._tau, self._passive, self._tau_joints)
         ext = None
-        if self.sim._wrenches:
-            ext = self.sim._wrench_force(q, y[:16].reshape(4, 4) if self.o else None)
+        if self.sim.wrenches.applied:
+            ext = self.sim.wrenches.force(q, y[:16].reshape(4, 4) if self.o else None)
             power += float(v @ ext)
         if self.contact is not None:
             at = contact or self.contact.evaluate(q, v, y[:16].reshape(4, 4) if self.o else None)
@@ -154,7 +154,7 @@ class _JointCoordinates:
                 if near == 2:   # a joint reaches its limit: it engages with its inertia now
                     base = y[:16].reshape(4, 4) if self.o else None
                     M = self._mass(q, base)
-                    sim._engage_limits(self._reaching, q, base, M)
+                    sim.joint_limits.engage(self._reaching, q, base, M)
             if not self.contact_implicit:
                 self._plain(t, h, M, near)
                 return

@@ -113,11 +113,53 @@ class Plausibility:
                 f'{self.speed[i]:.4g} (a point at the robot\'s size, {self.size:.3g} m, at '
                 f'{POINT_SPEED:g} m/s)')
 
+    def start_depth(self, contact, q0, qd0, base0):
+        """
+        Refuse a start deeper in a plane than a contact spring pushing with the force bound.
+
+        ``p_max = force / k`` (``contact``: a :class:`~liemb_ros.sim.contact.ContactModel`;
+        ``q0``, ``qd0``, ``base0``: the initial state): a robot that starts deeper (a
+        plane's offset with the wrong sign, a base pose below the ground) would be thrown
+        out with more than 100 times its weight.  Raises ValueError naming the plane and
+        the link.
+        """
+        inside = contact.evaluate(q0, qd0, base0, forces=True)[3]
+        if not inside or contact.stiffness <= 0:
+            return
+        deep = max(inside, key=lambda c: c.penetration)
+        most = self.force / contact.stiffness
+        if deep.penetration > most:
+            raise ValueError(
+                f"the robot starts {deep.penetration:.4g} m inside contact plane {deep.plane} "
+                f"(link '{deep.link}'), beyond the plausible {most:.3g} m (where the contact "
+                f'spring pushes with {self.force:.4g} N, 100 times the robot\'s '
+                'weight): check the planes and the initial pose')
+
+    def depth(self, contact, q, base, dt):
+        """
+        Return why the deepest contact sphere at ``q`` is absurd, or None.
+
+        Absurd: deeper than ``force / k``, where its spring pushes with the force bound (an
+        impact faster than the contact can stop in steps of ``dt`` [s]).  ``contact``: a
+        :class:`~liemb_ros.sim.contact.ContactModel` or None.
+        """
+        if contact is None or not contact.stiffness > 0:
+            return None
+        p, link, plane = contact.deepest(q, base)
+        most = self.force / contact.stiffness
+        if p > most:
+            return (f"a contact sphere of '{link}' is {p * 1e3:.3g} mm deep in plane "
+                    f'{plane}, beyond the plausible {most * 1e3:.3g} mm (where its spring '
+                    f'pushes with 100 times the robot\'s weight): an impact faster than '
+                    f'the contact (stiffness {contact.stiffness:.4g} N/m) can stop '
+                    f'in steps of {dt:g} s')
+        return None
+
     def blame(self, sim):
         """
         Name the inputs behind ``sim``'s state: what put energy in, what acts now.
 
-        First the energy each external wrench has put in so far (``sim.wrench_work``,
+        First the energy each external wrench has put in so far (``sim.wrenches.work``,
         the largest first: a push that ended before the state went wrong is the cause
         still); then the inputs acting at the state, ranked by the acceleration
         ``|M⁻¹ f|`` each drives (each external wrench, the applied joint torques, the
@@ -125,13 +167,13 @@ class Plausibility:
         """
         m = self.model
         q, V, base = sim.q, sim.qd, sim.base_pose
-        done = sorted(sim.wrench_work.items(), key=lambda kv: -kv[1][0])
+        done = sorted(sim.wrenches.work.items(), key=lambda kv: -kv[1][0])
         parts = [f"the external wrench on '{link}' put in {w:.3g} J (up to {f:.4g} N, t = "
                  f'{t0:.3f} to {t1:.3f} s)' for link, (w, f, t0, t1) in done]
         if not (np.all(np.isfinite(q)) and np.all(np.isfinite(V))):
             return '; '.join(parts + ['the state is not finite'])
         inputs = []
-        for link, (w, rep) in sim._wrenches.items():
+        for link, (w, rep) in sim.wrenches.applied.items():
             f = jacobian(m, q, link, rep, base_pose=base).T @ w
             inputs.append((f"the external wrench on '{link}' (force "
                            f'{np.linalg.norm(w[3:]):.4g} N, moment {np.linalg.norm(w[:3]):.4g} '
@@ -166,6 +208,37 @@ class Plausibility:
         unit = 'rad/s² or m/s²' if L is not None else 'N m or N: the mass matrix is singular'
         now = ', '.join(f'{text} {a:.3g}' for a, text in ranked)
         return '; '.join(parts + [f'acting now ({unit}, gravity {accel(g):.3g}): {now}'])
+
+
+def initial_state(model, q0, qd0, base_pose):
+    """
+    Return the Simulator's initial ``(q0 (nq,), qd0 (nv,), base0 (4, 4) or None)``, checked.
+
+    ``q0``, ``qd0``, ``base_pose`` as given to the Simulator (None: neutral, rest,
+    identity); finite, of their shapes, ``base_pose`` for a floating base only; else
+    ValueError.
+    """
+    q0 = model.neutral() if q0 is None else finite_vector(q0, model.nq, 'q0')
+    qd0 = np.zeros(model.nv) if qd0 is None else finite_vector(qd0, model.nv, 'qd0')
+    if model.floating:
+        C = np.eye(4) if base_pose is None else np.asarray(base_pose, dtype=float)
+        if C.shape != (4, 4) or not np.all(np.isfinite(C)):
+            raise ValueError('base_pose must be a finite 4x4 pose')
+    elif base_pose is not None:
+        raise ValueError(f'{model.name} has a fixed base: base_pose does not apply')
+    else:
+        C = None
+    return q0, qd0, C
+
+
+def finite_vector(x, n, name):
+    """Return ``x`` as a float array of shape (n,); ValueError unless so and finite."""
+    x = np.asarray(x, dtype=float)
+    if x.shape != (n,):
+        raise ValueError(f'{name} must have shape ({n},), got {x.shape}')
+    if not np.all(np.isfinite(x)):
+        raise ValueError(f'{name} contains NaN or inf')
+    return x
 
 
 @njit(cache=True)

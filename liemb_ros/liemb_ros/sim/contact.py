@@ -65,11 +65,13 @@ from numba import njit
 
 from ._contact_geometry import (  # noqa: F401 (public here)
     CYLINDER_RIM_POINTS, MESH_MODES, ContactError, collision_geometry, gazebo_friction,
-    read_mesh_vertices, rpy_matrix)
-from ._dense import cholesky_in_place
+    read_mesh_vertices)
+from ._contact_forces import cholesky, is_stiff  # noqa: F401 (public here)
+from ._contact_forces import contact_forces, near_pairs
 from ..core._kernels.dispatch import REP_INDEX, check, fast
 from ..core._kernels.jacobian import jacobian_link
 from ..core.kinematics import forward_kinematics
+from ..core.model.urdf import rpy_to_matrix as rpy_matrix  # noqa: F401 (public here)
 
 #: default time constant ``τ_c`` [s] of the contact spring-damper (MuJoCo's default is 0.02 s;
 #: this one sinks a resting body 16 times less and still steps stably at 1 ms, implicitly)
@@ -311,8 +313,9 @@ class ContactModel:
     def _near(self, q, base, margin):
         """Poses and the (sphere, plane) pairs whose gap is below ``margin`` [m], their keys."""
         Cs = forward_kinematics(self.model, q, base_pose=base)
-        nh, pairs, keys, x, gap = _pairs(Cs, self.point_link, self.point_pos,
-                                         self.point_radius, self.normals, self.offsets, margin)
+        nh, pairs, keys, x, gap = near_pairs(Cs, self.point_link, self.point_pos,
+                                             self.point_radius, self.normals, self.offsets,
+                                             margin)
         return Cs, pairs[:nh], keys[:nh], x[:nh], gap[:nh]
 
     def _jacobians(self, q, base, Cs, pairs):
@@ -386,7 +389,7 @@ class ContactModel:
             raise ValueError('the mass matrix is not positive definite') from None
         touching = np.empty(len(pairs), dtype=np.int64)
         held = np.empty(len(pairs) if jac else 0, dtype=np.int64)
-        power, energy, nt, nh = _contact(
+        power, energy, nt, nh = contact_forces(
             J, slot, r, x, pairs, keys, gap, self.normals, self.point_mu,
             np.ascontiguousarray(V, dtype=float), self.stiffness, self.damping,
             self.friction_velocity, 0.0 if h is None else h,
@@ -399,66 +402,6 @@ class ContactModel:
                    for n, (i, j) in enumerate(pairs.tolist()) if gap[n] < 0.0]
         return (gen if nt else None, power, energy, out,
                 (K, B, M, held[:nh]) if nh else None, touching[:nt])
-
-
-def is_stiff(M, K, B, limit):
-    """
-    Whether the contacts' fastest rate ``max(λ(M⁻¹B), √λ(M⁻¹K))`` [1/s] exceeds ``limit``.
-
-    A mass-spring-damper ``M ẍ + B ẋ + K x`` has eigenvalues no larger in magnitude
-    (overdamped: ``≤ λ(M⁻¹B)``; underdamped: ``√λ(M⁻¹K)``).  The diagonal ratios
-    ``B_ii / M_ii`` and ``K_ii / M_ii`` bound those from below and are tried first.
-    """
-    d = np.diag(M)
-    if np.max(np.diag(B) / d) > limit or np.max(np.diag(K) / d) > limit * limit:
-        return True
-    try:
-        L = np.linalg.cholesky(M)
-    except np.linalg.LinAlgError:
-        return True
-    Li = np.linalg.inv(L)
-    return bool(np.linalg.eigvalsh(Li @ B @ Li.T)[-1] > limit
-                or np.linalg.eigvalsh(Li @ K @ Li.T)[-1] > limit * limit)
-
-
-@njit(cache=True)
-def _pairs(Cs, link, pos, rad, normals, offsets, margin):
-    """
-    (sphere, plane) pairs with gap ``n·c - d - ρ < margin``.
-
-    Returns the count, the pairs, their keys ``sphere * m + plane`` (ascending), the points
-    x on the planes and the gaps.
-    """
-    n, m = pos.shape[0], normals.shape[0]
-    pairs = np.empty((n * m, 2), dtype=np.int64)
-    keys = np.empty(n * m, dtype=np.int64)
-    x = np.empty((n * m, 3))
-    gap = np.empty(n * m)
-    nh = 0
-    c = np.empty(3)
-    for i in range(n):
-        C = Cs[link[i]]
-        for a in range(3):
-            c[a] = C[a, 0] * pos[i, 0] + C[a, 1] * pos[i, 1] + C[a, 2] * pos[i, 2] + C[a, 3]
-        for j in range(m):
-            hc = normals[j, 0] * c[0] + normals[j, 1] * c[1] + normals[j, 2] * c[2] - offsets[j]
-            g = hc - rad[i]
-            if g < margin:
-                pairs[nh, 0], pairs[nh, 1] = i, j
-                keys[nh] = i * m + j
-                for a in range(3):
-                    x[nh, a] = c[a] - hc * normals[j, a]
-                gap[nh] = g
-                nh += 1
-    return nh, pairs, keys, x, gap
-
-
-def cholesky(M):
-    """Lower Cholesky factor of the SPD ``M`` (LinAlgError if not positive definite)."""
-    L = M.copy()
-    if not cholesky_in_place(L):
-        raise np.linalg.LinAlgError('not positive definite')
-    return L
 
 
 _EYE3 = np.eye(3)
@@ -501,123 +444,3 @@ def _link_jacobians(ki, kf, q, links, rep, R, rotate, J, slot):
                     for i in range(3):
                         J[s, o + i, c] = R[i, 0] * col[0] + R[i, 1] * col[1] + R[i, 2] * col[2]
     return 0
-
-
-@njit(cache=True)
-def _point_jacobian(J, r, x, Jx):
-    """``J_x = J_v - [x - r]ˣ J_ω`` (3, nv) from a hybrid Jacobian J (6, nv)."""
-    d0, d1, d2 = x[0] - r[0], x[1] - r[1], x[2] - r[2]
-    for c in range(J.shape[1]):
-        w0, w1, w2 = J[0, c], J[1, c], J[2, c]
-        Jx[0, c] = J[3, c] - (d1 * w2 - d2 * w1)
-        Jx[1, c] = J[4, c] - (d2 * w0 - d0 * w2)
-        Jx[2, c] = J[5, c] - (d0 * w1 - d1 * w0)
-
-
-@njit(cache=True)
-def _contact(J, slot, r, x, pairs, keys, gap, normals, mu, V, k, b, vs, h, L, keep, gen, F,
-             K, B, touching, held):
-    """
-    Set the forces ``F`` (pairs, 3), ``gen += Σ J_xᵀ f``; with ``h > 0`` also ``K``, ``B``.
-
-    Returns ``(power, energy, nt, nh)``: the power of the forces less their springs
-    ``k p n`` (damper, clamp, friction), ``Σ ½ k p²``, and the counts of the keys written
-    to ``touching`` (pairs that touch) and ``held`` (pairs in ``K``/``B``: touching,
-    reaching the plane within the step or in the sorted ``keep``;
-    :meth:`ContactModel.evaluate`).  ``L``: the Cholesky factor of the mass matrix
-    (``e·J_x M⁻¹ J_xᵀ e = |L⁻¹ J_xᵀ e|²``).
-    """
-    nv = V.shape[0]
-    Jx = np.empty((3, nv))
-    Jn = np.empty(nv)
-    u = np.empty(nv)
-    v = np.empty(3)
-    f = np.empty(3)
-    et = np.empty(3)
-    Bt = np.empty((3, 3))
-    tmp = np.empty((3, nv))
-    inv_mass = 0.0
-    power = energy = 0.0
-    nt = nh = 0
-    for q in range(pairs.shape[0]):
-        _point_jacobian(J[slot[q]], r[q], x[q], Jx)
-        for a in range(3):
-            sm = 0.0
-            for c in range(nv):
-                sm += Jx[a, c] * V[c]
-            v[a] = sm
-        n = normals[pairs[q, 1]]
-        vn = n[0] * v[0] + n[1] * v[1] + n[2] * v[2]
-        g0 = gap[q]
-        m = mu[pairs[q, 0]]
-        fn = k * max(-g0, 0.0) - b * vn
-        if g0 < 0.0:
-            touching[nt] = keys[q]
-            nt += 1
-            p = -g0
-            fc = max(fn, 0.0)
-            s2 = 0.0
-            for a in range(3):
-                f[a] = fc * n[a]
-                s2 += (v[a] - vn * n[a]) ** 2
-            s = np.sqrt(s2)
-            if s > 0.0 and fc > 0.0:
-                scale = m * fc * np.tanh(s / vs) / s
-                for a in range(3):
-                    f[a] -= scale * (v[a] - vn * n[a])
-            for a in range(3):
-                F[q, a] = f[a]
-                power += f[a] * v[a]
-            power -= k * p * vn
-            energy += 0.5 * k * p * p
-            for c in range(nv):
-                gen[c] += Jx[0, c] * f[0] + Jx[1, c] * f[1] + Jx[2, c] * f[2]
-        if h <= 0.0:
-            continue
-        if g0 >= 0.0 and g0 + h * vn >= 0.0:
-            i = np.searchsorted(keep, keys[q])
-            if i == keep.shape[0] or keep[i] != keys[q]:
-                continue
-        held[nh] = keys[q]
-        nh += 1
-        for c in range(nv):
-            Jn[c] = n[0] * Jx[0, c] + n[1] * Jx[1, c] + n[2] * Jx[2, c]
-        for c in range(nv):
-            for e in range(nv):
-                K[c, e] += k * Jn[c] * Jn[e]
-                B[c, e] += b * Jn[c] * Jn[e]
-        if fn > 0.0 and m > 0.0:
-            s = 0.0
-            for a in range(3):
-                et[a] = v[a] - vn * n[a]
-                s += et[a] * et[a]
-            s = np.sqrt(s)
-            z = s / vs
-            if z > 1e-6:
-                for a in range(3):
-                    et[a] /= s
-                inv_mass = 0.0
-                for c in range(nv):     # u = L⁻¹ J_xᵀ e by forward substitution
-                    sm = Jx[0, c] * et[0] + Jx[1, c] * et[1] + Jx[2, c] * et[2]
-                    for e in range(c):
-                        sm -= L[c, e] * u[e]
-                    u[c] = sm / L[c, c]
-                    inv_mass += u[c] * u[c]
-            if z <= 1e-6 or m * fn * h * inv_mass >= s:      # sticks within the step
-                for a in range(3):
-                    for e in range(3):
-                        Bt[a, e] = m * fn / vs * ((1.0 if a == e else 0.0) - n[a] * n[e])
-            else:
-                sl = m * fn * np.tanh(z) / s
-                sa = m * fn / vs / np.cosh(z) ** 2 if z < 300.0 else 0.0
-                for a in range(3):
-                    for e in range(3):
-                        Bt[a, e] = (sl * ((1.0 if a == e else 0.0) - n[a] * n[e])
-                                    + (sa - sl) * et[a] * et[e])
-            for a in range(3):
-                for c in range(nv):
-                    tmp[a, c] = Bt[a, 0] * Jx[0, c] + Bt[a, 1] * Jx[1, c] + Bt[a, 2] * Jx[2, c]
-            for c in range(nv):
-                for e in range(nv):
-                    B[c, e] += Jx[0, c] * tmp[0, e] + Jx[1, c] * tmp[1, e] + Jx[2, c] * tmp[2, e]
-    return power, energy, nt, nh

@@ -1,10 +1,10 @@
 """
-Passive joint torques of the Simulator: damping, friction, joint limits (:mod:`.simulation`).
+Passive joint torques of the Simulator: damping, friction, joint limits (:mod:`.simulator`).
 
 Compiled kernels evaluated at every stage (the torques and their power), the ROS2 step's
 diagonal Jacobian of them, which joints are near a limit, the limits' impedance from the
 inertia where they engage, and the fastest damping rate for the explicit-or-implicit test.
-:class:`JointLimits` is the part of the Simulator that holds the limits' spring-dampers.
+:class:`JointLimits` holds the limits' spring-dampers, a part the Simulator owns.
 """
 import numpy as np
 from numba import njit
@@ -50,7 +50,7 @@ def passive_torques(q, qd, tau, passive, out):
     ``passive = (D, F, v_s, lower, upper, K, B)``.  A joint past its limit by
     ``p > 0`` is pushed back by ``max(0, K p + B ṗ)`` (one-sided: the damper never pulls
     it into the limit).  The returned power excludes the springs ``K p`` (their energy is
-    stored, :meth:`Simulator._limit_spring`): it is the work rate of the applied torque,
+    stored, :meth:`JointLimits.spring`): it is the work rate of the applied torque,
     the damping, the friction and the limit dampers.
     """
     d, F, vs, lo, hi, K, B = passive
@@ -189,72 +189,77 @@ def _engage(M, a, joints, tmin, zeta, K0, B0, K, B):
 
 class JointLimits:
     """
-    The joint limits of :class:`~liemb_ros.sim.simulator.Simulator`, a part of it.
+    The joint limits of a :class:`~liemb_ros.sim.simulator.Simulator`: a part it owns.
 
-    The Simulator inherits these methods: the limits' spring-dampers at ``q0``
-    (:meth:`_limits`, from the constructor), their impedance where a joint engages
-    (:meth:`_engage_limits`) and the springs' torques and energy (:meth:`_limit_spring`).
+    One one-sided spring-damper per limited joint, set up at ``q0`` (the constructor) and
+    stiffened no faster than the joint's inertia allows where a joint engages
+    (:meth:`engage`); :meth:`spring` gives the springs' torques and energy.  ``lower``,
+    ``upper`` (nq,) [rad or m; ±inf: none], ``limited`` (nq,) bool, ``stiffness``,
+    ``damping`` (nq,) [N m/rad, N m s/rad or N/m, N s/m]: arrays changed in place only (the
+    Simulator's backends hold them); ``time_constant`` ``τ_c`` [s], ``damping_ratio`` ``ζ``.
+
+    ``k_j = m_j / (τ_c ζ)²``, ``b_j = 2 m_j / τ_c`` with ``m_j = 1 / (M⁻¹)_jj(q0)`` (the
+    inertia the joint feels with all others free; ``M`` with the ``armature``), so one
+    joint in its limit is a critically damped (``ζ = 1``) oscillator of time constant
+    ``τ_c`` (MuJoCo's ``solref``).  ``limits`` False: no joint is limited.  ``dt``: the
+    Simulator's step [s] (:meth:`engage`).
     """
 
-    def _limits(self, limits, time_constant, damping_ratio):
-        """
-        Joint position limits: a one-sided spring-damper per limited joint.
-
-        ``k_j = m_j / (τ_c ζ)²``, ``b_j = 2 m_j / τ_c`` with ``m_j = 1 / (M⁻¹)_jj`` (the
-        inertia the joint feels with all others free), so one joint in its limit is a
-        critically damped (``ζ = 1``) oscillator of time constant ``τ_c`` (MuJoCo's
-        ``solref``).  At ``q0``; a joint that got too light engages otherwise
-        (:meth:`_engage_limits`).  Sets ``lower``, ``upper``, ``limit_stiffness``,
-        ``limit_damping``.
-        """
-        m = self.model
+    def __init__(self, model, q0, base0, armature, dt, limits, time_constant, damping_ratio):
         if not (np.isfinite(time_constant) and time_constant > 0
                 and np.isfinite(damping_ratio) and damping_ratio > 0):
             raise ValueError('limit_time_constant and limit_damping_ratio must be positive')
-        self.limit_time_constant = float(time_constant)
-        self.limit_damping_ratio = float(damping_ratio)
+        m = self.model = model
+        self.armature = armature
+        self.dt = dt
+        self.time_constant = float(time_constant)
+        self.damping_ratio = float(damping_ratio)
         on = (np.isfinite(m.lower) | np.isfinite(m.upper)) & bool(limits)
         self.lower = np.where(on, m.lower, -np.inf)
         self.upper = np.where(on, m.upper, np.inf)
-        self._limited = on
-        self.limit_stiffness = np.zeros(m.nq)
-        self.limit_damping = np.zeros(m.nq)
-        self._impedance0 = None
+        self.limited = on
+        self.stiffness = np.zeros(m.nq)
+        self.damping = np.zeros(m.nq)
+        self.impedance0 = None
         if not np.any(on):
             return
-        M = mass_matrix(m, self._q0, base_pose=self._base0, armature=self.armature)
+        M = mass_matrix(m, q0, base_pose=base0, armature=armature)
         a = m.nv - m.nq
         try:
             mj = 1.0 / np.diag(np.linalg.inv(M))[a:]
         except np.linalg.LinAlgError:
             mj = np.diag(M)[a:]
-        self.limit_stiffness = np.where(on, mj / (time_constant * damping_ratio) ** 2, 0.0)
-        self.limit_damping = np.where(on, 2.0 * mj / time_constant, 0.0)
-        self._impedance0 = (self.limit_stiffness.copy(), self.limit_damping.copy())
+        self.stiffness = np.where(on, mj / (time_constant * damping_ratio) ** 2, 0.0)
+        self.damping = np.where(on, 2.0 * mj / time_constant, 0.0)
+        self.impedance0 = (self.stiffness.copy(), self.damping.copy())
 
-    def _engage_limits(self, joints, q, base=None, M=None):
+    def reset(self):
+        """Put the spring-dampers back to those at ``q0`` (in place)."""
+        if self.impedance0 is not None:
+            self.stiffness[:], self.damping[:] = self.impedance0
+
+    def engage(self, joints, q, base=None, M=None):
         """
         Set the limit spring-dampers of ``joints`` (bool (nq,)) for engaging at ``q``.
 
-        Those at ``q0`` (:meth:`_limits`), unless the joint's effective inertia ``m_j = 1 /
+        Those at ``q0`` (the constructor), unless the joint's effective inertia ``m_j = 1 /
         (M⁻¹)_jj(q)`` has fallen so far that its oscillator in the limit would be faster
         than ``τ_min = 2 dt`` (:data:`LIMIT_MIN_STEPS` steps; MuJoCo's ``refsafe``): then
         ``k_j = m_j / (τ_min ζ)²``, ``b_j = 2 m_j / τ_min``.  Called for joints within
         their range only (their springs hold no energy), so a joint in its limit keeps the
         impedance it engaged with.  ``M``: the mass matrix with the armature at ``q`` when
-        known.  Updates ``limit_stiffness``, ``limit_damping`` in place (the backends hold
-        these arrays).
+        known.  Updates ``stiffness``, ``damping`` in place.
         """
         m = self.model
         if M is None:
             M = mass_matrix(m, q, base_pose=base, armature=self.armature)
-        _engage(M, m.nv - m.nq, joints & self._limited, LIMIT_MIN_STEPS * self.dt,
-                self.limit_damping_ratio, self._impedance0[0], self._impedance0[1],
-                self.limit_stiffness, self.limit_damping)
+        _engage(M, m.nv - m.nq, joints & self.limited, LIMIT_MIN_STEPS * self.dt,
+                self.damping_ratio, self.impedance0[0], self.impedance0[1],
+                self.stiffness, self.damping)
 
-    def _limit_spring(self, q):
+    def spring(self, q):
         """Return the limit springs' torques (nq,) and stored energy ``Σ ½ k_j p_j²`` [J] at q."""
         below = np.minimum(q - self.lower, 0.0)
         above = np.maximum(q - self.upper, 0.0)
         pen = below + above
-        return -self.limit_stiffness * pen, 0.5 * float(self.limit_stiffness @ pen ** 2)
+        return -self.stiffness * pen, 0.5 * float(self.stiffness @ pen ** 2)

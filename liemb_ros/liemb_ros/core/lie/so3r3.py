@@ -12,13 +12,16 @@ Algebra elements are ``X = (xi, r)`` (rotation vector, translation; not a screw)
   (eqs. (67)-(68)), so the left-trivialised derivative ``C^-1 C'`` of ``C = exp X`` is the
   *mixed* twist ``V^m = (omega^b, r') = dexp_{-X} X'``.
 
-All functions are batched over leading axes; the numerics are the SO(3) kernels.
+All functions are batched over leading axes; the numerics are the SO(3) kernels: the
+``*_into`` kernels here (for the integrators) call them on the rotation block, and the
+batched functions are :mod:`~liemb_ros.core.lie.so3`'s on the rotations, the translations
+(and the identity blocks) set around them.
 """
 import numpy as np
 from numba import njit
 
 from . import se3, so3
-from ._batch import as_batch2, run_batch
+from ._batch import as_batch, as_batch2
 
 
 # --------------------------------------------------------------------------- kernels
@@ -106,87 +109,63 @@ def dexpinv_into(X, out):
     _blockdiag_identity(out)
 
 
-# --------------------------------------------------------------------------- loops
-@njit(cache=True)
-def _compose_loop(C1, C2, out):
-    for n in range(C1.shape[0]):
-        compose_into(C1[n], C2[n], out[n])
-
-
-@njit(cache=True)
-def _inverse_loop(C, out):
-    for n in range(C.shape[0]):
-        inverse_into(C[n], out[n])
-
-
-@njit(cache=True)
-def _exp_loop(X, out):
-    for n in range(X.shape[0]):
-        exp_into(X[n], out[n])
-
-
-@njit(cache=True)
-def _log_loop(C, out):
-    for n in range(C.shape[0]):
-        log_into(C[n], out[n])
-
-
-@njit(cache=True)
-def _Ad_loop(C, out):
-    for n in range(C.shape[0]):
-        Ad_into(C[n], out[n])
-
-
-@njit(cache=True)
-def _ad_loop(X, out):
-    for n in range(X.shape[0]):
-        ad_into(X[n], out[n])
-
-
-@njit(cache=True)
-def _dexp_loop(X, out):
-    for n in range(X.shape[0]):
-        dexp_into(X[n], out[n])
-
-
-@njit(cache=True)
-def _dexpinv_loop(X, out):
-    for n in range(X.shape[0]):
-        dexpinv_into(X[n], out[n])
-
-
 # --------------------------------------------------------------------------- public API
+def _pose(R, r, lead):
+    """Return the elements ``[[R, r], [0, 1]]`` of rotations (N, 3, 3), translations (N, 3)."""
+    out = np.zeros((R.shape[0], 4, 4))
+    out[:, :3, :3] = R
+    out[:, :3, 3] = r
+    out[:, 3, 3] = 1.0
+    return out.reshape(lead + (4, 4))
+
+
+def _blockdiag(A, lead):
+    """Return ``blockdiag(A, I3)`` of the 3x3 blocks ``A`` (N, 3, 3): ``lead + (6, 6)``."""
+    out = np.zeros((A.shape[0], 6, 6))
+    out[:, :3, :3] = A
+    out[:, 3:, 3:] = np.eye(3)
+    return out.reshape(lead + (6, 6))
+
+
 def compose(C1, C2):
     """Return the direct product ``(R1 R2, r1 + r2)``: ``[..., 4, 4]`` (leading axes broadcast)."""
     a, b, lead = as_batch2(C1, (4, 4), C2, (4, 4), 'so3r3.compose', ('C1', 'C2'))
-    out = np.empty((a.shape[0], 4, 4))
-    _compose_loop(a, b, out)
-    return out.reshape(lead + (4, 4))
+    return _pose(so3.compose(a[:, :3, :3], b[:, :3, :3]), a[:, :3, 3] + b[:, :3, 3], lead)
 
 
 def inverse(C):
     """Direct-product inverse ``(R^T, -r)``: ``[..., 4, 4] -> [..., 4, 4]``."""
-    return run_batch(_inverse_loop, C, (4, 4), (4, 4), 'so3r3.inverse', 'C')
+    a, lead = as_batch(C, (4, 4), 'so3r3.inverse', 'C')
+    return _pose(np.swapaxes(a[:, :3, :3], 1, 2), -a[:, :3, 3], lead)
 
 
 def exp(X):
     """Return ``(exp xi^, r)`` as a 4x4 array ([MT14] eq. (65)): ``[..., 6] -> [..., 4, 4]``."""
-    return run_batch(_exp_loop, X, (6,), (4, 4), 'so3r3.exp')
+    a, lead = as_batch(X, (6,), 'so3r3.exp')
+    return _pose(so3.exp(a[:, :3]), a[:, 3:], lead)
 
 
 def log(C):
     """``(log R, r)``, ``|log R| <= pi``: ``[..., 4, 4] -> [..., 6]``; inverse of :func:`exp`."""
-    return run_batch(_log_loop, C, (4, 4), (6,), 'so3r3.log', 'C')
+    a, lead = as_batch(C, (4, 4), 'so3r3.log', 'C')
+    out = np.empty((a.shape[0], 6))
+    out[:, :3] = so3.log(a[:, :3, :3])
+    out[:, 3:] = a[:, :3, 3]
+    return out.reshape(lead + (6,))
 
 
 def Ad(C):
     """``Ad_C = blockdiag(R, I3)``: ``[..., 4, 4] -> [..., 6, 6]``."""
-    return run_batch(_Ad_loop, C, (4, 4), (6, 6), 'so3r3.Ad', 'C')
+    a, lead = as_batch(C, (4, 4), 'so3r3.Ad', 'C')
+    return _blockdiag(a[:, :3, :3], lead)
 
 
 def ad(X):
     """Return ``ad_X = [[xi^, 0], [0, 0]]``, ``[X1, X2] = (xi1 x xi2, 0)``: ``[..., 6, 6]``."""
-    return run_batch(_ad_loop, X, (6,), (6, 6), 'so3r3.ad')
+    a, lead = as_batch(X, (6,), 'so3r3.ad')
+    out = np.zeros((a.shape[0], 6, 6))
+    out[:, :3, :3] = so3.hat(a[:, :3])
+    return out.reshape(lead + (6, 6))
 
 
 def dexp(X):
@@ -195,12 +174,14 @@ def dexp(X):
 
     The mixed twist of ``C = exp X`` is ``V^m = (omega^b, r') = dexp(-X) @ X'`` (eq. (68)).
     """
-    return run_batch(_dexp_loop, X, (6,), (6, 6), 'so3r3.dexp')
+    a, lead = as_batch(X, (6,), 'so3r3.dexp')
+    return _blockdiag(so3.dexp(a[:, :3]), lead)
 
 
 def dexpinv(X):
     """``dexp_X^-1 = blockdiag(dexp_xi^-1, I3)``: ``[..., 6] -> [..., 6, 6]``."""
-    return run_batch(_dexpinv_loop, X, (6,), (6, 6), 'so3r3.dexpinv')
+    a, lead = as_batch(X, (6,), 'so3r3.dexpinv')
+    return _blockdiag(so3.dexpinv(a[:, :3]), lead)
 
 
 def random(rng, shape=()):

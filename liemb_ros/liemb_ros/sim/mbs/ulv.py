@@ -37,15 +37,12 @@ import math
 
 import numpy as np
 
+from ...core.lie import so3
 from ..integrators.rkmk import MAX_STEP_ANGLE, IntegrationError, StepSizeError
 
 #: below this angle the coefficients k1, k2 (eqs. (76), (77)) use their Taylor series
 SERIES_ANGLE = 2e-2
 _S = 1.0 / math.sqrt(2.0)
-
-
-def _hat(x):
-    return np.array([[0.0, -x[2], x[1]], [x[2], 0.0, -x[0]], [-x[1], x[0], 0.0]])
 
 
 def hexahedron(half_sides=(1.0, 1.0, 1.0)):
@@ -76,7 +73,7 @@ def projection_matrix(half_sides=(1.0, 1.0, 1.0)):
 def so3_exp(n_R):
     """``exp_SO(3)(n_R)`` ([HGS18] eq. (14))."""
     phi = math.sqrt(n_R @ n_R)
-    N = _hat(n_R)
+    N = so3.hat(n_R)
     if phi < SERIES_ANGLE:
         t2 = phi * phi
         a, b = 1.0 - t2 / 6.0 + t2 * t2 / 120.0, 0.5 - t2 / 24.0 + t2 * t2 / 720.0
@@ -88,7 +85,7 @@ def so3_exp(n_R):
 def so3_tangent(n_R):
     """``T_SO(3)(n_R) = I - (1 - cos)/phi^2 n~ + (phi - sin)/phi^3 n~^2`` (eq. (15))."""
     phi = math.sqrt(n_R @ n_R)
-    N = _hat(n_R)
+    N = so3.hat(n_R)
     if phi < SERIES_ANGLE:
         t2 = phi * phi
         a, b = 0.5 - t2 / 24.0 + t2 * t2 / 720.0, 1.0 / 6.0 - t2 / 120.0 + t2 * t2 / 5040.0
@@ -134,7 +131,7 @@ def se3_tangent_inverse(n):
     and ``T_{n_T n_R -} = n_T~/2 + k1 (n_T~ n_R~ + n_R~ n_T~) + k2 n_R~^2``.
     """
     k1, k2 = tangent_coefficients(n)
-    NT, NR = _hat(n[:3]), _hat(n[3:])
+    NT, NR = so3.hat(n[:3]), so3.hat(n[3:])
     NR2 = NR @ NR
     A = np.eye(3) + 0.5 * NR + k1 * NR2
     out = np.zeros((6, 6))
@@ -183,7 +180,7 @@ class UnifiedBody:
     def quadratic(self, w):
         """``Gamma_bar(w) w = D^-T (E m U; E J Omega)``, ``E(w) = Omega~`` (eqs. (40), (56))."""
         U, Om = self.twist(w)
-        E = _hat(Om)
+        E = so3.hat(Om)
         return self.D_inv.T @ np.concatenate([E @ (self.mass * U), E @ (self.inertia @ Om)])
 
     def generalized_force(self, t, H, w):
