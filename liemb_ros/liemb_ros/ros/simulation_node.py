@@ -134,6 +134,7 @@ from .simulation_stepping import Dropped, SimulationStepping
 # parameters are simulation_parameters.py's table and the functions that read it (the
 # Simulator they describe, the checks of a run-time change).  This module is the robot's
 # set-up, the subscriptions, the services and main().
+
 #: streamed commands: a queue of old ones would only delay the newest
 LATEST = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
 
