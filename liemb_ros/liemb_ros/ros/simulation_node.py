@@ -124,9 +124,9 @@ from ..core.kinematics import forward_kinematics
 from .common import (STEADY, ConfigError, Preparation, RobotSource, declare, guarded, run,
                      settle_heap, topic_token)
 from .conversions import shown
-from .simulation_output import RELIABLE, SimulationOutputs
+from .simulation_output import RELIABLE, Dropped, SimulationOutputs
 from . import simulation_parameters as parameters
-from .simulation_stepping import Dropped, SimulationStepping
+from .simulation_stepping import SimulationStepping
 
 # The node owns its parts: its outputs (simulation_output.py: the publishers and what a
 # state publishes, /diagnostics), its stepping (simulation_stepping.py: the commands, drive,

@@ -6,7 +6,8 @@ owns, holds the node's publishers and publishes a state its stepping
 (:class:`~liemb_ros.ros.simulation_stepping.SimulationStepping`) checked: ``joint_states``
 (with the applied effort), ``/tf`` (and once per robot ``/tf_static``), ``~/odom`` for a
 floating base, ``/clock`` in simulation time, and with contact ``~/contacts`` and
-``~/contact_markers``; on the node's diagnostics timer ``/diagnostics``.
+``~/contact_markers``; on the node's diagnostics timer ``/diagnostics``, which count the
+messages the node dropped (:class:`Dropped`).
 """
 import time
 
@@ -28,6 +29,19 @@ from .conversions import quaternion_xyzw, shown, to_time
 
 RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
 TF_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+
+
+class Dropped:
+    """The messages (and callback errors) a simulation node dropped: how many, the last."""
+
+    def __init__(self):
+        self.count = 0
+        self.last = None
+
+    def add(self, what):
+        """Count a dropped message; ``what``: why (quoted in ``/diagnostics``)."""
+        self.count += 1
+        self.last = what
 
 
 class SimulationOutputs:
@@ -210,7 +224,7 @@ class SimulationOutputs:
 
         ``stepping``: the node's :class:`~liemb_ros.ros.simulation_stepping.SimulationStepping`
         (whether it stopped, is paused or waits, its drive, wrenches, lock-step and pace);
-        ``dropped``: the node's :class:`~liemb_ros.ros.simulation_stepping.Dropped`.
+        ``dropped``: the node's :class:`Dropped`.
         """
         sim, lock, drive = self.sim, stepping.lock, stepping.drive
         d = sim.diagnostics()

@@ -3,7 +3,7 @@ The simulation node's input and stepping: commands, drives, wrenches, the real-t
 
 :class:`SimulationStepping`, a part that :class:`liemb_ros.ros.simulation_node.SimulationNode`
 owns, takes the effort, velocity and position commands and the external wrenches
-(rejecting and counting those that do not fit, in :class:`Dropped`), computes the torque
+(rejecting and counting those that do not fit), computes the torque
 of each step (command, test torque, the computed-torque joint drive, the posture hold)
 and advances the simulator at ``real_time_factor`` times wall-clock speed on every tick of
 the publish timer, or, in lock-step, one publish period each time the controller has
@@ -25,26 +25,14 @@ from .conversions import shown
 IGNORED_NAMES = 32
 
 
-class Dropped:
-    """The messages (and callback errors) a simulation node dropped: how many, the last."""
-
-    def __init__(self):
-        self.count = 0
-        self.last = None
-
-    def add(self, what):
-        """Count a dropped message; ``what``: why (quoted in ``/diagnostics``)."""
-        self.count += 1
-        self.last = what
-
-
 class SimulationStepping:
     """
     The inputs of a simulation node and the stepping of its simulator.
 
     ``p(name)``: a parameter's value; ``logger``: the node's logger; ``outputs``: what
     publishes a state (:class:`~liemb_ros.ros.simulation_output.SimulationOutputs`);
-    ``dropped``: where rejected messages are counted (:class:`Dropped`).  :meth:`serve`
+    ``dropped``: where rejected messages are counted
+    (:class:`~liemb_ros.ros.simulation_output.Dropped`).  :meth:`serve`
     gives it the simulator of a new robot; until then every input is ignored.
     """
 
