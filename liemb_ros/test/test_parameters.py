@@ -6,6 +6,7 @@ parameters the tables declare, with their type and within their range.
 import glob
 import os
 
+import numpy as np
 import pytest
 import yaml
 
@@ -89,3 +90,31 @@ def test_a_shipped_setting_is_a_declared_parameter_of_its_type_and_range(
     assert _fits(kind, value), (where, name, value, parameter_docs.type_name(kind))
     if 'lo' in extra:
         assert extra['lo'] <= value <= extra['hi'], (where, name, value, extra)
+
+
+def _plain(value):
+    """Return a default as a parameter holds it: sequences as lists, recursively."""
+    return [_plain(v) for v in value] if isinstance(value, (list, tuple)) else value
+
+
+def test_the_dynamics_node_defaults_are_the_engines():
+    """Every engine setting is a dynamics node parameter, with the engine's default."""
+    from liemb_ros.control.engine import DEFAULTS, DynamicsEngine
+    from liemb_ros.core.model import load_urdf_string
+    from liemb_ros.ros import dynamics_parameters
+    table = {name: value for name, value, *_ in dynamics_parameters.parameter_table()}
+    settings = dynamics_parameters.engine_settings({}, table.__getitem__)
+    assert set(settings) == set(DEFAULTS)
+    for name, value in settings.items():
+        assert _plain(value) == _plain(DEFAULTS[name]), name
+    urdf = ('<robot name="r"><link name="a"/><link name="b"><inertial><mass value="1"/>'
+            '<inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+            '<joint name="j" type="revolute"><parent link="a"/><child link="b"/>'
+            '<axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/>'
+            '</joint></robot>')
+    model = load_urdf_string(urdf)
+    plain, node = DynamicsEngine(model).settings, DynamicsEngine(model, **settings).settings
+    assert plain.model is node.model is model    # no payload, the model's gravity
+    for name in set(DEFAULTS) - {'payload', 'gravity'}:
+        assert np.asarray(getattr(plain, name)).tolist() == \
+            np.asarray(getattr(node, name)).tolist(), name

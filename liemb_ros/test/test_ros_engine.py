@@ -85,7 +85,7 @@ def test_settings_change_all_or_none(engine):
 def test_non_finite_outputs_are_refused(engine):
     """Velocities of 1e155 are finite, the Coriolis torques are not: refused, state kept."""
     m = engine.model
-    engine.set_mode('inverse_dynamics')
+    engine.configure(mode='inverse_dynamics')
     engine.update_state(m.joint_names, np.zeros(m.nq), np.full(m.nq, 1e155))
     with pytest.raises(OutputError, match='non-finite tau'):
         engine.cycle()
@@ -118,7 +118,7 @@ def test_twists_and_jacobians_equal_the_library(engine, rng):
     qd = rng.standard_normal(m.nv)
     engine.update_state(m.joint_names, q, qd)
     for rep in lm.REPRESENTATIONS:
-        engine.set_representation(rep)
+        engine.configure(representation=rep)
         V = engine.twists()
         for k, link in enumerate(engine.twist_links):
             np.testing.assert_allclose(V[k], lm.link_twist(m, q, qd, link, rep), atol=1e-12)
@@ -135,13 +135,13 @@ def test_twists_and_jacobians_equal_the_library(engine, rng):
 
 def test_bad_configuration_and_requests_name_the_culprit(engine):
     with pytest.raises(ValueError, match="unknown representation 'world'"):
-        engine.set_representation('world')
+        engine.configure(representation='world')
     with pytest.raises(ValueError, match="unknown mode 'pd'"):
-        engine.set_mode('pd')
+        engine.configure(mode='pd')
     with pytest.raises(ValueError, match="unknown link 'nope'"):
-        engine.set_twist_links(['nope'])
+        engine.configure(twist_links=['nope'])
     with pytest.raises(ValueError, match="unknown joint 'nope'"):
-        engine.set_wrench_joints(['nope'])
+        engine.configure(wrench_joints=['nope'])
     with pytest.raises(ValueError, match='no joint state received yet'):
         engine.jacobian('panda_hand', 'body')
     with pytest.raises(ValueError, match="unknown link 'nope'"):
@@ -165,7 +165,7 @@ def test_twists_of_every_link_with_a_floating_base(rng):
     e.update_state(m.joint_names, q, qd[6:])
     e.qd[:6] = qd[:6]
     for rep in lm.REPRESENTATIONS:
-        e.set_representation(rep)
+        e.configure(representation=rep)
         V = e.twists()
         for k, link in enumerate(m.link_names):
             np.testing.assert_allclose(V[k], lm.link_twist(m, q, qd, link, rep, base_pose=C),
@@ -176,8 +176,8 @@ def test_warm_up_leaves_no_trace(engine, rng):
     """warm_up (the node calls it at start): settings, state and statistics unchanged."""
     m = engine.model
     engine.update_state(m.joint_names, m.random_configuration(rng), rng.normal(size=m.nv))
-    engine.set_mode('inverse_dynamics')
-    engine.set_representation('body')
+    engine.configure(mode='inverse_dynamics')
+    engine.configure(representation='body')
     ref = engine.cycle()
     state = (engine.q.copy(), engine.qd.copy(), engine.qdd_desired.copy(), engine.stats.count)
     assert engine.warm_up() >= 0.0
@@ -232,7 +232,7 @@ def test_controller_modes_compute_their_laws(engine, rng):
     tau = engine.cycle(now=6.0)['tau']   # holds the pose where the mode started: e = 0
     J = lm.jacobian(m, q, 'panda_hand', 'body')
     np.testing.assert_allclose(tau, lm.gravity_torques(m, q) - J.T @ (
-        engine.impedance_damping * (J @ qd)), atol=1e-10)
+        engine.settings.impedance_damping * (J @ qd)), atol=1e-10)
 
 
 def test_armature_adds_the_rotor_inertia_to_the_laws_that_accelerate(engine, rng):
@@ -251,12 +251,12 @@ def test_armature_adds_the_rotor_inertia_to_the_laws_that_accelerate(engine, rng
         if mode == 'inverse_dynamics':
             want = lm.inverse_dynamics(m, q, qd, qdd) + armature * qdd
         elif mode == 'computed_torque':   # holds q: a = -K_d q̇
-            want = bare - armature * engine.kd * qd
+            want = bare - armature * engine.settings.kd * qd
         else:
             want = bare
         np.testing.assert_allclose(tau, want, atol=1e-10)
     engine.configure(armature=[0.2])
-    np.testing.assert_array_equal(engine.armature, np.full(9, 0.2))
+    np.testing.assert_array_equal(engine.settings.armature, np.full(9, 0.2))
 
 
 @pytest.mark.parametrize('settings,message', [

@@ -350,9 +350,9 @@ def test_a_failing_cycle_commands_a_stop_and_the_node_goes_on():
             Parameter('outputs', value=['velocity', 'position'])])
         sent = {'velocity': [], 'position': []}
         for k in sent:
-            node.pub[k].publish = lambda msg, k=k: sent[k].append(np.array(msg.data))
+            node.outputs.pub[k].publish = lambda msg, k=k: sent[k].append(np.array(msg.data))
         diags = []
-        node.pub_diag.publish = diags.append
+        node.outputs.pub_diag.publish = diags.append
         model = node.servo.model
         state = JointState(name=list(model.joint_names), position=Q0,
                            velocity=[0.0] * model.nq)

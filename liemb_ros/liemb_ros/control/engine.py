@@ -24,11 +24,16 @@ model with :meth:`Model.replace` when they change (milliseconds, off the loop): 
 then enters ``M``, ``C`` and ``g`` exactly, which an external wrench (its weight only) would
 not, and every cycle costs what it did without it.
 
-The engine is made of three parts: :mod:`.engine_settings` (the torque law, gains,
-payload, gravity and selected outputs: every ``set_*``), :mod:`.engine_state` (joint
-states, base odometry, references) and this module (the computations, the cycle and its
-statistics); everything is importable from here.
+The engine owns two plain parts: its :attr:`~DynamicsEngine.settings`
+(:class:`~.engine_settings.EngineSettings`: the torque law, gains, payload, gravity and
+selected outputs, whose defaults :data:`~.engine_settings.DEFAULTS` are the dynamics node's
+too), changed only through :meth:`~DynamicsEngine.configure`, all or none; and its
+:attr:`~DynamicsEngine.state` (:class:`~.engine_state.EngineState`: joint states merged by
+name, base odometry).  The engine itself holds the references of the torque laws (desired
+accelerations, a joint trajectory, a target pose), the computations, the cycle and its
+statistics; everything is importable from here.
 """
+import copy
 import math
 import time
 from collections import deque
@@ -42,10 +47,12 @@ from ..sim.passive import all_finite
 from ..core.kinematics import (body_twists, change_representation, forward_kinematics, jacobian,
                                jacobian_derivative, link_pose, link_twist)
 from ..core.model import REPRESENTATIONS
-from .engine_settings import FIXED_BASE_MODES, GAIN_LIMITS, MODES, EngineSettings, leaf_links
-from .engine_state import EngineState, StateError
+from .engine_settings import (DEFAULTS, FIXED_BASE_MODES, GAIN_LIMITS, MODES, EngineSettings,
+                              leaf_links)
+from .engine_state import (EngineState, StateError, check_points, checked_accelerations,
+                           checked_pose)
 
-__all__ = ['FRAMES', 'MODES', 'FIXED_BASE_MODES', 'GAIN_LIMITS', 'CycleStats',
+__all__ = ['DEFAULTS', 'FRAMES', 'MODES', 'FIXED_BASE_MODES', 'GAIN_LIMITS', 'CycleStats',
            'DynamicsEngine', 'EngineSettings', 'EngineState', 'OutputError', 'StateError',
            'leaf_links']
 
@@ -85,128 +92,217 @@ class CycleStats:
                 'max': float(a.max()), 'mean': float(a.mean())}
 
 
-class DynamicsEngine(EngineSettings, EngineState):
-    """Model + last good state + the computations the dynamics node publishes."""
+def _setting(name):
+    """Return a read-only property: the engine's setting ``name`` (:class:`EngineSettings`)."""
+    return property(lambda self: getattr(self.settings, name),
+                    doc=f'The setting ``{name}`` (:class:`EngineSettings`; change: configure).')
 
-    def __init__(self, model, *, mode='gravity_compensation', representation='hybrid',
-                 twist_links=(), wrench_joints=(), command_joints=None, base_pose=None,
-                 clamp_effort=True, kp=(400.0,), kd=(40.0,), friction_compensation=True,
-                 impedance_link='', impedance_friction_compensation=False,
-                 impedance_representation='hybrid',
-                 stiffness=(5.0, 5.0, 5.0, 1000.0, 1000.0, 1000.0),
-                 impedance_damping=(0.1, 0.1, 0.1, 60.0, 60.0, 60.0), null_stiffness=0.0,
-                 null_damping=0.0, payload=('', 0.0, (), ()), gravity=(), armature=()):
-        self.base_model = self.model = model
+
+def _measured(name):
+    """Return a read-only property: the engine state's ``name`` (:class:`EngineState`)."""
+    return property(lambda self: getattr(self.state, name),
+                    doc=f'The state\'s ``{name}`` (:class:`EngineState`).')
+
+
+class DynamicsEngine:
+    """
+    Model + last good state + the computations the dynamics node publishes.
+
+    ``settings``: values of :data:`~.engine_settings.DEFAULTS` (mode, gains, payload, ...;
+    the others keep their default); ``base_pose``: :class:`EngineState`'s.  The settings
+    and the state are read through the engine (``engine.mode``, ``engine.q``, ...).
+    """
+
+    model = _setting('model')
+    mode = _setting('mode')
+    representation = _setting('representation')
+    twist_links = _setting('twist_links')
+    wrench_joints = _setting('wrench_joints')
+    command_joints = _setting('command_joints')
+    command_index = _setting('command_index')
+    q = _measured('q')
+    qd = _measured('qd')
+    base_pose = _measured('base_pose')
+    stamp = _measured('stamp')
+    ignored = _measured('ignored')
+    now = _measured('now')
+    ready = _measured('ready')
+
+    def __init__(self, model, *, base_pose=None, **settings):
+        self.settings = EngineSettings(model, **settings)
+        self.state = EngineState(model, base_pose)
         self.stats = CycleStats()
         self.clamped = 0            # commands limited to the URDF <limit effort>
         self._limit_key = self._limit = None
-        self.set_clamp_effort(clamp_effort)
-        self._index = {n: i for i, n in enumerate(model.joint_names)}
-        self.q = np.zeros(model.nq)
-        self.qd = np.zeros(model.nv)
         self.qdd_desired = np.zeros(model.nv)
-        self.base_pose = None if base_pose is None else np.asarray(base_pose, dtype=float)
-        if model.floating and self.base_pose is None:
-            self.base_pose = np.eye(4)
-        self._seen = np.zeros(model.nq, dtype=bool)
-        self._all_seen = model.nq == 0
-        self._base_seen = not model.floating or base_pose is not None
-        self._cache = {}
-        self.stamp = None
-        self.ignored = {}           # joint names the model does not know -> messages with them
-        self.now = 0.0              # the caller's clock (s): trajectories are timed by it
         self.trajectory = None      # computed_torque: JointTrajectory (None: hold)
         self.target_pose = None     # cartesian_impedance: 4x4 target (None: where it was)
         self.posture = None         # cartesian_impedance: null-space posture
         self.tracking_error = 0.0   # max |q_d - q| of the last computed-torque cycle
         self.reference = None       # (q_d, q̇_d, q̈_d) of the last computed-torque cycle
-        self._gravity = None
-        self._payload = None
         self._law = None   # the control.ComputedTorque of the settings in its .settings
         self._impedance = None   # the control.CartesianImpedance of its .settings
-        self.set_kp(kp)
-        self.set_kd(kd)
-        self.set_armature(armature)
-        self.set_friction_compensation(friction_compensation)
-        self.set_impedance_friction_compensation(impedance_friction_compensation)
-        self.set_stiffness(stiffness)
-        self.set_impedance_damping(impedance_damping)
-        self.set_null_stiffness(null_stiffness)
-        self.set_null_damping(null_damping)
-        self.set_impedance_representation(impedance_representation)
-        self.set_impedance_link(impedance_link)
-        self.set_payload(payload)
-        self.set_gravity(gravity)
-        self.set_mode(mode)
-        self.set_representation(representation)
-        self.set_twist_links(twist_links)
-        self.set_wrench_joints(wrench_joints)
-        self.set_command_joints(command_joints)
+
+    def configure(self, **settings):
+        """
+        Apply several settings at once, all or none (``mode=``, ``twist_links=``, ...).
+
+        Every setting is checked first (:meth:`EngineSettings.configured`); when one is
+        invalid, ValueError names it and nothing changes.  A new mode forgets the references:
+        computed_torque then holds the position of the next cycle (until a trajectory
+        arrives), cartesian_impedance the link's pose and the posture of the next cycle
+        (until a target pose arrives); so does a new impedance link or representation for
+        the target pose.
+        """
+        old, new = self.settings, self.settings.configured(**settings)
+        if new.mode != old.mode:
+            self.trajectory = self.target_pose = self.posture = None
+        elif (new.impedance_link, new.impedance_representation) != (
+                old.impedance_link, old.impedance_representation):
+            self.target_pose = None
+        self.settings = new
+
+    # -- state (EngineState) ----------------------------------------------------------------
+    def update_state(self, names, positions, velocities=(), stamp=None):
+        """Merge a joint state (:meth:`EngineState.update_state`); return the names ignored."""
+        return self.state.update_state(names, positions, velocities, stamp)
+
+    def update_base(self, pose, twist):
+        """Set a floating base's pose and body-fixed twist (:meth:`EngineState.update_base`)."""
+        self.state.update_base(pose, twist)
+
+    def missing_joints(self):
+        """Return the joints never received so far (``'base odometry'`` for the base)."""
+        return self.state.missing_joints()
+
+    def state_snapshot(self):
+        """Return ``(q, q̇, time)`` (:meth:`EngineState.state_snapshot`; any thread)."""
+        return self.state.state_snapshot()
+
+    # -- references (what the torque laws track) -------------------------------------------
+    def set_desired_acceleration(self, accelerations):
+        """Desired joint accelerations, in ``command_joints`` order (inverse dynamics mode)."""
+        index, m = self.settings.command_index, self.model
+        self.qdd_desired[m.nv - m.nq + index] = checked_accelerations(accelerations, len(index))
+
+    def set_trajectory(self, names, times, positions, velocities=(), accelerations=(),
+                       start=None):
+        """
+        Track a new joint trajectory (computed_torque) from ``start`` (the clock of ``now``).
+
+        It replaces the one before, starting from the current state at :attr:`now` (see
+        :class:`liemb_ros.control.JointTrajectory`); ``start`` None: :attr:`now`.  Raises
+        :class:`StateError` (nothing changes) for unknown joints, non-increasing times,
+        wrong lengths, non-finite values, before the state is known, or beyond the robot's
+        limits (:func:`liemb_ros.control.check_limits`).
+        """
+        self.trajectory = self.checked_trajectory(names, times, positions, velocities,
+                                                  accelerations, start=start)
+
+    def checked_trajectory(self, names, times, positions, velocities=(), accelerations=(),
+                           *, start=None, state=None, part='all'):
+        """
+        Return a :class:`liemb_ros.control.JointTrajectory` checked against the limits.
+
+        ``state``: ``(q, q̇, now)`` it begins from (None: the current state and
+        :attr:`now`); ``start``: the time of ``time_from_start = 0`` (None: ``now``);
+        ``part``: what :func:`liemb_ros.control.check_limits` checks.  The feed-forward is
+        the computed-torque law's with this engine's model (payload and gravity
+        included), armature and friction compensation.  Raises :class:`StateError`.
+        """
+        if not self.state.ready:
+            raise StateError('no complete joint state yet: a trajectory starts from it')
+        q, qd, now = self.state.state_snapshot() if state is None else state
+        check_points(positions, velocities, accelerations)
+        s = self.settings
+        model, base_pose = s.model, self.state.base_pose
+        if base_pose is not None:   # mounted: gravity in the base frame
+            model = model.replace(gravity=base_pose[:3, :3].T @ model.gravity)
+        try:
+            tr = control.JointTrajectory(
+                model.joint_names, names, times, positions, velocities, accelerations,
+                start=now if start is None else start, q=q, qd=qd, now=now)
+            control.check_limits(model, tr, s.friction_compensation, s.armature, part)
+        except ValueError as exc:   # LimitError is one
+            raise StateError(str(exc)) from None
+        return tr
+
+    def hold(self, names=None):
+        """
+        Hold the current position of ``names`` (None: every joint) from :attr:`now`.
+
+        Not checked: holding where the arm is asks for no motion (a joint beyond its limit,
+        or one that gravity pulls harder than its limit, is held where it is all the same).
+        """
+        x = self.state
+        names = self.model.joint_names if names is None else names
+        cols = [x.index[n] for n in names]
+        self.trajectory = control.JointTrajectory(
+            self.model.joint_names, names, [0.0], [x.q[cols]], start=x.now, q=x.q, qd=x.qd)
+
+    def set_target_pose(self, pose):
+        """Target pose (4x4, world) of the impedance link; StateError when not a pose."""
+        self.target_pose = checked_pose(pose)
 
     # -- computations ---------------------------------------------------------------------
     def torques(self):
         """Joint torques for the current state, in ``model.joint_names`` order (nq,)."""
-        m = self.model
-        if self.mode == 'gravity_compensation':
-            tau = dynamics.gravity_torques(m, self.q, base_pose=self.base_pose)
-        elif self.mode == 'inverse_dynamics':
-            tau = dynamics.inverse_dynamics(m, self.q, self.qd, self.qdd_desired,
-                                            base_pose=self.base_pose)
-            tau[m.nv - m.nq:] += self.armature * self.qdd_desired[m.nv - m.nq:]
-        elif self.mode == 'computed_torque':
+        s, x = self.settings, self.state
+        m, mode, q, qd, base_pose = s.model, s.mode, x.q, x.qd, x.base_pose
+        if mode == 'gravity_compensation':
+            tau = dynamics.gravity_torques(m, q, base_pose=base_pose)
+        elif mode == 'inverse_dynamics':
+            tau = dynamics.inverse_dynamics(m, q, qd, self.qdd_desired, base_pose=base_pose)
+            tau[m.nv - m.nq:] += s.armature * self.qdd_desired[m.nv - m.nq:]
+        elif mode == 'computed_torque':
             if self.trajectory is None:   # hold where the mode found the robot
                 self.hold()
-            q_d, qd_d, qdd_d = self.trajectory.sample(self.now)
+            q_d, qd_d, qdd_d = self.trajectory.sample(x.now)
             self.reference = (q_d, qd_d, qdd_d)
-            if self.base_pose is not None:   # a robot mounted at base_pose
-                self.tracking_error = float(np.abs(q_d - self.q).max())
+            if base_pose is not None:   # a robot mounted at base_pose
+                self.tracking_error = float(np.abs(q_d - q).max())
                 return control.computed_torque(
-                    m, self.q, self.qd, q_d, qd_d, qdd_d, self.kp, self.kd,
-                    self.friction_compensation, base_pose=self.base_pose,
-                    armature=self.armature)[m.nv - m.nq:]
-            key = (m, self.kp, self.kd, self.friction_compensation, self.armature)
+                    m, q, qd, q_d, qd_d, qdd_d, s.kp, s.kd, s.friction_compensation,
+                    base_pose=base_pose, armature=s.armature)[m.nv - m.nq:]
+            key = (m, s.kp, s.kd, s.friction_compensation, s.armature)
             law = self._law
             if law is None or not _same(law.settings, key):   # gains checked once
                 law = self._law = control.ComputedTorque(*key)
                 law.settings = key
-            tau = law(self.q, self.qd, q_d, qd_d, qdd_d)
+            tau = law(q, qd, q_d, qd_d, qdd_d)
             self.tracking_error = law.tracking_error
         else:
             if self.target_pose is None:   # hold the pose and posture the mode found
-                self.target_pose = self.link_pose(self.impedance_link)
-                self.posture = self.q.copy()
-            key = (m, self.impedance_link, self.stiffness, self.impedance_damping,
-                   self.impedance_representation, self.null_stiffness, self.null_damping,
-                   self.impedance_friction_compensation, self.base_pose)
+                self.target_pose = self.link_pose(s.impedance_link)
+                self.posture = q.copy()
+            key = (m, s.impedance_link, s.stiffness, s.impedance_damping,
+                   s.impedance_representation, s.null_stiffness, s.null_damping,
+                   s.impedance_friction_compensation, base_pose)
             law = self._impedance
             if law is None or not _same(law.settings, key):   # gains checked once
                 law = self._impedance = control.CartesianImpedance(
-                    *key[:-1], base_pose=self.base_pose)
+                    *key[:-1], base_pose=base_pose)
                 law.settings = key
-            tau = law(self.q, self.qd, self.target_pose,
-                      self.posture if self.null_stiffness or self.null_damping else None)
+            tau = law(q, qd, self.target_pose,
+                      self.posture if s.null_stiffness or s.null_damping else None)
         return tau[m.nv - m.nq:]
-
-    @property
-    def command_index(self):
-        """Model joint index of each of :attr:`command_joints` (the effort command's order)."""
-        return self._command_index
 
     def command(self, tau):
         """
         Return the effort command: joint torques in ``command_joints`` order.
 
-        With :attr:`clamp_effort`, each is limited to ``±model.effort_limit`` (URDF
+        With the setting ``clamp_effort``, each is limited to ``±model.effort_limit`` (URDF
         ``<limit effort>``; joints without one are not limited) and :attr:`clamped` counts
         the commands that were.
         """
-        idx = self._command_index
+        s = self.settings
+        idx = s.command_index
         key = self._limit_key
-        if key is None or key[0] is not idx or key[1] is not self.model:
-            self._limit_key = (idx, self.model)   # the limits of these joints
-            self._limit = np.ascontiguousarray(self.model.effort_limit[idx])
+        if key is None or key[0] is not idx or key[1] is not s.model:
+            self._limit_key = (idx, s.model)   # the limits of these joints
+            self._limit = np.ascontiguousarray(s.model.effort_limit[idx])
         cmd = np.empty(idx.size)
-        if _command_into(tau, idx, self._limit, bool(self.clamp_effort), cmd):
+        if _command_into(tau, idx, self._limit, bool(s.clamp_effort), cmd):
             self.clamped += 1
         return cmd
 
@@ -218,28 +314,30 @@ class DynamicsEngine(EngineSettings, EngineState):
         and the link poses by one forward-kinematics pass, then per link the change of
         representation of [M18k] Table 3 (a link has the spatial twist of its body).
         """
-        m = self.model
-        Cs = forward_kinematics(m, self.q, base_pose=self.base_pose)[self._twist_idx]
-        owner = m.link_body[self._twist_idx]
+        s, x = self.settings, self.state
+        m, index, base_pose = s.model, s.twist_index, x.base_pose
+        Cs = forward_kinematics(m, x.q, base_pose=base_pose)[index]
+        owner = m.link_body[index]
         Vs = np.zeros((len(owner), 6))
         moving = owner >= 0
         if np.any(moving):
-            Vb = body_twists(m, self.q, self.qd, 'spatial', base_pose=self.base_pose)
+            Vb = body_twists(m, x.q, x.qd, 'spatial', base_pose=base_pose)
             Vs[moving] = Vb[owner[moving]]
         if m.floating and not np.all(moving):
-            C = np.eye(4) if self.base_pose is None else self.base_pose
-            Vs[~moving] = change_representation(C, self.qd[:6], 'body', 'spatial')
-        return change_representation(Cs, Vs, 'spatial', self.representation)
+            C = np.eye(4) if base_pose is None else base_pose
+            Vs[~moving] = change_representation(C, x.qd[:6], 'body', 'spatial')
+        return change_representation(Cs, Vs, 'spatial', s.representation)
 
     def link_pose(self, link):
         """Pose of a link at the current state."""
-        return link_pose(self.model, self.q, link, base_pose=self.base_pose)
+        return link_pose(self.model, self.state.q, link, base_pose=self.state.base_pose)
 
     def wrenches(self):
         """Wrenches transmitted by the configured joints, (len(wrench_joints), 6), (m, f)."""
-        W = dynamics.joint_wrenches(self.model, self.q, self.qd, self.qdd_desired,
-                                    base_pose=self.base_pose)
-        return np.array([W[self._index[j]] for j in self.wrench_joints]).reshape(-1, 6)
+        s, x = self.settings, self.state
+        W = dynamics.joint_wrenches(s.model, x.q, x.qd, self.qdd_desired,
+                                    base_pose=x.base_pose)
+        return np.array([W[s.index[j]] for j in s.wrench_joints]).reshape(-1, 6)
 
     def jacobian(self, link, representation, derivative=False, names=(), positions=(),
                  velocities=()):
@@ -256,7 +354,7 @@ class DynamicsEngine(EngineSettings, EngineState):
         if len(positions):
             q, qd = self.q.copy(), self.qd.copy()
             names = list(names) or list(self.model.joint_names)
-            idx, _, unknown, _ = self._mapping(names)
+            idx, _, unknown, _ = self.state.mapping(names)
             if unknown:
                 raise ValueError(f"unknown joint(s) {', '.join(map(repr, unknown))}; the "
                                  f"model has {', '.join(self.model.joint_names)}")
@@ -294,37 +392,36 @@ class DynamicsEngine(EngineSettings, EngineState):
         statistics are unchanged.
         """
         start = time.perf_counter()
-        mode, rep = self.mode, self.representation
-        link = self.model.link_names[-1]
+        saved = self.settings
+        s = self.settings = copy.copy(saved)   # its mode and representation vary here
+        m, q, qd = s.model, self.q, self.qd
+        link = m.link_names[-1]
         try:
-            for m in ('gravity_compensation', 'inverse_dynamics'):   # every kernel the
-                self.mode = m                                         # other modes call too
+            for mode in ('gravity_compensation', 'inverse_dynamics'):   # every kernel the
+                s.mode = mode                                             # other modes call
                 self.torques()
             control.pose_error(np.eye(4), np.eye(4), 'body')
-            if not self.model.floating:   # the controller modes' own passes (fixed base)
-                control.computed_torque(self.model, self.q, self.qd, self.q, self.qd,
-                                        np.zeros(self.model.nq), self.kp, self.kd)
-                control.cartesian_impedance(self.model, self.q, self.qd, self.impedance_link,
-                                            np.eye(4), self.stiffness, self.impedance_damping,
-                                            self.impedance_representation, posture=self.q)
-                names = self.model.joint_names
-                tr = control.JointTrajectory(names, names, [1.0], [self.q], start=0.0,
-                                             q=self.q, qd=self.qd)
+            if not m.floating:   # the controller modes' own passes (fixed base)
+                control.computed_torque(m, q, qd, q, qd, np.zeros(m.nq), s.kp, s.kd)
+                control.cartesian_impedance(m, q, qd, s.impedance_link, np.eye(4),
+                                            s.stiffness, s.impedance_damping,
+                                            s.impedance_representation, posture=q)
+                names = m.joint_names
+                tr = control.JointTrajectory(names, names, [1.0], [q], start=0.0, q=q, qd=qd)
                 tr.sample(0.5)
-                control.slowdown(self.model, tr)   # and the check's kernels
+                control.slowdown(m, tr)   # and the check's kernels
                 try:
-                    control.check_limits(self.model, tr)
+                    control.check_limits(m, tr)
                 except control.LimitError:   # (the warm-up state need not be within them)
                     pass
             for r in REPRESENTATIONS:
-                self.representation = r
+                s.representation = r
                 self.twists()
-                jacobian(self.model, self.q, link, r, base_pose=self.base_pose)
-                jacobian_derivative(self.model, self.q, self.qd, link, r,
-                                    base_pose=self.base_pose)
-                link_twist(self.model, self.q, self.qd, link, r, base_pose=self.base_pose)
+                jacobian(m, q, link, r, base_pose=self.base_pose)
+                jacobian_derivative(m, q, qd, link, r, base_pose=self.base_pose)
+                link_twist(m, q, qd, link, r, base_pose=self.base_pose)
         finally:
-            self.mode, self.representation = mode, rep
+            self.settings = saved
         self.link_pose(link)
         self.wrenches()
         return time.perf_counter() - start
@@ -341,7 +438,7 @@ class DynamicsEngine(EngineSettings, EngineState):
         """
         t0 = time.perf_counter()
         if now is not None:
-            self.now = now
+            self.state.now = now
         tau = self.torques()
         out = {'tau': tau, 'command': self.command(tau), 'twists': None, 'wrenches': None}
         if secondary:

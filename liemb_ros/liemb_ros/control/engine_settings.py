@@ -1,12 +1,16 @@
 """
 The settings of the dynamics engine: torque law, gains, payload, gravity, selected outputs.
 
-:class:`EngineSettings`, a part of :class:`liemb_ros.control.engine.DynamicsEngine`, holds
-every ``set_*`` method (each validates its value and raises ValueError naming the culprit)
-and :meth:`~EngineSettings.configure`, which applies several at once, all or none.  A
-payload or a gravity vector rebuilds the model (:meth:`Model.replace`).
+:data:`DEFAULTS` names every setting and its default, once: the engine takes its
+defaults from it, and so does the dynamics node's parameter table
+(:mod:`liemb_ros.ros.dynamics_parameters`).  :class:`EngineSettings`, a part that
+:class:`liemb_ros.control.engine.DynamicsEngine` owns, holds the values and the model they
+make (a payload or a gravity vector rebuilds it: :meth:`Model.replace`); each ``set_*``
+validates its value and raises ValueError naming the culprit, and
+:meth:`~EngineSettings.configured` applies several at once, all or none.
 """
 import copy
+from types import MappingProxyType
 
 import numpy as np
 
@@ -29,6 +33,19 @@ MAX_PAYLOAD_INERTIA = 1e6
 MAX_GRAVITY = 1e3
 
 
+#: every setting of the engine and its default (what the dynamics node's parameter of the
+#: same meaning defaults to), in the order they are applied
+DEFAULTS = MappingProxyType({
+    'clamp_effort': True, 'kp': (400.0,), 'kd': (40.0,), 'armature': (),
+    'friction_compensation': True, 'impedance_friction_compensation': False,
+    'stiffness': (5.0, 5.0, 5.0, 1000.0, 1000.0, 1000.0),
+    'impedance_damping': (0.1, 0.1, 0.1, 60.0, 60.0, 60.0),
+    'null_stiffness': 0.0, 'null_damping': 0.0, 'impedance_representation': 'hybrid',
+    'impedance_link': '', 'payload': ('', 0.0, (), ()), 'gravity': (),
+    'mode': 'gravity_compensation', 'representation': 'hybrid', 'twist_links': (),
+    'wrench_joints': (), 'command_joints': ()})
+
+
 def leaf_links(model):
     """Return the links no other link hangs from (tool flanges, feet), in model order."""
     parents = set(model.link_parent)
@@ -36,39 +53,52 @@ def leaf_links(model):
 
 
 class EngineSettings:
-    """The configuration side of :class:`~liemb_ros.control.engine.DynamicsEngine`."""
+    """
+    The configuration of a :class:`~liemb_ros.control.engine.DynamicsEngine` for ``model``.
 
-    # -- configuration (each validates and raises ValueError naming the culprit) --------
-    def configure(self, **settings):
+    ``settings``: values of :data:`DEFAULTS` (the others keep their default); an unknown
+    name is a TypeError, a bad value a ValueError naming it.  :attr:`model` is ``model``
+    with the payload and gravity (:attr:`base_model`: as loaded).
+    """
+
+    def __init__(self, model, **settings):
+        unknown = sorted(set(settings) - set(DEFAULTS))
+        if unknown:
+            raise TypeError(f"unknown engine setting(s) {', '.join(unknown)}")
+        self.base_model = self.model = model
+        self.index = {n: i for i, n in enumerate(model.joint_names)}   # joint -> model index
+        self._gravity = self._payload = None
+        for name, default in DEFAULTS.items():
+            getattr(self, f'set_{name}')(settings.get(name, default))
+
+    def configured(self, **settings):
         """
-        Apply several settings at once, all or none (``mode=``, ``twist_links=``, ...).
+        Return a copy with several settings changed, all or none (``mode=``, ...).
 
-        Every setting is checked on a copy first; when one is invalid, ValueError names it
-        and nothing changes (as ``set_parameters_atomically`` promises).
+        Every setting is checked on the copy; when one is invalid, ValueError names it and
+        this one is unchanged (as ``set_parameters_atomically`` promises).
         """
         trial = copy.copy(self)
         for name, value in settings.items():
-            setter = getattr(trial, f'set_{name}', None)
-            if setter is None:
+            if name not in DEFAULTS:
                 raise ValueError(f'unknown setting {name!r}')
-            setter(value)
-        self.__dict__.update(trial.__dict__)
+            getattr(trial, f'set_{name}')(value)
+        return trial
+
+    # -- each validates and raises ValueError naming the culprit ------------------------
 
     def set_mode(self, mode):
         """
         Select the torque law (:data:`MODES`).
 
-        Entering computed_torque holds the position of the next cycle (until a trajectory
-        arrives); entering cartesian_impedance holds the link's pose and the posture of the
-        next cycle (until a target pose arrives).
+        (The engine forgets its references when the mode changes: see
+        :meth:`liemb_ros.control.engine.DynamicsEngine.configure`.)
         """
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
         if mode in FIXED_BASE_MODES and self.model.floating:
             raise ValueError(f'mode {mode} needs a fixed-base robot (every joint actuated); '
                              f"'{self.model.name}' has a floating base")
-        if mode != getattr(self, 'mode', None):
-            self.trajectory = self.target_pose = self.posture = None
         self.mode = mode
 
     def _gains(self, name, values, n):
@@ -129,8 +159,6 @@ class EngineSettings:
         if representation not in control.IMPEDANCE_REPRESENTATIONS:
             raise ValueError(f'impedance_representation {representation!r}: expected one of '
                              f"{', '.join(control.IMPEDANCE_REPRESENTATIONS)}")
-        if representation != getattr(self, 'impedance_representation', representation):
-            self.target_pose = None
         self.impedance_representation = representation
 
     def set_impedance_link(self, link):
@@ -141,8 +169,6 @@ class EngineSettings:
             link = (moving or leaf_links(m))[-1]
         elif m.link_body[m.link_index(link)] < 0 and not m.floating:
             raise ValueError(f'impedance_link {link!r} is fixed to the base: it cannot move')
-        if link != getattr(self, 'impedance_link', link):
-            self.target_pose = None
         self.impedance_link = link
 
     def set_payload(self, payload):
@@ -203,8 +229,6 @@ class EngineSettings:
 
     def _rebuild(self):
         """Build the model with payload and gravity (the loaded one when neither is set)."""
-        if not hasattr(self, '_gravity') or not hasattr(self, '_payload'):
-            return
         m = self.base_model
         changes = {}
         if self._gravity is not None:
@@ -229,24 +253,24 @@ class EngineSettings:
         links = list(links) or leaf_links(self.model)
         idx = [self.model.link_index(link) for link in links]
         self.twist_links = list(links)
-        self._twist_idx = np.array(idx, dtype=np.int64)
+        self.twist_index = np.array(idx, dtype=np.int64)
 
     def set_wrench_joints(self, joints):
         """Select the joints whose transmitted wrenches are published."""
         for j in joints:
-            if j not in self._index:
-                raise ValueError(f"unknown joint {j!r}; joints: {', '.join(self._index)}")
+            if j not in self.index:
+                raise ValueError(f"unknown joint {j!r}; joints: {', '.join(self.index)}")
         self.wrench_joints = list(joints)
 
     def set_command_joints(self, joints):
         """Joint order of the effort command array (as the ros2_control controller lists)."""
         joints = list(self.model.joint_names if not joints else joints)
         for j in joints:
-            if j not in self._index:
+            if j not in self.index:
                 raise ValueError(f"unknown command joint {j!r}; joints: "
-                                 f"{', '.join(self._index)}")
+                                 f"{', '.join(self.index)}")
         self.command_joints = joints
-        self._command_index = np.array([self._index[j] for j in joints], dtype=np.int64)
+        self.command_index = np.array([self.index[j] for j in joints], dtype=np.int64)
 
     def set_clamp_effort(self, clamp):
         """Limit the effort command to the URDF ``<limit effort>`` of each joint (or not)."""

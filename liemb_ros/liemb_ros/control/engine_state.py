@@ -1,16 +1,15 @@
 """
-The state of the dynamics engine: joint states merged by name, the base, the references.
+The state of the dynamics engine: joint states merged by name, the base's odometry.
 
-:class:`EngineState`, a part of :class:`liemb_ros.control.engine.DynamicsEngine`, validates
-incoming joint states (names, lengths, NaN; :class:`StateError` keeps the last good state),
-a floating base's odometry, and the references of the torque laws (desired accelerations,
-a joint trajectory, a target pose).
+:class:`EngineState`, a part that :class:`liemb_ros.control.engine.DynamicsEngine` owns,
+validates incoming joint states (names, lengths, NaN; :class:`StateError` keeps the last
+good state) and a floating base's odometry, and keeps the last good state; the functions
+below check what messages bring for the engine's references (desired accelerations, a
+trajectory's points, a target pose) against the same plausibility bounds.
 """
 import math
 
 import numpy as np
-
-from .. import control
 
 
 #: plausibility bounds of what messages bring: beyond them an input is refused, with the
@@ -33,9 +32,30 @@ class StateError(ValueError):
 
 
 class EngineState:
-    """The input side of :class:`~liemb_ros.control.engine.DynamicsEngine`."""
+    """
+    The last good state of ``model``'s joints (and floating base): what a cycle starts from.
 
-    # -- input ----------------------------------------------------------------------------
+    ``base_pose`` (4, 4): a fixed base's mounting or a floating base's first pose (None:
+    the world origin; a floating base then waits for odometry before it is :attr:`ready`).
+    :attr:`now`: the caller's clock (s) of the last cycle: trajectories are timed by it.
+    """
+
+    def __init__(self, model, base_pose=None):
+        self.model = model
+        self.index = {n: i for i, n in enumerate(model.joint_names)}   # joint -> model index
+        self.q = np.zeros(model.nq)
+        self.qd = np.zeros(model.nv)
+        self.base_pose = None if base_pose is None else np.asarray(base_pose, dtype=float)
+        if model.floating and self.base_pose is None:
+            self.base_pose = np.eye(4)
+        self._seen = np.zeros(model.nq, dtype=bool)
+        self._all_seen = model.nq == 0
+        self._base_seen = not model.floating or base_pose is not None
+        self._cache = {}
+        self.stamp = None
+        self.ignored = {}           # joint names the model does not know -> messages with them
+        self.now = 0.0
+
     @property
     def ready(self):
         """Tell whether every joint's position (and a floating base's state) has arrived."""
@@ -46,7 +66,7 @@ class EngineState:
         missing = [n for n, s in zip(self.model.joint_names, self._seen) if not s]
         return missing + ([] if self._base_seen else ['base odometry'])
 
-    def _mapping(self, names):
+    def mapping(self, names):
         """
         Return ``(index, sel, unknown, whole)`` for the names of a message.
 
@@ -60,11 +80,11 @@ class EngineState:
             if len(set(names)) != len(names):
                 raise StateError(f'duplicate joint names ({len(names)} names, '
                                  f'{len(set(names))} distinct)')
-            known = [k for k, n in enumerate(names) if n in self._index]
-            idx = np.array([self._index[names[k]] for k in known], dtype=np.int64)
+            known = [k for k, n in enumerate(names) if n in self.index]
+            idx = np.array([self.index[names[k]] for k in known], dtype=np.int64)
             sel = None if len(known) == len(names) else np.array(known, dtype=np.int64)
             whole = sel is None and np.array_equal(idx, np.arange(self.model.nq))
-            hit = idx, sel, tuple(n for n in names if n not in self._index), whole
+            hit = idx, sel, tuple(n for n in names if n not in self.index), whole
             if len(self._cache) < 64:
                 self._cache[key] = hit
         return hit
@@ -80,7 +100,7 @@ class EngineState:
         (state unchanged) for mismatched lengths, duplicate names or a non-finite value of
         a known joint.
         """
-        idx, sel, unknown, whole = self._mapping(names)
+        idx, sel, unknown, whole = self.mapping(names)
         n = len(names)
         if len(positions) != n:
             raise StateError(f'{n} joint names but {len(positions)} positions')
@@ -144,33 +164,6 @@ class EngineState:
         self.qd[:6] = V
         self._base_seen = True
 
-    def set_desired_acceleration(self, accelerations):
-        """Desired joint accelerations, in ``command_joints`` order (inverse dynamics mode)."""
-        a = np.asarray(accelerations, dtype=float)
-        if a.shape != (len(self.command_joints),):
-            raise StateError(f'{len(self.command_joints)} command joints but {a.size} '
-                             'accelerations')
-        if not np.all(np.isfinite(a)):
-            raise StateError('non-finite desired acceleration')
-        _within(np.abs(a).max() if a.size else 0.0, MAX_ACCELERATION, 'desired acceleration',
-                'rad/s² or m/s²')
-        off = self.model.nv - self.model.nq
-        self.qdd_desired[off + self._command_index] = a
-
-    def set_trajectory(self, names, times, positions, velocities=(), accelerations=(),
-                       start=None):
-        """
-        Track a new joint trajectory (computed_torque) from ``start`` (the clock of ``now``).
-
-        It replaces the one before, starting from the current state at :attr:`now` (see
-        :class:`liemb_ros.control.JointTrajectory`); ``start`` None: :attr:`now`.  Raises
-        :class:`StateError` (nothing changes) for unknown joints, non-increasing times,
-        wrong lengths, non-finite values, before the state is known, or beyond the robot's
-        limits (:func:`liemb_ros.control.check_limits`).
-        """
-        self.trajectory = self.checked_trajectory(names, times, positions, velocities,
-                                                  accelerations, start=start)
-
     def state_snapshot(self):
         """
         Return ``(q, q̇, time)``: copies of the state and the time it is of.
@@ -187,61 +180,38 @@ class EngineState:
             now = stamp[0] + stamp[1] * 1e-9
         return q, qd, now
 
-    def checked_trajectory(self, names, times, positions, velocities=(), accelerations=(),
-                           *, start=None, state=None, part='all'):
-        """
-        Return a :class:`liemb_ros.control.JointTrajectory` checked against the limits.
 
-        ``state``: ``(q, q̇, now)`` it begins from (None: the current state and
-        :attr:`now`); ``start``: the time of ``time_from_start = 0`` (None: ``now``);
-        ``part``: what :func:`liemb_ros.control.check_limits` checks.  The feed-forward is
-        the computed-torque law's with this engine's model (payload and gravity
-        included), armature and friction compensation.  Raises :class:`StateError`.
-        """
-        if not self.ready:
-            raise StateError('no complete joint state yet: a trajectory starts from it')
-        q, qd, now = self.state_snapshot() if state is None else state
-        for values, bound, what, unit in (
-                (positions, MAX_POSITION, 'position', 'rad or m'),
-                (velocities, MAX_VELOCITY, 'velocity', 'rad/s or m/s'),
-                (accelerations, MAX_ACCELERATION, 'acceleration', 'rad/s² or m/s²')):
-            _bounded_points(values, bound, what, unit)
-        model = self.model
-        if self.base_pose is not None:   # mounted: gravity in the base frame
-            model = model.replace(gravity=self.base_pose[:3, :3].T @ model.gravity)
-        try:
-            tr = control.JointTrajectory(
-                model.joint_names, names, times, positions, velocities, accelerations,
-                start=now if start is None else start, q=q, qd=qd, now=now)
-            control.check_limits(model, tr, self.friction_compensation, self.armature,
-                                 part)
-        except ValueError as exc:   # LimitError is one
-            raise StateError(str(exc)) from None
-        return tr
+def checked_accelerations(accelerations, n):
+    """Return ``n`` desired accelerations as an array; StateError when they do not fit."""
+    a = np.asarray(accelerations, dtype=float)
+    if a.shape != (n,):
+        raise StateError(f'{n} command joints but {a.size} accelerations')
+    if not np.all(np.isfinite(a)):
+        raise StateError('non-finite desired acceleration')
+    _within(np.abs(a).max() if a.size else 0.0, MAX_ACCELERATION, 'desired acceleration',
+            'rad/s² or m/s²')
+    return a
 
-    def hold(self, names=None):
-        """
-        Hold the current position of ``names`` (None: every joint) from :attr:`now`.
 
-        Not checked: holding where the arm is asks for no motion (a joint beyond its limit,
-        or one that gravity pulls harder than its limit, is held where it is all the same).
-        """
-        names = self.model.joint_names if names is None else names
-        cols = [self._index[n] for n in names]
-        self.trajectory = control.JointTrajectory(
-            self.model.joint_names, names, [0.0], [self.q[cols]], start=self.now, q=self.q,
-            qd=self.qd)
+def checked_pose(pose):
+    """Return a target pose (4, 4) as an array; StateError unless a pose within bounds."""
+    C = np.asarray(pose, dtype=float)
+    if C.shape != (4, 4) or not np.all(np.isfinite(C)):
+        raise StateError('non-finite target pose (a finite 4x4 matrix expected)')
+    R = C[:3, :3]
+    if np.abs(R.T @ R - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0:
+        raise StateError('the target orientation is not a rotation')
+    _within(np.abs(C[:3, 3]).max(), MAX_DISTANCE, 'target position', 'm')
+    return C
 
-    def set_target_pose(self, pose):
-        """Target pose (4x4, world) of :attr:`impedance_link`; StateError when not a pose."""
-        C = np.asarray(pose, dtype=float)
-        if C.shape != (4, 4) or not np.all(np.isfinite(C)):
-            raise StateError('non-finite target pose (a finite 4x4 matrix expected)')
-        R = C[:3, :3]
-        if np.abs(R.T @ R - np.eye(3)).max() > 1e-6 or np.linalg.det(R) < 0:
-            raise StateError('the target orientation is not a rotation')
-        _within(np.abs(C[:3, 3]).max(), MAX_DISTANCE, 'target position', 'm')
-        self.target_pose = C
+
+def check_points(positions, velocities, accelerations):
+    """Raise StateError naming the first trajectory point beyond a plausibility bound."""
+    for values, bound, what, unit in (
+            (positions, MAX_POSITION, 'position', 'rad or m'),
+            (velocities, MAX_VELOCITY, 'velocity', 'rad/s or m/s'),
+            (accelerations, MAX_ACCELERATION, 'acceleration', 'rad/s² or m/s²')):
+        _bounded_points(values, bound, what, unit)
 
 
 def _bounded_points(values, bound, what, unit):

@@ -5,11 +5,13 @@ The dynamics node's parameters: their declarations, and the engine settings they
 description, type, range and whether it is read-only) for
 :func:`liemb_ros.ros.common.declare`; :func:`engine_settings` turns parameters (all of them,
 or those a run-time change sets) into the settings of
-:class:`liemb_ros.control.engine.DynamicsEngine`.
+:class:`liemb_ros.control.engine.DynamicsEngine`.  A parameter that is an engine setting
+takes its default from the engine's (:data:`liemb_ros.control.engine.DEFAULTS`, via
+:func:`default`): one source for both.
 """
 from rcl_interfaces.msg import ParameterType
 
-from ..control.engine import MODES
+from ..control.engine import DEFAULTS, MODES
 
 #: the settings of the engine that can change at run time (parameter name = setting)
 SETTINGS = ('mode', 'representation', 'twist_links', 'wrench_joints', 'command_joints',
@@ -26,28 +28,49 @@ RENAMED = {'computed_torque.kp': 'kp', 'computed_torque.kd': 'kd',
            'gravity': 'gravity', 'armature': 'armature'}
 #: the payload parameters, one engine setting ``payload = (link, mass, com, inertia)``
 PAYLOAD = ('payload.link', 'payload.mass', 'payload.com', 'payload.inertia')
+#: the default of a parameter in :func:`parameter_table` that is the engine's (:func:`default`)
+ENGINE = object()
+
+
+def default(name):
+    """
+    Return the default of parameter ``name``, an engine setting, as a parameter value.
+
+    The engine's (:data:`~liemb_ros.control.engine.DEFAULTS`) under the setting's name
+    (:data:`RENAMED`; a ``payload.*`` parameter: its part of the ``payload`` setting), a
+    sequence as a list (what a parameter of an array type holds).
+    """
+    if name in PAYLOAD:
+        value = DEFAULTS['payload'][PAYLOAD.index(name)]
+    else:
+        value = DEFAULTS[RENAMED.get(name, name)]
+    return list(value) if isinstance(value, tuple) else value
 
 
 def parameter_table():
-    """Return the ``(name, default, description, type, extra)`` of every parameter."""
+    """
+    Return the ``(name, default, description, type, extra)`` of every parameter.
+
+    The default of an engine setting is the engine's (:func:`default`).
+    """
     S, SA = ParameterType.PARAMETER_STRING, ParameterType.PARAMETER_STRING_ARRAY
     D, B = ParameterType.PARAMETER_DOUBLE, ParameterType.PARAMETER_BOOL
     DA = ParameterType.PARAMETER_DOUBLE_ARRAY
-    return (
-        ('mode', 'gravity_compensation', f"torques to publish: {' | '.join(MODES)}", S,
+    table = (
+        ('mode', ENGINE, f"torques to publish: {' | '.join(MODES)}", S,
          {}),
-        ('representation', 'hybrid', 'twist representation: body | spatial | hybrid | '
+        ('representation', ENGINE, 'twist representation: body | spatial | hybrid | '
          'mixed', S, {}),
-        ('twist_links', [], 'links whose twists are published (empty: the leaf links)',
+        ('twist_links', ENGINE, 'links whose twists are published (empty: the leaf links)',
          SA, {}),
-        ('wrench_joints', [], 'joints whose transmitted wrenches are published', SA, {}),
-        ('command_joints', [], 'joint order of ~/effort_command (empty: model order)', SA,
+        ('wrench_joints', ENGINE, 'joints whose transmitted wrenches are published', SA, {}),
+        ('command_joints', ENGINE, 'joint order of ~/effort_command (empty: model order)', SA,
          {}),
-        ('computed_torque.kp', [400.0], 'computed_torque position gains K_p [1/s^2]: '
+        ('computed_torque.kp', ENGINE, 'computed_torque position gains K_p [1/s^2]: '
          'one value or one per joint', DA, {}),
-        ('computed_torque.kd', [40.0], 'computed_torque velocity gains K_d [1/s]: one '
+        ('computed_torque.kd', ENGINE, 'computed_torque velocity gains K_d [1/s]: one '
          'value or one per joint', DA, {}),
-        ('computed_torque.friction_compensation', True, 'computed_torque: add the URDF '
+        ('computed_torque.friction_compensation', ENGINE, 'computed_torque: add the URDF '
          'Coulomb friction F tanh(qd_r / 0.003) as a feed-forward (qd_r = qd_desired + '
          'kp/kd e)', B, {}),
         ('computed_torque.goal_tolerance', [0.01], 'computed_torque: a '
@@ -65,33 +88,33 @@ def parameter_table():
          "file name in config/ or a path ('': none)", S, dict(read_only=True)),
         ('computed_torque.repeat', False, 'start the trajectory file again 1 s after it '
          'ends', B, {}),
-        ('impedance.link', '', "cartesian_impedance: the controlled link ('': the last "
+        ('impedance.link', ENGINE, "cartesian_impedance: the controlled link ('': the last "
          'leaf link)', S, {}),
-        ('impedance.representation', 'hybrid', 'rows of the impedance gains: body (about '
+        ('impedance.representation', ENGINE, 'rows of the impedance gains: body (about '
          '/ along the link axes) | hybrid (world axes, at the link origin)', S, {}),
-        ('impedance.stiffness', [5.0, 5.0, 5.0, 1000.0, 1000.0, 1000.0], 'stiffness: '
+        ('impedance.stiffness', ENGINE, 'stiffness: '
          'angular [N m/rad] x3 then linear [N/m] x3 (or one value)', DA, {}),
-        ('impedance.damping', [0.1, 0.1, 0.1, 60.0, 60.0, 60.0], 'damping: angular '
+        ('impedance.damping', ENGINE, 'damping: angular '
          '[N m s/rad] x3 then linear [N s/m] x3 (or one value)', DA, {}),
-        ('impedance.null_stiffness', 0.0, 'null-space stiffness towards the posture where '
+        ('impedance.null_stiffness', ENGINE, 'null-space stiffness towards the posture where '
          'the mode started [N m/rad] (0: none)', D, dict(lo=0.0, hi=1e4)),
-        ('impedance.null_damping', 0.0, 'null-space joint damping [N m s/rad]', D,
+        ('impedance.null_damping', ENGINE, 'null-space joint damping [N m s/rad]', D,
          dict(lo=0.0, hi=1e3)),
-        ('impedance.friction_compensation', False, 'cartesian_impedance: add the URDF '
+        ('impedance.friction_compensation', ENGINE, 'cartesian_impedance: add the URDF '
          'Coulomb friction F tanh(qd_r / 0.003) along qd_r = J+ D^-1 K e (the spring '
          'pull); shifts the static stiffness by up to the friction torque', B, {}),
-        ('payload.link', '', "link carrying a payload ('': none)", S, {}),
-        ('payload.mass', 0.0, 'payload mass [kg]', D, dict(lo=0.0, hi=1e4)),
-        ('payload.com', [], 'payload centre of mass in the link frame [m] (empty: the '
+        ('payload.link', ENGINE, "link carrying a payload ('': none)", S, {}),
+        ('payload.mass', ENGINE, 'payload mass [kg]', D, dict(lo=0.0, hi=1e4)),
+        ('payload.com', ENGINE, 'payload centre of mass in the link frame [m] (empty: the '
          'link origin)', DA, {}),
-        ('payload.inertia', [], 'payload inertia about its centre of mass in link axes: '
+        ('payload.inertia', ENGINE, 'payload inertia about its centre of mass in link axes: '
          'ixx ixy ixz iyy iyz izz [kg m^2] (empty: a point mass)', DA, {}),
-        ('gravity', [], 'gravity in the world frame [m/s^2] (empty: the model, 0 0 -9.81)',
+        ('gravity', ENGINE, 'gravity in the world frame [m/s^2] (empty: the model, 0 0 -9.81)',
          DA, {}),
-        ('armature', [], 'rotor inertia reflected to each joint [kg m^2 or kg]: one value '
+        ('armature', ENGINE, 'rotor inertia reflected to each joint [kg m^2 or kg]: one value '
          'or one per joint (empty: none); computed_torque and inverse_dynamics use '
          'M + diag(armature), as the simulation node does with its armature', DA, {}),
-        ('clamp_effort', True, 'limit ~/effort_command to the URDF <limit effort> of each '
+        ('clamp_effort', ENGINE, 'limit ~/effort_command to the URDF <limit effort> of each '
          'joint (~/joint_torques stays the computed torque)', B, {}),
         ('publish_rate', 0.0, 'outputs per second; 0 publishes on every joint_states '
          'message', D, dict(lo=0.0, hi=5000.0)),
@@ -114,6 +137,8 @@ def parameter_table():
          'warning; 0: normal', ParameterType.PARAMETER_INTEGER, dict(read_only=True)),
         ('diagnostics_period', 1.0, 'seconds between /diagnostics messages', D,
          dict(lo=0.05, hi=60.0)))
+    return tuple((name, default(name) if value is ENGINE else value, text, kind, extra)
+                 for name, value, text, kind, extra in table)
 
 
 def engine_settings(changes, current):

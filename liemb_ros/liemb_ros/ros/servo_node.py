@@ -64,87 +64,31 @@ import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import TwistStamped
 from liemb_interfaces.msg import TwistRepresented
-from rcl_interfaces.msg import ParameterType, SetParametersResult
-from rclpy.duration import Duration
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..core.model import REPRESENTATIONS
-from ..control.servo import TWIST_AXES, CommandHistory, Servo, ServoOutput, Status, checked
-from .common import (ERROR_CHARS, LATCHED, STEADY, ConfigError, RobotSource, StateWatch, declare,
-                     guarded, run, settle_heap)
+from ..control.servo import TWIST_AXES, CommandHistory, ServoOutput, Status, checked
+from .common import (ERROR_CHARS, STEADY, ConfigError, RobotSource, StateWatch, declare, guarded,
+                     run, settle_heap)
 from .conversions import shown
-from ..control.engine import FRAMES, CycleStats, DynamicsEngine, StateError, leaf_links
+from .servo_output import ServoOutputs
+from .servo_parameters import (LAW, OTHER, SINGULARITY, check_other, command_order, servo_law,
+                               parameter_table)
+from ..control.engine import FRAMES, CycleStats, EngineState, StateError
 from .wire import JointStateReader
 
-RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+# The node owns its parts: its outputs (servo_output.py: the joint commands, ~/status and
+# the /diagnostics publisher), the age of the last joint state (common.StateWatch) and the
+# state itself (control.engine_state.EngineState); its parameters are servo_parameters.py's
+# table and the law they make (imported from here too: app.parameter_docs).  This module is
+# the robot, the commands, the loop and its /diagnostics.
+
 #: streamed commands: a queue of old ones would only delay the newest
 LATEST = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
 NEWEST_STATE = QoSProfile(depth=1, reliability=qos_profile_sensor_data.reliability)
-OUTPUTS = ('velocity', 'position', 'trajectory')
-#: node parameter -> Servo keyword (the law's settings; all changeable at run time)
-LAW = {'link': 'link', 'base_frame': 'base_frame', 'mask': 'mask', 'damping': 'damping',
-       'damping_threshold': 'damping_threshold', 'joint_limit_margin': 'margin',
-       'velocity_limits': 'velocity_limits', 'velocity_scale': 'velocity_scale',
-       'acceleration_limits': 'acceleration_limits', 'smoothing_time_constant': 'smoothing'}
-SINGULARITY = ('lower_singularity_threshold', 'hard_stop_singularity_threshold')
-OTHER = ('command_timeout', 'state_timeout', 'trajectory_lookahead', 'outputs',
-         'command_joints')
-
-
-def parameter_table():
-    """Return the ``(name, default, description, type, extra)`` of every parameter."""
-    S, SA = ParameterType.PARAMETER_STRING, ParameterType.PARAMETER_STRING_ARRAY
-    D, DA = ParameterType.PARAMETER_DOUBLE, ParameterType.PARAMETER_DOUBLE_ARRAY
-    BA = ParameterType.PARAMETER_BOOL_ARRAY
-    ro = {'read_only': True}
-    return (
-        # frames
-        ('link', '', 'controlled link (empty: the first leaf link, e.g. a tool frame)', S, {}),
-        ('base_frame', '', "the 'world' of spatial / hybrid / mixed commands: a link fixed "
-         'to the root (empty: the root link)', S, {}),
-        ('world_frame', 'world', 'name of the world frame in commands (the root link)', S,
-         ro),
-        ('mask', [], 'commanded axes (wx, wy, wz, vx, vy, vz) as 6 booleans; empty: all',
-         BA, {}),
-        # loop and outputs
-        ('publish_rate', 500.0, 'servo steps and joint commands per second', D,
-         dict(ro, lo=1.0, hi=1000.0)),
-        ('outputs', ['velocity'], 'joint commands to publish: velocity | position | '
-         'trajectory', SA, {}),
-        ('command_joints', [], 'joint order of the command arrays and the trajectory '
-         '(empty: model order)', SA, {}),
-        ('trajectory_lookahead', 0.05, 'time_from_start [s] of the trajectory point', D,
-         dict(lo=1e-3, hi=10.0)),
-        ('command_timeout', 0.2, 'seconds after which a command is stale (smooth stop)',
-         D, dict(lo=1e-3, hi=3600.0)),
-        ('state_timeout', 0.5, 'seconds without joint_states after which the node stops '
-         'commanding (0: never)', D, dict(lo=0.0, hi=3600.0)),
-        # damped least squares and singularities
-        ('damping', 0.05, 'largest damping of damped least squares', D,
-         dict(lo=0.0, hi=10.0)),
-        ('damping_threshold', 0.02, 'smallest singular value of the Jacobian below which '
-         'the damping acts', D, dict(lo=0.0, hi=10.0)),
-        ('lower_singularity_threshold', 17.0, 'condition number where the speed toward a '
-         'singularity starts to fall', D, dict(lo=1.0, hi=1e6)),
-        ('hard_stop_singularity_threshold', 30.0, 'condition number where motion toward a '
-         'singularity halts', D, dict(lo=1.0, hi=1e6)),
-        # limits and smoothing
-        ('joint_limit_margin', 0.1, 'distance [rad or m] before a position limit where '
-         'joints stop', D, dict(lo=0.0, hi=10.0)),
-        ('velocity_limits', [], 'joint velocity limits (empty: the URDF; one value: '
-         'every joint)', DA, {}),
-        ('velocity_scale', 1.0, 'fraction of the velocity limits used', D,
-         dict(lo=1e-3, hi=1.0)),
-        ('acceleration_limits', [5.0], 'joint acceleration limits [rad/s^2] (one value: '
-         'every joint)', DA, {}),
-        ('smoothing_time_constant', 0.0, 'low-pass time constant [s] of the joint '
-         'velocity target (0: off)', D, dict(lo=0.0, hi=10.0)),
-        ('diagnostics_period', 1.0, 'seconds between /diagnostics messages', D,
-         dict(ro, lo=0.05, hi=60.0)))
 
 
 class ServoNode(Node):
@@ -168,19 +112,10 @@ class ServoNode(Node):
         self._latency = CycleStats()      # a command's arrival -> the output it shaped
         self._arrived = None
         self._window = (time.monotonic(), 0)
-        self._status = None
         self._errors = 0              # cycles that raised (a stop was commanded)
         self._last_error = ''
         self._failed = False          # the last cycle raised
-        self.pub = {
-            'velocity': self.create_publisher(Float64MultiArray, '~/velocity_command',
-                                              RELIABLE),
-            'position': self.create_publisher(Float64MultiArray, '~/position_command',
-                                              RELIABLE),
-            'trajectory': self.create_publisher(JointTrajectory, '~/joint_trajectory',
-                                                RELIABLE)}
-        self.pub_status = self.create_publisher(String, '~/status', LATCHED)
-        self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', RELIABLE)
+        self.outputs = ServoOutputs(self, self.p)   # joint commands, ~/status, /diagnostics
         # the newest state only (best effort, depth 1): a backlog would age every step's state
         # raw: the CDR bytes, read by wire.JointStateReader (9 µs instead of rclpy's 45 per
         # message; joint states come at the arm's rate, often 1 kHz)
@@ -196,7 +131,7 @@ class ServoNode(Node):
         self._timer = None
         self.create_timer(self.p('diagnostics_period'), self._guarded(
             self._diagnostics, '/diagnostics', stop=False), clock=STEADY)
-        self._check_other({k: self.p(k) for k in OTHER}, ConfigError)
+        check_other({k: self.p(k) for k in OTHER}, ConfigError)
         self.source.start()
         self.add_on_set_parameters_callback(self._on_parameters)
 
@@ -205,43 +140,16 @@ class ServoNode(Node):
         return self.get_parameter(name).value
 
     # -- robot and settings ---------------------------------------------------------------
-    def _law(self, model, values):
-        """Return a new Servo for ``model`` with parameter ``values`` (ValueError if bad)."""
-        kw = {LAW[k]: values[k] for k in LAW}
-        kw['link'] = kw['link'] or leaf_links(model)[0]
-        kw['base_frame'] = kw['base_frame'] or None
-        for k in ('velocity_limits',):
-            kw[k] = kw[k] if len(kw[k]) else None
-        kw['mask'] = list(kw['mask']) or None
-        return Servo(model, period=1.0 / self.p('publish_rate'),
-                     singularity_thresholds=tuple(values[k] for k in SINGULARITY), **kw)
-
-    def _check_other(self, values, error=ValueError):
-        bad = [o for o in values['outputs'] if o not in OUTPUTS]
-        if bad:
-            raise error(f"outputs: unknown {bad}; expected some of {', '.join(OUTPUTS)}")
-        for k in ('command_timeout', 'state_timeout', 'trajectory_lookahead'):
-            if not math.isfinite(values[k]):
-                raise error(f'{k} must be finite')
-
-    def _order(self, model, joints):
-        joints = list(joints) or list(model.joint_names)
-        unknown = [j for j in joints if j not in model.joint_names]
-        if unknown:
-            raise ValueError(f"command_joints: unknown joints {shown(', '.join(unknown))}; "
-                             f'the robot has {model.joint_names}')
-        return joints, np.array([model.joint_index(j) for j in joints], dtype=np.int64)
-
     def _on_robot(self, model, xml, where):
         """Build the law and the state for a (new) robot; ConfigError when they do not fit."""
         values = {k: self.p(k) for k in list(LAW) + list(SINGULARITY)}
         try:
-            servo = self._law(model, values)
-            joints, order = self._order(model, self.p('command_joints'))
+            servo = servo_law(model, values, 1.0 / self.p('publish_rate'))
+            joints, order = command_order(model, self.p('command_joints'))
         except ValueError as exc:
             raise ConfigError(f'the parameters do not fit robot {shown(model.name)} from '
                               f'{where}: {exc}') from None
-        state = DynamicsEngine(model)
+        state = EngineState(model)
         start = time.perf_counter()   # compile now, not in the first cycle
         q = model.neutral()
         for rep in REPRESENTATIONS:
@@ -250,7 +158,8 @@ class ServoNode(Node):
         servo.reset()
         warm = time.perf_counter() - start
         settle_heap()   # no full garbage collection over the libraries in the loop
-        self.servo, self.state, self._joints, self._order_idx = servo, state, joints, order
+        self.servo, self.state = servo, state
+        self.outputs.joints, self.outputs.index = joints, order
         self._cmd = None
         if self._timer is None:
             self._timer = self.create_timer(1.0 / self.p('publish_rate'), self._tick,
@@ -277,12 +186,12 @@ class ServoNode(Node):
                       'smoothing_time_constant') + SINGULARITY:
                 if not math.isfinite(values[k]):
                     raise ValueError(f'{k} must be finite')
-            self._check_other(values)
+            check_other(values)
             if self.servo is None:
                 return SetParametersResult(successful=True)
             model = self.servo.model
-            joints, order = self._order(model, values['command_joints'])
-            servo = self._law(model, values) if set(changes) & (
+            joints, order = command_order(model, values['command_joints'])
+            servo = servo_law(model, values, 1.0 / self.p('publish_rate')) if set(changes) & (
                 set(LAW) | set(SINGULARITY)) else None
         except ValueError as exc:
             return SetParametersResult(successful=False, reason=str(exc))
@@ -293,7 +202,7 @@ class ServoNode(Node):
             self.servo = servo
             if 'link' in changes or 'base_frame' in changes:
                 self._cmd = None    # a twist meant for another link or frame: stop
-        self._joints, self._order_idx = joints, order
+        self.outputs.joints, self.outputs.index = joints, order
         return SetParametersResult(successful=True)
 
     # -- input ----------------------------------------------------------------------------
@@ -461,7 +370,8 @@ class ServoNode(Node):
             if self.servo is not None:
                 self.servo.reset()
             q = np.asarray(self.state.q, dtype=float)
-            self._publish(ServoOutput(np.zeros(len(q)), q, self._status, math.nan, 0.0))
+            self.outputs.publish(ServoOutput(np.zeros(len(q)), q, self.outputs.status,
+                                             math.nan, 0.0))
         except Exception as exc2:  # noqa: B902 - nothing more this node can do
             self.get_logger().error(f'could not command a stop: {exc2}')
 
@@ -495,45 +405,11 @@ class ServoNode(Node):
             out = servo.twist_step(q, V, representation=rep or 'hybrid', frame=frame, dt=dt)
         self._stats.add(time.perf_counter() - t0)
         self._history.add(t_ros, out.velocities)
-        self._publish(out)
+        self.outputs.publish(out)
         self._failed = False
         if self._arrived is not None:
             self._latency.add(time.perf_counter() - self._arrived)
             self._arrived = None
-
-    def _publish(self, out):
-        """
-        Publish the joint commands of ``out``, each only when finite.
-
-        An output that is not finite raises FloatingPointError before it goes out (the
-        cycle's error handling then commands a stop); the ones before it went out.
-        """
-        order = self._order_idx
-        outputs = self.p('outputs')
-        velocities = _finite(out.velocities[order], 'velocity')
-        if 'velocity' in outputs:
-            self.pub['velocity'].publish(_array(velocities))
-        if 'position' in outputs:
-            self.pub['position'].publish(_array(_finite(out.positions[order], 'position')))
-        if 'trajectory' in outputs:
-            ahead = self.p('trajectory_lookahead')
-            traj = JointTrajectory(joint_names=list(self._joints))
-            traj.points = [JointTrajectoryPoint(
-                positions=_finite(out.positions[order] + ahead * velocities,
-                                  'trajectory').tolist(),
-                velocities=velocities.tolist(),
-                time_from_start=Duration(seconds=ahead).to_msg())]
-            self.pub['trajectory'].publish(traj)
-        if out.status != self._status:
-            self._status = out.status
-            self.pub_status.publish(String(data=out.status.label))
-            text = f'status: {out.status.label} (condition number {out.condition:.3g})'
-            # one call site per severity: rclpy refuses a severity change at one site
-            if out.status in (Status.HALT_FOR_SINGULARITY, Status.HALT_FOR_JOINT_LIMIT,
-                              Status.INVALID_COMMAND):
-                self.get_logger().warning(text)
-            else:
-                self.get_logger().info(text)
 
     def _diagnostics(self):
         st = DiagnosticStatus(name='liemb_servo', hardware_id='liemb_ros')
@@ -584,7 +460,7 @@ class ServoNode(Node):
                 ('last_error', self._last_error or 'none'))]
         msg = DiagnosticArray(status=[st])
         msg.header.stamp = self.get_clock().now().to_msg()
-        self.pub_diag.publish(msg)
+        self.outputs.pub_diag.publish(msg)
 
 
 def _names(names, first=32):
@@ -594,20 +470,6 @@ def _names(names, first=32):
     more = len(names) - first
     text = shown(', '.join(itertools.islice(names, first)))
     return text + (f' and {more} more' if more > 0 else '')
-
-
-def _finite(values, what):
-    """Return ``values``; FloatingPointError (nothing published) unless every one is finite."""
-    if not np.isfinite(values).all():
-        raise FloatingPointError(f'non-finite {what} command {values.tolist()} not published')
-    return values
-
-
-def _array(values):
-    msg = Float64MultiArray()
-    msg.layout.dim = [MultiArrayDimension(label='joints', size=len(values), stride=len(values))]
-    msg.data = values.tolist()
-    return msg
 
 
 def main(args=None):

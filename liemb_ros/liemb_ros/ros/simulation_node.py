@@ -108,42 +108,38 @@ whole before any is applied.
 """
 import sys
 import time
-import warnings
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray
+from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import WrenchStamped
-from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
-from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, String
+from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
-from tf2_msgs.msg import TFMessage
-from visualization_msgs.msg import MarkerArray
 
 from ..core.dynamics import inverse_dynamics
 from ..core.kinematics import forward_kinematics
-from ..sim.simulator import Simulator, SimulationWarning
-from .common import (LATCHED, STEADY, ConfigError, Preparation, RobotSource, declare, guarded, run,
+from .common import (STEADY, ConfigError, Preparation, RobotSource, declare, guarded, run,
                      settle_heap, topic_token)
 from .conversions import shown
-from .simulation_output import SimulationOutput
-from .simulation_parameters import FINITE, SimulationParameters, parameter_table
+from .simulation_output import RELIABLE, Dropped, SimulationOutputs
+from . import simulation_parameters as parameters
 from .simulation_stepping import SimulationStepping
 
-# The node is put together from three parts: simulation_parameters.py (declarations and
-# checks), simulation_stepping.py (commands and the real-time loop), simulation_output.py
-# (what it publishes); this module holds the robot's set-up, the services and main().
-RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-TF_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+# The node owns its parts: its outputs (simulation_output.py: the publishers and what a
+# state publishes, /diagnostics), its stepping (simulation_stepping.py: the commands, drive,
+# wrenches and the real-time or lock-step loop) and the messages it dropped; its
+# parameters are simulation_parameters.py's table and the functions that read it (the
+# Simulator they describe, the checks of a run-time change).  This module is the robot's
+# set-up, the subscriptions, the services and main().
+
 #: streamed commands: a queue of old ones would only delay the newest
 LATEST = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
 
 
-class SimulationNode(SimulationParameters, SimulationStepping, SimulationOutput, Node):
+class SimulationNode(Node):
     """Thin ROS adapter over :class:`liemb_ros.sim.simulator.Simulator`."""
 
     NAME = 'liemb_simulation'
@@ -151,51 +147,28 @@ class SimulationNode(SimulationParameters, SimulationStepping, SimulationOutput,
     def __init__(self, **kwargs):
         super().__init__(self.NAME, **kwargs)
         self.source = RobotSource(self, self._on_robot)
-        declare(self, parameter_table())
-        self.sim = None
-        self.model = None
-        self._hold = None
+        declare(self, parameters.parameter_table())
         self._candidate = self._preparing = None
-        self.paused = False
-        self.error = None
-        self._command = None
-        self._command_time = None
-        self._drive = None
-        self._wall = None
-        self._rtf_window = []
-        self._rejected = 0
-        self._last_rejected = None
-        self._ignored = {}
-        self._wrench_subs = []
-        self._wrenches = {}
-        self._wrench_on = False
-        self._lock = None           # lock-step state (parameter lockstep)
-        self._check_numbers(FINITE)
-        self.sim_time = self.p('publish_clock') or self.p('use_sim_time')
+        parameters.check_numbers(self.p, parameters.FINITE)
+        sim_time = self.p('publish_clock') or self.p('use_sim_time')
         if self.p('use_sim_time') and not self.p('publish_clock'):
             self.get_logger().info('use_sim_time: this node publishes /clock')
-        self.pub_js = self.create_publisher(JointState, 'joint_states', RELIABLE)
-        self.pub_tf = self.create_publisher(TFMessage, '/tf', TF_QOS)
-        self.pub_tf_static = self.create_publisher(TFMessage, '/tf_static', LATCHED)
-        self.pub_description = self.create_publisher(String, 'robot_description', LATCHED)
-        self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', RELIABLE)
-        self.pub_clock = (self.create_publisher(Clock, '/clock', RELIABLE)
-                          if self.sim_time else None)
-        self.pub_odom = None
-        self.pub_contacts = self.pub_contact_markers = None
-        if self.p('contact'):
-            self.pub_contacts = self.create_publisher(WrenchStamped, '~/contacts', RELIABLE)
-            self.pub_contact_markers = self.create_publisher(MarkerArray, '~/contact_markers',
-                                                             RELIABLE)
+        self.dropped = Dropped()   # messages and callback errors: /diagnostics counts them
+        self.outputs = SimulationOutputs(self, self.p, sim_time)
+        self.stepping = SimulationStepping(self.p, self.get_logger(), self.outputs,
+                                           self.dropped)
+        self._wrench_subs = []
+        stepping = self.stepping
         self.create_subscription(Float64MultiArray, '~/effort_command',
-                                 self._guarded(self._on_command, '~/effort_command'), RELIABLE)
+                                 self._guarded(stepping.on_command, '~/effort_command'),
+                                 RELIABLE)
         self.create_subscription(JointState, '~/effort',
-                                 self._guarded(self._on_effort, '~/effort'),
+                                 self._guarded(stepping.on_effort, '~/effort'),
                                  qos_profile_sensor_data)
         for kind in ('velocity', 'position'):   # only the newest matters: no backlog
             self.create_subscription(
                 Float64MultiArray, f'~/{kind}_command',
-                self._guarded(lambda msg, kind=kind: self._on_drive(kind, msg),
+                self._guarded(lambda msg, kind=kind: stepping.on_drive(kind, msg),
                               f'~/{kind}_command'), LATEST)
         self.create_service(Trigger, '~/reset', self._guarded(self._on_reset, '~/reset'))
         self.create_service(SetBool, '~/pause', self._guarded(self._on_pause, '~/pause'))
@@ -207,6 +180,15 @@ class SimulationNode(SimulationParameters, SimulationStepping, SimulationOutput,
         self.source.start()
         self.add_on_set_parameters_callback(self._guarded(self._on_parameters, 'parameters'))
 
+    def p(self, name):
+        """Return the value of parameter ``name``."""
+        return self.get_parameter(name).value
+
+    @property
+    def sim(self):
+        """Return the :class:`~liemb_ros.sim.Simulator` being stepped (None: no robot yet)."""
+        return self.stepping.sim
+
     def _guarded(self, callback, where):
         """
         Return ``callback`` inside the node's error handling (:func:`~.common.guarded`).
@@ -217,8 +199,7 @@ class SimulationNode(SimulationParameters, SimulationStepping, SimulationOutput,
         with the reason (the state it left is not trusted; ``~/reset`` starts again).
         """
         def on_error(text, args):
-            self._rejected += 1
-            self._last_rejected = text
+            self.dropped.add(text)
             self.get_logger().error(f'{text} (ignored)', throttle_duration_sec=1.0)
             if where == 'parameters':
                 return SetParametersResult(successful=False, reason=text)
@@ -226,37 +207,28 @@ class SimulationNode(SimulationParameters, SimulationStepping, SimulationOutput,
                 args[1].success, args[1].message = False, text
                 return args[1]
             if where == 'the simulation loop' and self.sim is not None:
-                self._stop(text)
+                self.stepping.stop(text)
             return None
         return guarded(callback, where, on_error)
+
+    def _on_parameters(self, params):
+        """Check every changed parameter first, then apply them all (or none)."""
+        reason = parameters.refused_change(params, self.sim)
+        if reason is not None:
+            return SetParametersResult(successful=False, reason=reason)
+        if any(prm.name == 'real_time_factor' for prm in params):
+            self.stepping.paced_from_now()
+        return SetParametersResult(successful=True)
 
     # -- robot ------------------------------------------------------------------------------
     def _on_robot(self, model, xml, where):
         """Build the simulator for a robot (a new description replaces the old one)."""
         try:
-            damping, armature = self.p('damping'), self.p('armature')
-            friction = self.p('friction')
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter('always', SimulationWarning)
-                sim = Simulator(
-                    model, dt=self.p('dt'), integrator=self.p('integrator'),
-                    coordinates=self.p('coordinates'), update=self.p('update'),
-                    damping=None if damping < 0 else damping,
-                    damping_method=self.p('damping_method'),
-                    armature='auto' if armature < 0 else armature,
-                    limits=self.p('joint_limits'),
-                    limit_time_constant=self.p('limit_time_constant'),
-                    effort_limits=self.p('effort_limits'),
-                    friction=None if friction < 0 else friction,
-                    friction_velocity=self.p('friction_velocity'),
-                    contact=self._contact_model(model, xml, where),
-                    **self._initial_state(model))
-            for w in caught:
-                self.get_logger().warning(str(w.message))
-            command_order = self._joint_order(model, self.p('command_joints'))
-            wrench_links = self._wrench_links(model, self.p('wrench_links'))
-            self._check_amplitude(sim, np.asarray(self.p('test_torque_amplitude'),
-                                                  dtype=float))
+            sim = parameters.simulator(self.p, model, xml, where, self.get_logger().warning)
+            command_order = parameters.joint_order(model, self.p('command_joints'))
+            wrench_links = parameters.wrench_links(model, self.p('wrench_links'))
+            parameters.check_amplitude(sim, np.asarray(self.p('test_torque_amplitude'),
+                                                       dtype=float))
         except ValueError as exc:
             raise ConfigError(f"cannot simulate robot {shown(model.name)} from {where}: "
                               f'{exc}') from None
@@ -286,30 +258,20 @@ class SimulationNode(SimulationParameters, SimulationStepping, SimulationOutput,
         model = sim.model
         if self._timer is not None:
             self.destroy_timer(self._timer)
-        self.sim, self.model, self._command_order = sim, model, command_order
-        K, D = self.p('joint_hold_stiffness'), self.p('joint_hold_damping')
-        self._hold = (K, D, sim.q.copy()) if K > 0 or D > 0 else None
-        self._hold_tau = np.zeros(model.nq)
-        self.error, self._command, self._command_time = None, None, None
-        self._drive = None
         for sub in self._wrench_subs:
             self.destroy_subscription(sub)
-        self._wrenches = {}
+        self.stepping.serve(sim, command_order)
         self._wrench_subs = [
             self.create_subscription(
                 WrenchStamped, f'~/external_wrench/{topic_token(link)}',
-                self._guarded(lambda msg, link=link: self._on_wrench(link, msg),
+                self._guarded(lambda msg, link=link: self.stepping.on_wrench(link, msg),
                               f'~/external_wrench/{topic_token(link)}'), LATEST)
             for link in wrench_links]
-        if where != 'the robot_description topic':
-            self.pub_description.publish(String(data=xml))
-        if model.floating and self.pub_odom is None:
-            self.pub_odom = self.create_publisher(Odometry, '~/odom', RELIABLE)
-        self._publish_static()
-        self._wall = time.monotonic()
-        self._start_lockstep()
+        self.outputs.serve(sim, None if where == 'the robot_description topic' else xml)
+        self.stepping.start()
         self._timer = self.create_timer(1.0 / self.p('publish_rate'),
-                                        self._guarded(self._tick, 'the simulation loop'),
+                                        self._guarded(self.stepping.tick,
+                                                      'the simulation loop'),
                                         clock=STEADY)
         base = ', floating base' if model.floating else ''
         settle_heap()   # no full garbage collection over the libraries in the loop
@@ -320,45 +282,48 @@ class SimulationNode(SimulationParameters, SimulationStepping, SimulationOutput,
             f"{self.p('real_time_factor')}x real time; kernels ready in "
             f"{warm:.1f} s")
 
+    def _diagnostics(self):
+        """Publish ``/diagnostics`` (the diagnostics timer)."""
+        if self.sim is not None:
+            self.outputs.publish_diagnostics(*self.outputs.status(self.stepping, self.dropped))
+            return
+        err = self.source.error
+        if self._preparing is not None:
+            message = (f"compiling kernels for robot {shown(self._candidate.model.name)} "
+                       f'({self._preparing.seconds:.0f} s so far)')
+        else:
+            message = (f'unusable robot description: {err}' if err else
+                       'waiting for the robot description on '
+                       + self.resolve_topic_name('robot_description'))
+        self.outputs.publish_diagnostics(
+            DiagnosticStatus.ERROR if err else DiagnosticStatus.WARN, message)
+
     # -- services ---------------------------------------------------------------------------
     def _on_reset(self, req, resp):
         if self.sim is None:
             resp.success, resp.message = False, 'no robot model loaded yet'
             return resp
-        self.sim.reset()
-        self.error = None
-        self._command = self._command_time = None   # a held command must not act again
-        self._release_drive()
-        self._wrenches = {}
-        self.sim.clear_wrenches()
-        self._wall = time.monotonic()
-        self._start_lockstep()      # publish the initial state again and wait for its answer
+        self.stepping.reset()
         resp.success, resp.message = True, ('simulation reset to the initial state; held '
                                             'commands cleared')
         return resp
 
     def _on_pause(self, req, resp):
-        self.paused = bool(req.data)
-        self._wall = time.monotonic()
-        if self._lock is not None and self.sim is not None:   # pace from now on
-            self._lock['wall0'], self._lock['t0'] = self._wall, self.sim.t
-        resp.success, resp.message = True, 'paused' if self.paused else 'running'
+        self.stepping.pause(req.data)
+        resp.success, resp.message = True, 'paused' if self.stepping.paused else 'running'
         return resp
 
     def _on_step(self, req, resp):
-        if self.sim is None or self.error is not None:
+        stepping = self.stepping
+        if self.sim is None or stepping.error is not None:
             resp.success = False
-            resp.message = 'no robot model loaded yet' if self.sim is None else self.error
+            resp.message = 'no robot model loaded yet' if self.sim is None else stepping.error
             return resp
-        if not self.paused:
+        if not stepping.paused:
             resp.success, resp.message = False, 'pause the simulation first (~/pause)'
             return resp
-        self._advance(1.0 / self.p('publish_rate'))
-        self._publish()
-        if self._lock is not None:
-            self._lock['published'], self._lock['answered'] = time.monotonic(), False
-        resp.success = self.error is None
-        resp.message = f't = {self.sim.t:.6f} s' if resp.success else self.error
+        resp.success = stepping.step()
+        resp.message = f't = {self.sim.t:.6f} s' if resp.success else stepping.error
         return resp
 
 

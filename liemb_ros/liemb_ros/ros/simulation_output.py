@@ -1,10 +1,13 @@
 """
 The simulation node's output: joint states, transforms, odometry, contacts, diagnostics.
 
-:class:`SimulationOutput`, a part of :class:`liemb_ros.ros.simulation_node.SimulationNode`,
-publishes after every tick ``joint_states`` (with the applied effort), ``/tf`` (and once
-``/tf_static``), ``~/odom`` for a floating base, ``/clock`` in simulation time, and with
-contact ``~/contacts`` and ``~/contact_markers``; on its own timer ``/diagnostics``.
+:class:`SimulationOutputs`, a part that :class:`liemb_ros.ros.simulation_node.SimulationNode`
+owns, holds the node's publishers and publishes a state its stepping
+(:class:`~liemb_ros.ros.simulation_stepping.SimulationStepping`) checked: ``joint_states``
+(with the applied effort), ``/tf`` (and once per robot ``/tf_static``), ``~/odom`` for a
+floating base, ``/clock`` in simulation time, and with contact ``~/contacts`` and
+``~/contact_markers``; on the node's diagnostics timer ``/diagnostics``, which count the
+messages the node dropped (:class:`Dropped`).
 """
 import time
 
@@ -13,20 +16,79 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Point, TransformStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy.duration import Duration
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
+from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ..core.kinematics import forward_kinematics
-from ..sim.simulator import SimulationError
+from .common import LATCHED
 from .conversions import quaternion_xyzw, shown, to_time
 
+RELIABLE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+TF_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 
-class SimulationOutput:
-    """The publishing side of :class:`~liemb_ros.ros.simulation_node.SimulationNode`."""
 
-    # -- output -----------------------------------------------------------------------------
+class Dropped:
+    """The messages (and callback errors) a simulation node dropped: how many, the last."""
+
+    def __init__(self):
+        self.count = 0
+        self.last = None
+
+    def add(self, what):
+        """Count a dropped message; ``what``: why (quoted in ``/diagnostics``)."""
+        self.count += 1
+        self.last = what
+
+
+class SimulationOutputs:
+    """
+    The outputs of a simulation node: its publishers and the messages of a state.
+
+    ``node``: the node whose topics (``joint_states``, ``/tf``, ``/tf_static``,
+    ``robot_description``, ``/diagnostics``, ``/clock``, ``~/odom``, ``~/contacts``,
+    ``~/contact_markers``), clock and parameters (``publish_tf``, ``publish_link_tf``,
+    ``world_frame``, ``contact_marker_scale``, ...) these are; ``p(name)``: a parameter's
+    value; ``sim_time``: stamps are simulation time, published on ``/clock``.
+    :meth:`serve` gives it the simulator of a new robot.
+    """
+
+    def __init__(self, node, p, sim_time):
+        self.node, self.p = node, p
+        self.sim = self.model = None
+        self.pub_js = node.create_publisher(JointState, 'joint_states', RELIABLE)
+        self.pub_tf = node.create_publisher(TFMessage, '/tf', TF_QOS)
+        self.pub_tf_static = node.create_publisher(TFMessage, '/tf_static', LATCHED)
+        self.pub_description = node.create_publisher(String, 'robot_description', LATCHED)
+        self.pub_diag = node.create_publisher(DiagnosticArray, '/diagnostics', RELIABLE)
+        self.pub_clock = (node.create_publisher(Clock, '/clock', RELIABLE)
+                          if sim_time else None)
+        self.pub_odom = None
+        self.pub_contacts = self.pub_contact_markers = None
+        if p('contact'):
+            self.pub_contacts = node.create_publisher(WrenchStamped, '~/contacts', RELIABLE)
+            self.pub_contact_markers = node.create_publisher(MarkerArray, '~/contact_markers',
+                                                             RELIABLE)
+
+    def serve(self, sim, xml=None):
+        """
+        Publish the states of ``sim`` (a new robot's) from now on; its fixed transforms now.
+
+        ``xml``: the robot's URDF, republished on the latched ``robot_description`` (None:
+        it came from that topic).
+        """
+        self.sim, self.model = sim, sim.model
+        if xml is not None:
+            self.pub_description.publish(String(data=xml))
+        if self.model.floating and self.pub_odom is None:
+            self.pub_odom = self.node.create_publisher(Odometry, '~/odom', RELIABLE)
+        if self.p('publish_tf'):
+            self.pub_tf_static.publish(
+                TFMessage(transforms=self._transforms(self._stamp(), moving=False)))
+
     def _stamp(self, at=None):
         """
         Return the stamp of the present state: simulation time with ``/clock``, else ROS time.
@@ -36,38 +98,19 @@ class SimulationOutput:
         """
         if self.pub_clock is not None:
             return to_time(self.sim.t)
-        now = self.get_clock().now()
+        now = self.node.get_clock().now()
         if at is None:
             return now.to_msg()
         late = max(time.monotonic() - at, 0.0)
         return (now - Duration(nanoseconds=int(late * 1e9))).to_msg()
 
-    def _publish(self, at=None):
+    def publish(self, effort, at=None):
         """
-        Publish the state, after checking it (:meth:`Simulator.check`): no absurd state goes out.
+        Publish the present state with the applied ``effort`` (nq,), already checked finite.
 
-        A state that is not plausible (not finite, too fast, off the energy books, deeper in
-        a plane than a contact can push back from) stops the simulation with the reason
-        instead, and nothing is published (the simulator is back at the last state that
-        passed, which went out before); so does an effort that is not finite.
+        ``at`` (steady clock): the instant the state describes (:meth:`_stamp`).
         """
         sim, model = self.sim, self.model
-        if self.error is not None:
-            return
-        try:
-            sim.check()
-        except SimulationError as exc:
-            self._stop(exc)
-            return
-        effort = self.applied_torque(sim.t)
-        if self._drive is not None:
-            effort = effort + self.drive_effort()
-        if self._hold is not None:
-            effort = effort + self._hold_tau
-        effort = np.clip(effort, -sim.effort_limit, sim.effort_limit)   # applied
-        if not np.all(np.isfinite(effort)):
-            self._stop(f'the applied effort is not finite ({effort.tolist()})')
-            return
         stamp = self._stamp(at)
         if self.pub_clock is not None:
             self.pub_clock.publish(Clock(clock=stamp))
@@ -159,11 +202,6 @@ class SimulationOutput:
                                   np.linalg.solve(Cs[index[parent]], Cs[i])))
         return out
 
-    def _publish_static(self):
-        if self.p('publish_tf'):
-            self.pub_tf_static.publish(
-                TFMessage(transforms=self._transforms(self._stamp(), moving=False)))
-
     def _odometry(self, stamp):
         C, V = self.sim.base_pose, self.sim.qd[:6]
         msg = Odometry()
@@ -180,66 +218,64 @@ class SimulationOutput:
         v.x, v.y, v.z = (float(x) for x in V[3:])
         return msg
 
-    def _diagnostics(self):
-        st = DiagnosticStatus(name='liemb_simulation', hardware_id='liemb_ros')
-        if self.sim is None:
-            err = self.source.error
-            st.level = DiagnosticStatus.ERROR if err else DiagnosticStatus.WARN
-            if self._preparing is not None:
-                st.message = (f"compiling kernels for robot {shown(self._candidate.model.name)} "
-                              f'({self._preparing.seconds:.0f} s so far)')
-            else:
-                st.message = (f'unusable robot description: {err}' if err else
-                              'waiting for the robot description on '
-                              + self.resolve_topic_name('robot_description'))
+    def status(self, stepping, dropped):
+        """
+        Return ``(level, message, values)`` of ``/diagnostics`` for a running simulation.
+
+        ``stepping``: the node's :class:`~liemb_ros.ros.simulation_stepping.SimulationStepping`
+        (whether it stopped, is paused or waits, its drive, wrenches, lock-step and pace);
+        ``dropped``: the node's :class:`Dropped`.
+        """
+        sim, lock, drive = self.sim, stepping.lock, stepping.drive
+        d = sim.diagnostics()
+        w = stepping.rtf_window
+        wall = sum(x[2] for x in w)
+        rtf = sum(x[1] for x in w) / wall if wall > 0 else 0.0
+        if stepping.error is not None:
+            level, message = DiagnosticStatus.ERROR, f'stopped: {stepping.error}'
+        elif stepping.paused:
+            level, message = DiagnosticStatus.OK, 'paused'
+        elif stepping.waiting_for_command or (lock is not None and not lock['ever']):
+            level, message = DiagnosticStatus.OK, 'waiting for the first command'
         else:
-            d = self.sim.diagnostics()
-            w = self._rtf_window
-            wall = sum(x[2] for x in w)
-            rtf = sum(x[1] for x in w) / wall if wall > 0 else 0.0
-            if self.error is not None:
-                st.level, st.message = DiagnosticStatus.ERROR, f'stopped: {self.error}'
-            elif self.paused:
-                st.level, st.message = DiagnosticStatus.OK, 'paused'
-            elif ((self.p('wait_for_command') and self._command is None
-                   and self._drive is None)
-                  or (self._lock is not None and not self._lock['ever'])):
-                st.level, st.message = DiagnosticStatus.OK, 'waiting for the first command'
-            else:
-                st.level, st.message = DiagnosticStatus.OK, 'running'
-            drive = 'effort' if self._drive is None else (
-                f"{self._drive['queue'][-1][1]} (computed torque, "
-                f"{self.p('drive_frequency'):g} Hz)")
-            values = [('sim_time', f"{d['t']:.4f}"), ('real_time_factor', f'{rtf:.3f}'),
-                      ('steps', str(d['steps'])), ('energy', f"{d['energy']:.6g}"),
-                      ('energy_balance_error', f"{d['energy_balance_error']:.3e}"),
-                      ('contact_work', f"{d['contact_work']:.3e}"),
-                      ('integrator', self.p('integrator')), ('dt', str(self.p('dt'))),
-                      ('coordinates', self.p('coordinates')), ('drive', drive),
-                      ('limit_energy', f"{d['limit_energy']:.3e}"),
-                      ('joints_in_limit', ', '.join(
-                          n for n, x in zip(self.model.joint_names, d['in_limit']) if x)
-                       or 'none'),
-                      ('external_wrenches', ', '.join(self._wrenches) or 'none'),
-                      ('lockstep', 'off' if self._lock is None else 'on'),
-                      ('lockstep_missed', '0' if self._lock is None
-                       else str(self._lock['missed'])),
-                      ('dropped', str(self._rejected)),
-                      ('last_dropped', self._last_rejected or 'none'),
-                      ('ignored_joints', shown(', '.join(self._ignored)) if self._ignored
-                       else 'none')]
-            if self.sim.contact is not None:
-                contacts = self.sim.contacts()
-                values += [('contacts', str(len(contacts))),
-                           ('links_in_contact', ', '.join(sorted({c.link for c in contacts}))
-                            or 'none'),
-                           ('contact_energy', f"{d['contact_energy']:.3e}")]
-            if 'constraint_violation' in d:
-                values.append(('max_constraint_violation',
-                               f"{float(np.max(d['constraint_violation'], initial=0.0)):.3e}"))
-            st.values = [KeyValue(key=k, value=v) for k, v in values]
+            level, message = DiagnosticStatus.OK, 'running'
+        drive = 'effort' if drive is None else (
+            f"{drive['queue'][-1][1]} (computed torque, {self.p('drive_frequency'):g} Hz)")
+        ignored = stepping.ignored
+        values = [('sim_time', f"{d['t']:.4f}"), ('real_time_factor', f'{rtf:.3f}'),
+                  ('steps', str(d['steps'])), ('energy', f"{d['energy']:.6g}"),
+                  ('energy_balance_error', f"{d['energy_balance_error']:.3e}"),
+                  ('contact_work', f"{d['contact_work']:.3e}"),
+                  ('integrator', self.p('integrator')), ('dt', str(self.p('dt'))),
+                  ('coordinates', self.p('coordinates')), ('drive', drive),
+                  ('limit_energy', f"{d['limit_energy']:.3e}"),
+                  ('joints_in_limit', ', '.join(
+                      n for n, x in zip(self.model.joint_names, d['in_limit']) if x)
+                   or 'none'),
+                  ('external_wrenches', ', '.join(stepping.wrenches) or 'none'),
+                  ('lockstep', 'off' if lock is None else 'on'),
+                  ('lockstep_missed', '0' if lock is None else str(lock['missed'])),
+                  ('dropped', str(dropped.count)),
+                  ('last_dropped', dropped.last or 'none'),
+                  ('ignored_joints', shown(', '.join(ignored)) if ignored else 'none')]
+        if sim.contact is not None:
+            contacts = sim.contacts()
+            values += [('contacts', str(len(contacts))),
+                       ('links_in_contact', ', '.join(sorted({c.link for c in contacts}))
+                        or 'none'),
+                       ('contact_energy', f"{d['contact_energy']:.3e}")]
+        if 'constraint_violation' in d:
+            values.append(('max_constraint_violation',
+                           f"{float(np.max(d['constraint_violation'], initial=0.0)):.3e}"))
+        return level, message, values
+
+    def publish_diagnostics(self, level, message, values=()):
+        """Publish ``/diagnostics``: one status, ``values`` its ``(key, value)`` pairs."""
+        st = DiagnosticStatus(name='liemb_simulation', hardware_id='liemb_ros', level=level,
+                              message=message,
+                              values=[KeyValue(key=k, value=v) for k, v in values])
         msg = DiagnosticArray(status=[st])
-        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.header.stamp = self.node.get_clock().now().to_msg()
         self.pub_diag.publish(msg)
 
 

@@ -3,22 +3,22 @@ The simulation node's parameters: their declarations and the checks of their val
 
 :func:`parameter_table` lists every parameter of ``config/simulation.yaml`` (name, default,
 description, type, range and whether it is read-only) for
-:func:`liemb_ros.ros.common.declare`; :class:`SimulationParameters`, a part of
-:class:`liemb_ros.ros.simulation_node.SimulationNode`, reads them, refuses values that
-cannot work (NaN, a wrong number of initial positions, unknown joints or links) with
-:class:`~liemb_ros.ros.common.ConfigError` or ``ValueError`` naming the parameter, checks
-run-time changes as a whole before any is applied, and builds the contact model and
-initial state they describe.
+:func:`liemb_ros.ros.common.declare`.  The functions below read them through ``p(name)``
+(the node's parameter value, :meth:`~liemb_ros.ros.simulation_node.SimulationNode.p`),
+refuse values that cannot work (NaN, a wrong number of initial positions, unknown joints
+or links) with :class:`~liemb_ros.ros.common.ConfigError` or ``ValueError`` naming the
+parameter, build the :class:`~liemb_ros.sim.Simulator` they describe (contact model and
+initial state included) and check run-time changes as a whole before any is applied.
 """
 import os
-import time
+import warnings
 
 import numpy as np
-from rcl_interfaces.msg import ParameterType, SetParametersResult
+from rcl_interfaces.msg import ParameterType
 
 from ..sim.contact import MESH_MODES, ContactModel, rpy_matrix
 from ..sim.scenario import ready_configuration
-from ..sim.simulator import COORDINATES, INTEGRATORS, UPDATES
+from ..sim.simulator import COORDINATES, INTEGRATORS, UPDATES, SimulationWarning, Simulator
 from .common import ConfigError
 from .conversions import shown
 
@@ -143,123 +143,153 @@ def parameter_table():
          dict(ro, lo=0.05, hi=60.0)))
 
 
-class SimulationParameters:
-    """The parameter side of :class:`~liemb_ros.ros.simulation_node.SimulationNode`."""
+#: the parameters that may change at run time and must then be finite
+FINITE_CHANGES = ('real_time_factor', 'effort_timeout', 'test_torque_amplitude',
+                  'test_torque_frequency', 'drive_frequency')
 
-    def p(self, name):
-        """Return the value of parameter ``name``."""
-        return self.get_parameter(name).value
 
-    def _check_numbers(self, names):
-        """Raise ConfigError when a numeric parameter holds NaN or infinity."""
-        for name in names:
-            value = np.asarray(self.p(name), dtype=float)
-            if not np.all(np.isfinite(value)):
-                raise ConfigError(f'parameter {name} must be finite, got {value.tolist()}')
+def check_numbers(p, names):
+    """Raise ConfigError when a numeric parameter of ``names`` holds NaN or infinity."""
+    for name in names:
+        value = np.asarray(p(name), dtype=float)
+        if not np.all(np.isfinite(value)):
+            raise ConfigError(f'parameter {name} must be finite, got {value.tolist()}')
 
-    def _contact_model(self, model, xml, where):
-        """Return the parameters' :class:`~liemb_ros.sim.contact.ContactModel` (None: none)."""
-        if not self.p('contact'):
-            return None
-        planes = np.asarray(self.p('contact_planes'), dtype=float)
-        if planes.size == 0 or planes.size % 4:
-            raise ValueError(f'contact_planes needs four numbers per plane (normal, offset), '
-                             f'got {planes.size}')
-        planes = [(row[:3], row[3]) for row in planes.reshape(-1, 4)]
-        k, b, mu = (self.p('contact_stiffness'), self.p('contact_damping'),
-                    self.p('contact_friction'))
-        return ContactModel(     # -1: the default; other negative values are refused there
-            model, xml, planes=planes, links=self.p('contact_links') or None,
-            time_constant=self.p('contact_time_constant'),
-            damping_ratio=self.p('contact_damping_ratio'),
-            stiffness=None if k == -1 else k, damping=None if b == -1 else b,
-            friction=None if mu == -1 else mu,
-            friction_velocity=self.p('contact_friction_velocity'),
-            mesh=self.p('contact_mesh'), mesh_points=self.p('contact_mesh_points'),
-            urdf_path=where if os.path.isfile(where) else None)
 
-    @staticmethod
-    def _wrench_links(model, names):
-        """Links that take external wrenches: ``names`` (checked) or every moving link."""
-        if not names:
-            return [n for i, n in enumerate(model.link_names)
-                    if model.floating or model.link_body[i] >= 0]
-        unknown = [n for n in names if n not in model.link_ids]
-        if unknown:
-            raise ValueError(f"wrench_links: no link {shown(', '.join(unknown))} in "
-                             f'{shown(model.name)}')
-        return list(names)
+def simulator(p, model, xml, where, warn):
+    """
+    Return the :class:`~liemb_ros.sim.Simulator` of the parameters for a robot.
 
-    def _initial_state(self, model):
-        q0 = np.asarray(self.p('initial_positions'), dtype=float)
-        qd0 = np.asarray(self.p('initial_velocities'), dtype=float)
-        out = {}
-        if q0.size and not (q0.size == 1 and q0[0] == 0.0):
-            if q0.size != model.nq:
-                raise ValueError(f'initial_positions has {q0.size} values; the robot has '
-                                 f'{model.nq} joints {model.joint_names}')
-            out['q0'] = q0
-        elif self.p('initial_configuration') == 'ready':
-            out['q0'] = ready_configuration(model)
-        elif self.p('initial_configuration') != 'neutral':
-            raise ValueError(f"initial_configuration is {shown(self.p('initial_configuration'))};"
-                             " expected 'neutral' or 'ready'")
-        if qd0.size and not (qd0.size == 1 and qd0[0] == 0.0):
-            if qd0.size != model.nq:
-                raise ValueError(f'initial_velocities has {qd0.size} values; the robot has '
-                                 f'{model.nq} joints')
-            out['qd0'] = np.concatenate([np.zeros(model.nv - model.nq), qd0])
-        pose = np.asarray(self.p('initial_base_pose'), dtype=float)
-        if pose.size:
-            if not model.floating:
-                raise ValueError('initial_base_pose needs a floating base (floating_base: true)')
-            if pose.size not in (3, 6):
-                raise ValueError(f'initial_base_pose has {pose.size} values; expected 3 (x y z) '
-                                 'or 6 (x y z roll pitch yaw)')
-            C = np.eye(4)
-            C[:3, 3] = pose[:3]
-            if pose.size == 6:
-                C[:3, :3] = rpy_matrix(pose[3:])
-            out['base_pose'] = C
-        return out
+    ``model``, ``xml``: the robot and its URDF text, from ``where`` (a file's path, or what
+    else gave it: contact meshes are found beside a file); ``warn(text)``: where the
+    simulator's :class:`~liemb_ros.sim.simulator.SimulationWarning` go (the log).  Raises
+    ValueError naming the parameter that does not fit the robot.
+    """
+    damping, armature, friction = p('damping'), p('armature'), p('friction')
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always', SimulationWarning)
+        sim = Simulator(
+            model, dt=p('dt'), integrator=p('integrator'), coordinates=p('coordinates'),
+            update=p('update'), damping=None if damping < 0 else damping,
+            damping_method=p('damping_method'),
+            armature='auto' if armature < 0 else armature, limits=p('joint_limits'),
+            limit_time_constant=p('limit_time_constant'), effort_limits=p('effort_limits'),
+            friction=None if friction < 0 else friction,
+            friction_velocity=p('friction_velocity'),
+            contact=contact_model(p, model, xml, where), **initial_state(p, model))
+    for w in caught:
+        warn(str(w.message))
+    return sim
 
-    @staticmethod
-    def _joint_order(model, names):
-        names = [n for n in names if n]
-        if not names:
-            return np.arange(model.nq)
-        unknown = [n for n in names if n not in model.joint_names]
-        if unknown:
-            raise ValueError(f'command_joints: unknown joints {unknown}; the robot has '
-                             f'{model.joint_names}')
-        return np.array([model.joint_index(n) for n in names])
 
-    @staticmethod
-    def _check_amplitude(sim, amp):
-        """Raise ValueError unless ``amp`` is 1 or nq plausible test torques (with the bound)."""
-        nq = sim.model.nq
-        if amp.size not in (1, nq):
-            raise ValueError(f'test_torque_amplitude has {amp.size} values; the robot has '
-                             f'{nq} joints (or give one for all)')
-        try:
-            sim.plausible.torques(np.broadcast_to(np.abs(amp), (nq,)))
-        except ValueError as exc:
-            raise ValueError(f'test_torque_amplitude: {exc}') from None
+def contact_model(p, model, xml, where):
+    """Return the parameters' :class:`~liemb_ros.sim.contact.ContactModel` (None: none)."""
+    if not p('contact'):
+        return None
+    planes = np.asarray(p('contact_planes'), dtype=float)
+    if planes.size == 0 or planes.size % 4:
+        raise ValueError(f'contact_planes needs four numbers per plane (normal, offset), '
+                         f'got {planes.size}')
+    planes = [(row[:3], row[3]) for row in planes.reshape(-1, 4)]
+    k, b, mu = p('contact_stiffness'), p('contact_damping'), p('contact_friction')
+    return ContactModel(     # -1: the default; other negative values are refused there
+        model, xml, planes=planes, links=p('contact_links') or None,
+        time_constant=p('contact_time_constant'),
+        damping_ratio=p('contact_damping_ratio'),
+        stiffness=None if k == -1 else k, damping=None if b == -1 else b,
+        friction=None if mu == -1 else mu,
+        friction_velocity=p('contact_friction_velocity'),
+        mesh=p('contact_mesh'), mesh_points=p('contact_mesh_points'),
+        urdf_path=where if os.path.isfile(where) else None)
 
-    def _on_parameters(self, params):
-        """Check every changed parameter first, then apply them all (or none)."""
-        for prm in params:
-            value = np.asarray(prm.value, dtype=float) if prm.name in (
-                'real_time_factor', 'effort_timeout', 'test_torque_amplitude',
-                'test_torque_frequency', 'drive_frequency') else None
-            if value is not None and not np.all(np.isfinite(value)):
-                return SetParametersResult(successful=False,
-                                           reason=f'{prm.name} must be finite')
-            if prm.name == 'test_torque_amplitude' and self.sim is not None:
-                try:
-                    self._check_amplitude(self.sim, value)
-                except ValueError as exc:
-                    return SetParametersResult(successful=False, reason=str(exc))
-        if any(prm.name == 'real_time_factor' for prm in params):
-            self._wall = time.monotonic()
-        return SetParametersResult(successful=True)
+
+def wrench_links(model, names):
+    """Links that take external wrenches: ``names`` (checked) or every moving link."""
+    if not names:
+        return [n for i, n in enumerate(model.link_names)
+                if model.floating or model.link_body[i] >= 0]
+    unknown = [n for n in names if n not in model.link_ids]
+    if unknown:
+        raise ValueError(f"wrench_links: no link {shown(', '.join(unknown))} in "
+                         f'{shown(model.name)}')
+    return list(names)
+
+
+def initial_state(p, model):
+    """Return the Simulator's ``q0``, ``qd0``, ``base_pose`` keywords the parameters set."""
+    q0 = np.asarray(p('initial_positions'), dtype=float)
+    qd0 = np.asarray(p('initial_velocities'), dtype=float)
+    out = {}
+    if q0.size and not (q0.size == 1 and q0[0] == 0.0):
+        if q0.size != model.nq:
+            raise ValueError(f'initial_positions has {q0.size} values; the robot has '
+                             f'{model.nq} joints {model.joint_names}')
+        out['q0'] = q0
+    elif p('initial_configuration') == 'ready':
+        out['q0'] = ready_configuration(model)
+    elif p('initial_configuration') != 'neutral':
+        raise ValueError(f"initial_configuration is {shown(p('initial_configuration'))};"
+                         " expected 'neutral' or 'ready'")
+    if qd0.size and not (qd0.size == 1 and qd0[0] == 0.0):
+        if qd0.size != model.nq:
+            raise ValueError(f'initial_velocities has {qd0.size} values; the robot has '
+                             f'{model.nq} joints')
+        out['qd0'] = np.concatenate([np.zeros(model.nv - model.nq), qd0])
+    pose = np.asarray(p('initial_base_pose'), dtype=float)
+    if pose.size:
+        if not model.floating:
+            raise ValueError('initial_base_pose needs a floating base (floating_base: true)')
+        if pose.size not in (3, 6):
+            raise ValueError(f'initial_base_pose has {pose.size} values; expected 3 (x y z) '
+                             'or 6 (x y z roll pitch yaw)')
+        C = np.eye(4)
+        C[:3, 3] = pose[:3]
+        if pose.size == 6:
+            C[:3, :3] = rpy_matrix(pose[3:])
+        out['base_pose'] = C
+    return out
+
+
+def joint_order(model, names):
+    """Return the model index of each of ``command_joints`` (all joints when empty)."""
+    names = [n for n in names if n]
+    if not names:
+        return np.arange(model.nq)
+    unknown = [n for n in names if n not in model.joint_names]
+    if unknown:
+        raise ValueError(f'command_joints: unknown joints {unknown}; the robot has '
+                         f'{model.joint_names}')
+    return np.array([model.joint_index(n) for n in names])
+
+
+def check_amplitude(sim, amp):
+    """Raise ValueError unless ``amp`` is 1 or nq plausible test torques (with the bound)."""
+    nq = sim.model.nq
+    if amp.size not in (1, nq):
+        raise ValueError(f'test_torque_amplitude has {amp.size} values; the robot has '
+                         f'{nq} joints (or give one for all)')
+    try:
+        sim.plausible.torques(np.broadcast_to(np.abs(amp), (nq,)))
+    except ValueError as exc:
+        raise ValueError(f'test_torque_amplitude: {exc}') from None
+
+
+def refused_change(params, sim):
+    """
+    Return why a run-time change of ``params`` cannot be applied, or None when it can.
+
+    ``sim``: the simulator running (None: none yet), whose plausibility bounds a new
+    ``test_torque_amplitude`` must keep.
+    """
+    for prm in params:
+        if prm.name not in FINITE_CHANGES:
+            continue
+        value = np.asarray(prm.value, dtype=float)
+        if not np.all(np.isfinite(value)):
+            return f'{prm.name} must be finite'
+        if prm.name == 'test_torque_amplitude' and sim is not None:
+            try:
+                check_amplitude(sim, value)
+            except ValueError as exc:
+                return str(exc)
+    return None

@@ -1,13 +1,14 @@
 """
 The simulation node's input and stepping: commands, drives, wrenches, the real-time loop.
 
-:class:`SimulationStepping`, a part of
-:class:`liemb_ros.ros.simulation_node.SimulationNode`, takes the effort, velocity and
-position commands and the external wrenches (rejecting and counting those that do not
-fit), computes the torque of each step (command, test torque, the computed-torque joint
-drive, the posture hold) and advances the simulator at ``real_time_factor`` times
-wall-clock speed on every tick of the publish timer, or, in lock-step, one publish period
-each time the controller has answered the last published state.
+:class:`SimulationStepping`, a part that :class:`liemb_ros.ros.simulation_node.SimulationNode`
+owns, takes the effort, velocity and position commands and the external wrenches
+(rejecting and counting those that do not fit), computes the torque
+of each step (command, test torque, the computed-torque joint drive, the posture hold)
+and advances the simulator at ``real_time_factor`` times wall-clock speed on every tick of
+the publish timer, or, in lock-step, one publish period each time the controller has
+answered the last published state; after each advance it checks the state and hands it
+to the node's outputs (:class:`~liemb_ros.ros.simulation_output.SimulationOutputs`).
 """
 import math
 import time
@@ -25,14 +26,90 @@ IGNORED_NAMES = 32
 
 
 class SimulationStepping:
-    """The input and stepping side of :class:`~liemb_ros.ros.simulation_node.SimulationNode`."""
+    """
+    The inputs of a simulation node and the stepping of its simulator.
+
+    ``p(name)``: a parameter's value; ``logger``: the node's logger; ``outputs``: what
+    publishes a state (:class:`~liemb_ros.ros.simulation_output.SimulationOutputs`);
+    ``dropped``: where rejected messages are counted
+    (:class:`~liemb_ros.ros.simulation_output.Dropped`).  :meth:`serve`
+    gives it the simulator of a new robot; until then every input is ignored.
+    """
+
+    def __init__(self, p, logger, outputs, dropped):
+        self.p, self.logger, self.outputs, self.dropped = p, logger, outputs, dropped
+        self.sim = self.model = None
+        self.paused = False
+        self.error = None            # why the simulation stopped (None: it runs)
+        self._command_order = None   # model index of each command_joints entry
+        self._hold = None            # (K, D, q_0) of the posture hold, None: no hold
+        self._hold_tau = None
+        self.command = None          # the held effort command (nq,), model order
+        self._command_time = None
+        self.drive = None            # the joint drive's reference and queue (None: efforts)
+        self._wall = None            # steady-clock time of the last tick
+        self.rtf_window = []         # (wall time, sim seconds, wall seconds) of recent ticks
+        self.ignored = {}            # unknown joint names of ~/effort -> messages with them
+        self.wrenches = {}           # link -> (wrench, frame kind, arrival)
+        self._wrench_on = False
+        self.lock = None             # lock-step state (parameter lockstep)
+
+    def serve(self, sim, command_order):
+        """Simulate ``sim`` from now on; ``command_order``: the model index of each command."""
+        model = sim.model
+        self.sim, self.model, self._command_order = sim, model, command_order
+        K, D = self.p('joint_hold_stiffness'), self.p('joint_hold_damping')
+        self._hold = (K, D, sim.q.copy()) if K > 0 or D > 0 else None
+        self._hold_tau = np.zeros(model.nq)
+        self.error, self.command, self._command_time = None, None, None
+        self.drive = None
+        self.wrenches = {}
+
+    def start(self):
+        """Pace from now: the wall clock of the next tick, lock-step waiting for an answer."""
+        self._wall = time.monotonic()
+        self._start_lockstep()
+
+    @property
+    def waiting_for_command(self):
+        """Tell whether the robot is held still until a first command (``wait_for_command``)."""
+        return self.p('wait_for_command') and self.command is None and self.drive is None
+
+    # -- services ---------------------------------------------------------------------------
+    def reset(self):
+        """Back to the initial state; held commands, drive and wrenches cleared."""
+        self.sim.reset()
+        self.error = None
+        self.command = self._command_time = None   # a held command must not act again
+        self._release_drive()
+        self.wrenches = {}
+        self.sim.clear_wrenches()
+        self.start()      # publish the initial state again (lock-step: wait for its answer)
+
+    def pause(self, paused):
+        """Pause (``True``) or run; either way the pace starts again from now."""
+        self.paused = bool(paused)
+        self._wall = time.monotonic()
+        if self.lock is not None and self.sim is not None:   # pace from now on
+            self.lock['wall0'], self.lock['t0'] = self._wall, self.sim.t
+
+    def step(self):
+        """Advance one publish period and publish (paused); return whether it went well."""
+        self._advance(1.0 / self.p('publish_rate'))
+        self._publish()
+        if self.lock is not None:
+            self.lock['published'], self.lock['answered'] = time.monotonic(), False
+        return self.error is None
+
+    def paced_from_now(self):
+        """Restart the real-time pace from now (``real_time_factor`` changed)."""
+        self._wall = time.monotonic()
 
     # -- input ------------------------------------------------------------------------------
     def _reject(self, what):
         """Count and log (throttled) a message that is dropped, and why."""
-        self._rejected += 1
-        self._last_rejected = what
-        self.get_logger().error(f'dropped {what}', throttle_duration_sec=1.0)
+        self.dropped.add(what)
+        self.logger.error(f'dropped {what}', throttle_duration_sec=1.0)
 
     def _joint_array(self, msg, topic, kind='effort'):
         """
@@ -71,16 +148,17 @@ class SimulationStepping:
             return None
         return out
 
-    def _on_command(self, msg):
+    def on_command(self, msg):
+        """Take a ``~/effort_command`` (``command_joints`` order); it hands back from a drive."""
         if self.sim is None:
             return
         tau = self._joint_array(msg, '~/effort_command')
         if tau is not None:
-            self._command, self._command_time = tau, time.monotonic()
+            self.command, self._command_time = tau, time.monotonic()
             self._release_drive()
             self._answered()
 
-    def _on_drive(self, kind, msg):
+    def on_drive(self, kind, msg):
         """Engage (or feed) the computed-torque drive with a velocity or position command."""
         if self.sim is None:
             return
@@ -90,33 +168,33 @@ class SimulationStepping:
         target = self._joint_array(msg, f'~/{kind}_command', kind)
         if target is None:
             return
-        if self._drive is None:
+        if self.drive is None:
             # the drive cancels the joints' Coulomb friction exactly (drive_torque): the
             # simulator's is switched off while it acts and reported as the drive's effort
             friction = self.sim.friction.copy()
             self.sim.friction[:] = 0.0
-            self._drive = {'q_ref': self.sim.q.copy(), 'tau': np.zeros(self.model.nq),
-                           'queue': [], 'friction': friction}
+            self.drive = {'q_ref': self.sim.q.copy(), 'tau': np.zeros(self.model.nq),
+                          'queue': [], 'friction': friction}
         # by arrival time: each step of the next tick obeys the command of its own moment
-        queue = self._drive['queue']
+        queue = self.drive['queue']
         queue.append((time.monotonic(), kind, target))
         del queue[:-64]
-        self._command = self._command_time = None
+        self.command = self._command_time = None
         self._answered()
 
     def _release_drive(self):
         """Hand the robot back from the drive: the simulator's friction acts again."""
-        if self._drive is not None:
-            self.sim.friction[:] = self._drive['friction']
-            self._drive = None
+        if self.drive is not None:
+            self.sim.friction[:] = self.drive['friction']
+            self.drive = None
 
     def drive_effort(self):
         """Return the drive's joint torques at the present state, friction included (nq,)."""
-        d, sim = self._drive, self.sim
+        d, sim = self.drive, self.sim
         return d['tau'] + d['friction'] * np.tanh(sim.qd[self.model.nv - self.model.nq:]
                                                   / sim.friction_velocity)
 
-    def _on_wrench(self, link, msg):
+    def on_wrench(self, link, msg):
         """
         Take an external wrench on ``link`` (held for ``wrench_timeout``).
 
@@ -145,21 +223,21 @@ class SimulationStepping:
         except ValueError as exc:
             self._reject(f'{topic}: {exc}')
             return
-        self._wrenches[link] = (w, kind, time.monotonic())
+        self.wrenches[link] = (w, kind, time.monotonic())
 
     def _apply_wrenches(self):
         """Hand the fresh external wrenches to the simulator; drop the stale ones."""
         timeout = self.p('wrench_timeout')
         now = time.monotonic()
         self.sim.clear_wrenches()
-        for link, (w, kind, arrived) in list(self._wrenches.items()):
+        for link, (w, kind, arrived) in list(self.wrenches.items()):
             if timeout == 0 or now - arrived <= timeout:
                 self.sim.set_wrench(link, w, frame=kind)
             else:
-                del self._wrenches[link]
-        self._wrench_on = bool(self._wrenches)
+                del self.wrenches[link]
+        self._wrench_on = bool(self.wrenches)
 
-    def _on_effort(self, msg):
+    def on_effort(self, msg):
         """Efforts by name; joints the model does not know are ignored (and counted)."""
         if self.sim is None or not msg.name:
             return
@@ -171,38 +249,38 @@ class SimulationStepping:
         pairs = [(index[n], e) for n, e in zip(msg.name, msg.effort) if n in index]
         unknown = [n for n in msg.name if n not in index]
         if unknown:
-            new = [n for n in unknown if n not in self._ignored]
+            new = [n for n in unknown if n not in self.ignored]
             if new:
-                self.get_logger().info(f"~/effort: ignoring joint(s) {shown(', '.join(new))}: "
-                                       f'not in robot {shown(self.model.name)}')
+                self.logger.info(f"~/effort: ignoring joint(s) {shown(', '.join(new))}: "
+                                 f'not in robot {shown(self.model.name)}')
             for n in unknown:    # counted by name, for the first IGNORED_NAMES names
-                if n in self._ignored or len(self._ignored) < IGNORED_NAMES:
-                    self._ignored[n] = self._ignored.get(n, 0) + 1
+                if n in self.ignored or len(self.ignored) < IGNORED_NAMES:
+                    self.ignored[n] = self.ignored.get(n, 0) + 1
         effort = np.array([e for _, e in pairs], dtype=float)
         if not np.all(np.isfinite(effort)):
             self._reject('~/effort: an effort with a NaN or an infinity')
             return
         if not pairs:
             return
-        tau = np.zeros(self.model.nq) if self._command is None else self._command.copy()
+        tau = np.zeros(self.model.nq) if self.command is None else self.command.copy()
         tau[[i for i, _ in pairs]] = effort
         try:
             self.sim.plausible.torques(tau)
         except ValueError as exc:
             self._reject(f'~/effort: {exc}')
             return
-        self._command, self._command_time = tau, time.monotonic()
+        self.command, self._command_time = tau, time.monotonic()
         self._answered()
 
     # -- stepping ---------------------------------------------------------------------------
     def applied_torque(self, t):
         """Return the joint torques applied at sim time ``t``: command + test torque."""
         tau = np.zeros(self.model.nq)
-        if self._command is not None:
+        if self.command is not None:
             timeout = self.p('effort_timeout')
-            if (timeout == 0 or self._lock is not None
+            if (timeout == 0 or self.lock is not None
                     or time.monotonic() - self._command_time <= timeout):
-                tau += self._command     # in lock-step the last answer holds
+                tau += self.command     # in lock-step the last answer holds
         amp = np.asarray(self.p('test_torque_amplitude'), dtype=float)
         if np.any(amp):
             tau += amp * math.sin(2.0 * math.pi * self.p('test_torque_frequency') * t)
@@ -218,7 +296,7 @@ class SimulationStepping:
         reference is zero once that command is older than ``effort_timeout``; a position
         command has zero velocity.
         """
-        sim, d = self.sim, self._drive
+        sim, d = self.sim, self.drive
         queue = d['queue']
         k = 0
         while k + 1 < len(queue) and queue[k + 1][0] <= wall:
@@ -226,7 +304,7 @@ class SimulationStepping:
         del queue[:k]                      # the steps go forward in time
         arrived, kind, target = queue[0]
         timeout = self.p('effort_timeout')
-        fresh = timeout == 0 or self._lock is not None or wall - arrived <= timeout
+        fresh = timeout == 0 or self.lock is not None or wall - arrived <= timeout
         if kind == 'position':
             if fresh:
                 d['q_ref'] = target
@@ -259,25 +337,25 @@ class SimulationStepping:
         """Advance ``seconds`` of simulation time over the last ``span`` wall-clock seconds."""
         sim = self.sim
         n = max(1, int(round(seconds / sim.dt)))
-        if self._wrenches or self._wrench_on:
+        if self.wrenches or self._wrench_on:
             self._apply_wrenches()
         hold = self._hold is not None
         try:
-            if self._drive is None and not hold:
+            if self.drive is None and not hold:
                 sim.step(self.applied_torque(sim.t), n=n)
             now = time.monotonic()
-            for k in range(n if self._drive is not None or hold else 0):
+            for k in range(n if self.drive is not None or hold else 0):
                 wall = now - span * (n - 1 - k) / n
                 tau = self.applied_torque(sim.t)
-                if self._drive is not None:
+                if self.drive is not None:
                     tau = tau + self.drive_torque(wall)
                 if hold:
                     tau = tau + self.hold_torque()
                 sim.step(tau)
         except (SimulationError, ValueError) as exc:
-            self._stop(exc)
+            self.stop(exc)
 
-    def _stop(self, exc):
+    def stop(self, exc):
         """
         Stop stepping: the simulator's reason and the node's inputs that made the torques.
 
@@ -287,14 +365,14 @@ class SimulationStepping:
         it) both stop the stepping until ``~/reset``; the last plausible state stays.
         """
         self.error = f'{exc}; the applied torques came from {self._torque_sources()}'
-        self.get_logger().error(f'simulation stopped: {self.error} (call ~/reset to restart)')
+        self.logger.error(f'simulation stopped: {self.error} (call ~/reset to restart)')
 
     def _torque_sources(self):
         """Name what makes the applied torques now (the command topic, drive, hold, test)."""
         out = []
-        if self._drive is not None:
-            out.append(f"the joint drive of ~/{self._drive['queue'][-1][1]}_command")
-        elif self._command is not None:
+        if self.drive is not None:
+            out.append(f"the joint drive of ~/{self.drive['queue'][-1][1]}_command")
+        elif self.command is not None:
             out.append('~/effort_command or ~/effort')
         if self._hold is not None:
             out.append('the posture hold (joint_hold_stiffness, joint_hold_damping)')
@@ -305,13 +383,13 @@ class SimulationStepping:
     # -- lock-step --------------------------------------------------------------------------
     def _start_lockstep(self):
         """(Re)start lock-step: nothing published yet, nothing answered, pace from now."""
-        self._lock = ({'published': None, 'answered': False, 'ever': False, 'missed': 0,
-                       'wall0': time.monotonic(), 't0': self.sim.t, 'last': None}
-                      if self.p('lockstep') else None)
+        self.lock = ({'published': None, 'answered': False, 'ever': False, 'missed': 0,
+                      'wall0': time.monotonic(), 't0': self.sim.t, 'last': None}
+                     if self.p('lockstep') else None)
 
     def _answered(self):
         """Take a command's arrival as the answer to the last published state (lock-step)."""
-        lock = self._lock
+        lock = self.lock
         if lock is not None and lock['published'] is not None:
             lock['answered'] = lock['ever'] = True
             self._lockstep()
@@ -331,7 +409,7 @@ class SimulationStepping:
         sooner: a ready controller answers every copy, an answer names no state, and a
         second answer would be taken for the next state's (the loop one state late).
         """
-        lock, sim = self._lock, self.sim
+        lock, sim = self.lock, self.sim
         if sim is None or self.error is not None or self.paused:
             return
         now = time.monotonic()
@@ -345,7 +423,7 @@ class SimulationStepping:
             if not lock['ever'] or now - lock['published'] < timeout:
                 return
             lock['missed'] += 1
-            self.get_logger().warning(
+            self.logger.warning(
                 f'lock-step: no command answered the state at t = {sim.t:.4f} s within '
                 f'{timeout:g} s; stepping with the held command', throttle_duration_sec=5.0)
         period = 1.0 / self.p('publish_rate')
@@ -358,24 +436,23 @@ class SimulationStepping:
                 lock['wall0'], lock['t0'] = now - (sim.t - lock['t0']) / rtf, lock['t0']
         self._advance(period)
         if lock['last'] is not None:
-            self._rtf_window.append((now, period, now - lock['last']))
-            del self._rtf_window[:-100]
+            self.rtf_window.append((now, period, now - lock['last']))
+            del self.rtf_window[:-100]
         lock['last'] = now
         self._publish()
         lock['published'], lock['answered'] = time.monotonic(), False
 
-    def _tick(self):
+    def tick(self):
+        """Advance to the wall clock (or a lock-step period) and publish (the publish timer)."""
         now = time.monotonic()
         elapsed, self._wall = now - self._wall, now
         if self.sim is None or self.error is not None:
             return
-        if self._lock is not None:
+        if self.lock is not None:
             self._lockstep()
             return
-        waiting = (self.p('wait_for_command') and self._command is None
-                   and self._drive is None)
         at = None
-        if not self.paused and not waiting:
+        if not self.paused and not self.waiting_for_command:
             rtf = self.p('real_time_factor')
             t0 = self.sim.t
             # Never fall behind by more than a few periods (e.g. after a pause or a stall).
@@ -387,6 +464,35 @@ class SimulationStepping:
             else:
                 self._advance(rtf * budget, budget)
                 at = now        # the state is the robot at this instant, not when published
-            self._rtf_window.append((now, self.sim.t - t0, elapsed))
-            del self._rtf_window[:-100]
+            self.rtf_window.append((now, self.sim.t - t0, elapsed))
+            del self.rtf_window[:-100]
         self._publish(at)
+
+    def _publish(self, at=None):
+        """
+        Publish the state, after checking it (:meth:`Simulator.check`): no absurd state goes out.
+
+        A state that is not plausible (not finite, too fast, off the energy books, deeper in
+        a plane than a contact can push back from) stops the simulation with the reason
+        instead, and nothing is published (the simulator is back at the last state that
+        passed, which went out before); so does an effort that is not finite.  ``at``
+        (steady clock): the instant the state describes (its stamp, without ``/clock``).
+        """
+        sim = self.sim
+        if self.error is not None:
+            return
+        try:
+            sim.check()
+        except SimulationError as exc:
+            self.stop(exc)
+            return
+        effort = self.applied_torque(sim.t)
+        if self.drive is not None:
+            effort = effort + self.drive_effort()
+        if self._hold is not None:
+            effort = effort + self._hold_tau
+        effort = np.clip(effort, -sim.effort_limit, sim.effort_limit)   # applied
+        if not np.all(np.isfinite(effort)):
+            self.stop(f'the applied effort is not finite ({effort.tolist()})')
+            return
+        self.outputs.publish(effort, at)
