@@ -35,6 +35,10 @@ the world (identity by default).
 Spatial inertias ``inertia[i]`` are 6x6 body-fixed matrices in body frame i,
 angular first: ``[[Θ, m d~], [-m d~, m I]]`` ([M18d] eq. (40)), so the kinetic
 energy of body i is ``½ V_i^bᵀ inertia[i] V_i^b``.
+
+Model and data (as Pinocchio's): the model is what the robot is; ``model.data``
+(:class:`~liemb_ros.core.model.data.Data`) is where the compiled single calls work,
+allocated once with the model.
 """
 import math
 from types import MappingProxyType
