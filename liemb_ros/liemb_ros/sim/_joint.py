@@ -13,6 +13,7 @@ from ._dense import cho_solve as _cho_solve, damped_cholesky as _damped_cholesky
 from ._dense import cholesky_in_place
 from ..core._kernels.crba import crba_into
 from ..core._kernels.dispatch import EYE4, check, fast
+from ._explicit import ExplicitStep
 from .passive import all_finite, jacobian_diagonals, limit_state, passive_torques
 from .contact import is_stiff
 from ..core.dynamics import forward_dynamics_function
@@ -70,6 +71,11 @@ class _JointCoordinates:
         self._oq, self._ov = slice(a, a + nq), slice(a + nq, a + nq + nv)
         self._tau_joints = self._tau[self.nb6:]
         self._out_template = np.zeros(self.space.dim)
+        # the common case whole in compiled code (its steps are those of self.stepper)
+        self.compiled = (None if m.floating or m.shared_coordinates or sim.contact is not None
+                         else ExplicitStep(m, self.stepper.tableau, sim.armature, self._passive,
+                                           self.limited, self.limits_implicit,
+                                           sim.plausible.speed))
 
     def _f(self, t, y, contact=None):
         q, v = y[self._sq], y[self._sv]

@@ -231,6 +231,8 @@ class Simulator:
         self._backend = (_JointCoordinates(self) if coordinates == 'joint'
                          else _AbsoluteCoordinates(self))
         self._v_start = getattr(self._backend, 'v_start', -1)   # joint coordinates: V in y
+        # fixed base, joint coordinates, no contact: explicit steps in compiled code
+        self._compiled = getattr(self._backend, 'compiled', None)
         self.reset()
 
     def set_wrench(self, link, wrench, frame='link'):
@@ -333,8 +335,15 @@ class Simulator:
         start = time.perf_counter()
         held = None if callable(tau) else (
             np.zeros(self.model.nq) if tau is None else self._torque(tau))
-        for _ in range(int(n)):
+        n, done = int(n), 0
+        while done < n:
             self._tau = held if held is not None else self._torque(tau(self.t))
+            k = self._compiled_steps(n - done if held is not None else 1)
+            if k:
+                done += k
+                if self.steps % 100 == 0:
+                    self._periodic_check()
+                continue
             if self.wrenches.applied:
                 q, V, base, _ = self._backend.get_state()
                 self.wrenches.add_work(q, V, base, self.t, self.dt)
@@ -348,9 +357,26 @@ class Simulator:
                                       f'{self.plausible.blame(self)}') from None
             self.t += self.dt
             self.steps += 1
+            done += 1
             self._check(saved)
         self._read()
         self.wall_time += time.perf_counter() - start
+
+    def _compiled_steps(self, n):
+        """
+        Take up to ``n`` steps in compiled code (:mod:`._explicit`); return how many.
+
+        Only explicit steps without external wrenches; 0 where the next step is the Python
+        path's (a ROS2 step, a limit reached, a state to refuse: that path raises).
+        """
+        fast = self._compiled
+        if fast is None or self.damping_method == 'implicit' or self.wrenches.applied:
+            return 0
+        backend = self._backend
+        k, self.t = fast.run(backend.y, self.t, self.steps, n, self.dt, self._tau)
+        self.steps += k
+        backend.stepper.n_f += k * fast.stages
+        return k
 
     def _torque(self, tau):
         """``tau`` (nq,) checked (finite, plausible) and clamped to the effort limits."""
@@ -410,13 +436,17 @@ class Simulator:
             raise SimulationError(f'{why} in the step from t = {self.t:.6g} s; '
                                   f'{self.plausible.blame(self)}')
         if self.steps % 100 == 0:
-            self._read()
-            lim = self.joint_limits
-            if lim.impedance0 is not None:   # joints that engage unforeseen: recent m_j
-                lim.engage((self.q >= self.lower) & (self.q <= self.upper), self.q,
-                           self.base_pose)
-            self._recheck_stiffness()
-            self.check()
+            self._periodic_check()
+
+    def _periodic_check(self):
+        """Every 100 steps: the limits' impedance at joints in range, the stiffness, :meth:`check`."""
+        self._read()
+        lim = self.joint_limits
+        if lim.impedance0 is not None:   # joints that engage unforeseen: recent m_j
+            lim.engage((self.q >= self.lower) & (self.q <= self.upper), self.q,
+                       self.base_pose)
+        self._recheck_stiffness()
+        self.check()
 
     def check(self):
         """
