@@ -396,12 +396,27 @@ class Simulator:
         """
         Compile (or load from numba's cache) the kernels of a step; return the seconds taken.
 
-        Takes one step and puts the state, time, step count and wall time back as they
-        were, so the first real :meth:`step` runs at full speed.  A node calls this while
-        it starts: on a cold cache the kernels compile for tens of seconds, and a
-        real-time loop must not do that inside its first cycle.
+        Takes one step (with the compiled explicit step, :mod:`._explicit`, once more
+        through the Python path, which takes the steps near a limit) and puts the state,
+        time, step count and wall time back as they were, so the first real :meth:`step`
+        runs at full speed.  A node calls this while it starts: on a cold cache the
+        kernels compile for tens of seconds, and a real-time loop must not do that inside
+        its first cycle.
         """
         start = time.perf_counter()
+        compiled = self._compiled
+        try:
+            self._step_and_restore()
+            if compiled is not None:
+                self._compiled = None
+                self._step_and_restore()
+        finally:
+            self._compiled = compiled
+        self.diagnostics()   # its energy kernels too
+        return time.perf_counter() - start
+
+    def _step_and_restore(self):
+        """Take one step with no torque; put state, time, counts and torque back."""
         saved = self._backend.save()
         t, steps, wall, tau = self.t, self.steps, self.wall_time, self._tau
         try:
@@ -412,8 +427,6 @@ class Simulator:
             self._backend.restore(saved)
             self.t, self.steps, self.wall_time, self._tau = t, steps, wall, tau
             self._read()
-        self.diagnostics()   # its energy kernels too
-        return time.perf_counter() - start
 
     def _check(self, saved):
         """
