@@ -70,6 +70,7 @@ def _record(sim):
 def _assert_same(a, b):
     for x, y in zip(_record(a), _record(b)):
         assert np.array_equal(x, y), (x, y)
+    assert a.wrench_work == b.wrench_work
 
 
 @pytest.mark.parametrize('integrator', INTEGRATORS)

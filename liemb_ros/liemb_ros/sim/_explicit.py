@@ -30,6 +30,7 @@ from numba import njit
 
 from ..core._kernels.aba import _aba, _aba_work
 from ..core._kernels.dispatch import OK, armature_arg
+from ..core._kernels.jacobian import jacobian_link
 from ..core._kernels.layout import unpack
 from ._plausible import state_flag
 from .passive import all_finite, limit_state, passive_torques
@@ -66,34 +67,53 @@ class ExplicitStep:
             nz[j, 1:1 + cols.size] = cols
         self._nz = nz
         # stage derivatives K (s, dim), psi, the stage state, the new state, the torque,
-        # the weights of a stage, the update b @ K, the identity base pose
-        self._buf = np.zeros(s * dim + 4 * dim + nq + s + 16)
+        # the weights of a stage, the update b @ K; for the wrenches: their generalized
+        # force, one's Jᵀ W, a Jacobian; last, the identity base pose
+        self._buf = np.zeros(s * dim + 4 * dim + nq + s + 16 + 8 * nq)
         self._buf[-16:] = np.eye(4).reshape(-1)
         self._reaching = np.zeros(nq, dtype=np.bool_)
         self.stages = s
 
-    def run(self, y, t, steps, n, dt, tau):
+    def run(self, y, t, steps, n, dt, tau, wrenches, work_done):
         """
         Take up to ``n`` steps of ``dt`` from ``y`` (in place), time ``t``, step count ``steps``.
 
-        ``tau`` (nq,): the applied torque after the effort limits, held over the steps.
-        Returns ``(k, t)``: the steps taken and the time after them.
+        ``tau`` (nq,): the applied torque after the effort limits, held over the steps;
+        ``wrenches``: ``AppliedWrenches.arrays``; ``work_done`` (nw,): their work so far,
+        updated in place.  Returns ``(k, t)``: the steps taken and the time after them.
         """
         return explicit_steps(self._ki, self._kf, self._w, self._arm, self._passive,
                               self._speed, self._flags, self._tab, self._nz, self._buf,
-                              self._reaching, tau, y, t, dt, steps, n)
+                              self._reaching, tau, *wrenches, work_done, y, t, dt, steps, n)
 
 
 @njit(cache=True)
-def _rhs(model, work, arm, y, nq, tau_cmd, passive, tau, base, fext, out):
+def _rhs(model, work, arm, y, nq, tau_cmd, passive, wrenches, scratch, out):
     """
     ``out = (q̇, q̈, Ẇ)`` at ``y = (q, q̇, W)``: ``_JointCoordinates._f`` for a fixed base.
 
-    ``tau`` (nq,): scratch for the joint torques; returns the ABA's status.
+    ``wrenches = (ki, kf, links, reps, W)``: the external wrenches (``W`` (nw, 6)), their
+    generalized force ``Σ Jᵀ W`` added to the torque and its power to ``Ẇ``;
+    ``scratch = (tau, ext, J, jw, base, fext)``.  Returns the first kernel status that is
+    not ``OK``, else ``OK``.
     """
+    tau, ext, J, jw, base, fext = scratch
     q = y[:nq]
     qd = y[nq:2 * nq]
     power = passive_torques(q, qd, tau_cmd, passive, tau)
+    ki, kf, links, reps, W = wrenches
+    if links.shape[0] > 0:
+        ext[:] = 0.0
+        for w in range(links.shape[0]):
+            st = jacobian_link(ki, kf, q, links[w], reps[w], J)
+            if st != OK:
+                return st
+            np.dot(J.T, W[w], jw)
+            for i in range(nq):
+                ext[i] += jw[i]
+        power += np.dot(qd, ext)
+        for i in range(nq):
+            tau[i] += ext[i]
     st = _aba(model, q, qd, tau, base, fext, out[nq:2 * nq], work, arm)
     for i in range(nq):
         out[i] = qd[i]
@@ -102,8 +122,8 @@ def _rhs(model, work, arm, y, nq, tau_cmd, passive, tau, base, fext, out):
 
 
 @njit(cache=True)
-def explicit_steps(ki, kf, w, arm, passive, speed, flags, tab, nz, buf, reaching, tau_cmd, y,
-                   t, dt, steps, n):
+def explicit_steps(ki, kf, w, arm, passive, speed, flags, tab, nz, buf, reaching, tau_cmd,
+                   links, reps, W, work_done, y, t, dt, steps, n):
     """
     Take up to ``n`` explicit RKMK steps of ``dt`` from ``y`` in place; return ``(k, t)``.
 
@@ -111,6 +131,9 @@ def explicit_steps(ki, kf, w, arm, passive, speed, flags, tab, nz, buf, reaching
     ``b``, flat; ``nz[j] = (count, columns...)``: the nonzero entries of row ``j`` of
     ``a``; ``buf``: the workspace of :class:`ExplicitStep`; ``steps``: the step count
     before the first step (the loop stops after the one that makes it a multiple of 100).
+    ``links``, ``reps``, ``W``: the external wrenches (``AppliedWrenches.arrays``);
+    ``work_done`` (nw,): each one's work, to which every step adds its power at the step's
+    start times ``dt`` (``AppliedWrenches.add_work``).
     A step the Python path must take (module docstring) is not taken.
     """
     model = unpack(ki, kf)
@@ -128,14 +151,25 @@ def explicit_steps(ki, kf, w, arm, passive, speed, flags, tab, nz, buf, reaching
     o += 4 * dim
     tau = buf[o:o + nq]
     hw = buf[o + nq:o + nq + s]
-    base = buf[o + nq + s:o + nq + s + 16].reshape((4, 4))
-    fext = buf[:0].reshape((0, 6))
+    o += nq + s
+    ext = buf[o:o + nq]
+    jw = buf[o + nq:o + 2 * nq]
+    J = buf[o + 2 * nq:o + 8 * nq].reshape((6, nq))
+    base = buf[buf.shape[0] - 16:].reshape((4, 4))
+    scratch = (tau, ext, J, jw, base, buf[:0].reshape((0, 6)))
+    wrenches = (ki, kf, links, reps, W)
+    power = np.empty(links.shape[0])
     lo, hi = passive[3], passive[4]
     for k in range(n):
         if limited:
             near = limit_state(y[:nq], y[nq:2 * nq], lo, hi, dt, reaching)
             if near == 2 or (near == 1 and limits_implicit):
                 return k, t
+        for i in range(links.shape[0]):     # each wrench's power at the step's start
+            if jacobian_link(ki, kf, y[:nq], links[i], reps[i], J) != OK:
+                return k, t
+            np.dot(J.T, W[i], jw)
+            power[i] = np.dot(y[nq:2 * nq], jw)
         for j in range(s):
             m = nz[j, 0]
             if m == 0:
@@ -152,7 +186,8 @@ def explicit_steps(ki, kf, w, arm, passive, speed, flags, tab, nz, buf, reaching
                 np.dot(hw[:m], K[nz[j, 1:1 + m]], psi)
                 for i in range(dim):
                     ys[i] = y[i] + psi[i]
-            if _rhs(model, work, arm, ys, nq, tau_cmd, passive, tau, base, fext, K[j]) != OK:
+            if _rhs(model, work, arm, ys, nq, tau_cmd, passive, wrenches, scratch,
+                    K[j]) != OK:
                 return k, t
         np.dot(b, K, phi)
         for i in range(dim):
@@ -160,6 +195,8 @@ def explicit_steps(ki, kf, w, arm, passive, speed, flags, tab, nz, buf, reaching
         if not all_finite(y1) or state_flag(y1, nq, speed) != 0:
             return k, t
         y[:] = y1
+        for i in range(links.shape[0]):
+            work_done[i] += power[i] * dt
         t += dt
         steps += 1
         if steps % 100 == 0:

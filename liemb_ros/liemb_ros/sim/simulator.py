@@ -366,16 +366,21 @@ class Simulator:
         """
         Take up to ``n`` steps in compiled code (:mod:`._explicit`); return how many.
 
-        Only explicit steps without external wrenches; 0 where the next step is the Python
-        path's (a ROS2 step, a limit reached, a state to refuse: that path raises).
+        Only explicit steps (with external wrenches on links, not on other frames); 0
+        where the next step is the Python path's (a ROS2 step, a limit reached, a state to
+        refuse: that path raises).
         """
-        fast = self._compiled
-        if fast is None or self.damping_method == 'implicit' or self.wrenches.applied:
+        fast, wrenches = self._compiled, self.wrenches
+        if fast is None or self.damping_method == 'implicit' or wrenches.arrays is None:
             return 0
-        backend = self._backend
-        k, self.t = fast.run(backend.y, self.t, self.steps, n, self.dt, self._tau)
-        self.steps += k
-        backend.stepper.n_f += k * fast.stages
+        backend, t0 = self._backend, self.t
+        work = wrenches.work_so_far()
+        k, self.t = fast.run(backend.y, t0, self.steps, n, self.dt, self._tau,
+                             wrenches.arrays, work)
+        if k:
+            self.steps += k
+            backend.stepper.n_f += k * fast.stages
+            wrenches.compiled_work(t0, self.t, work)
         return k
 
     def _torque(self, tau):
