@@ -29,7 +29,7 @@ def model(request):
 
 
 def _simulator(model, compiled, **kwargs):
-    """A Simulator started near its upper limits; ``compiled`` False: the Python path only."""
+    """Return a Simulator started near its upper limits; ``compiled`` False: Python only."""
     span = np.where(np.isfinite(model.upper - model.lower), model.upper - model.lower, 1.0)
     q0 = np.where(np.isfinite(model.upper), model.upper - 0.1 * span, 0.3)
     with warnings.catch_warnings():

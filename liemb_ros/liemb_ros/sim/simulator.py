@@ -216,8 +216,6 @@ class Simulator:
         self._auto = (damping_method == 'auto' and self.damping_method == 'explicit'
                       and self.damping_stiffness > 0)
         self._method0 = self.damping_method
-        self._auto_limits = damping_method == 'auto' and np.any(self.limit_stiffness > 0)
-        self.damping_method_arg = damping_method
         self._tau = np.zeros(model.nq)
         self.wrenches = AppliedWrenches(model)
         if contact is not None:
@@ -228,8 +226,11 @@ class Simulator:
             self.plausible.start_depth(contact, self._q0, self._qd0, self._base0)
         self.contact = contact
         self.books = EnergyBooks(model, self.armature, self.joint_limits, contact)
-        self._backend = (_JointCoordinates(self) if coordinates == 'joint'
-                         else _AbsoluteCoordinates(self))
+        self._backend = (_JointCoordinates(
+            self, limits_implicit=damping_method == 'auto' and np.any(self.limit_stiffness > 0),
+            contact_implicit=contact is not None and damping_method != 'explicit',
+            stiff_limit=self._stiff_limit) if coordinates == 'joint'
+            else _AbsoluteCoordinates(self))
         self._v_start = getattr(self._backend, 'v_start', -1)   # joint coordinates: V in y
         # fixed base, joint coordinates, no contact: explicit steps in compiled code
         self._compiled = getattr(self._backend, 'compiled', None)
@@ -457,7 +458,7 @@ class Simulator:
             self._periodic_check()
 
     def _periodic_check(self):
-        """Every 100 steps: the limits' impedance at joints in range, the stiffness, :meth:`check`."""
+        """Every 100 steps: the limits' impedance at joints in range, stiffness, :meth:`check`."""
         self._read()
         lim = self.joint_limits
         if lim.impedance0 is not None:   # joints that engage unforeseen: recent m_j
