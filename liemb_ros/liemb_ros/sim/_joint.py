@@ -13,6 +13,7 @@ from ._dense import cho_solve as _cho_solve, damped_cholesky as _damped_cholesky
 from ._dense import cholesky_in_place
 from ..core._kernels.crba import crba_into
 from ..core._kernels.dispatch import EYE4, check, fast
+from ._explicit import ExplicitStep
 from .passive import all_finite, jacobian_diagonals, limit_state, passive_torques
 from .contact import is_stiff
 from ..core.dynamics import forward_dynamics_function
@@ -33,9 +34,16 @@ class _JointCoordinates:
     The velocity returned to the integrator is ``(V_base,) (q̇, V̇, Ẇ)``: the body-fixed
     base twist is the left-trivialised derivative of ``C_base`` (``Ċ = C V̂``), ``q̇`` the
     joint part of ``V``, ``V̇`` the forward dynamics and ``Ẇ = q̇ᵀ(τ - D q̇)`` the power.
+
+    ``sim``: the Simulator (its model, parts and passive parameters); ``limits_implicit``:
+    a step that starts in a limit or reaches one is a ROS2 step (``damping_method='auto'``
+    with limits); ``contact_implicit``: a step with stiff contacts is a ROS2 step with
+    their Jacobian (``damping_method`` not ``'explicit'``); ``stiff_limit``: the fastest
+    rate times ``dt`` the explicit tableau takes (``STIFF_FRACTION`` of its stability
+    limit).
     """
 
-    def __init__(self, sim):
+    def __init__(self, sim, *, limits_implicit, contact_implicit, stiff_limit):
         m = self.model = sim.model
         self.sim = sim
         self.nq, self.nv = m.nq, m.nv
@@ -49,8 +57,7 @@ class _JointCoordinates:
         self._fd = forward_dynamics_function(m, sim.armature)
         self._mass = _mass_function(m, sim.armature)
         self.implicit = sim.damping_method == 'implicit'
-        # 'auto': a step that starts in a limit or reaches one is a ROS2 step
-        self.limits_implicit = sim._auto_limits
+        self.limits_implicit = bool(limits_implicit)
         self.limited = bool(np.any(sim.joint_limits.limited))
         self._reaching = np.zeros(m.nq, dtype=np.bool_)
         self.contact = sim.contact
@@ -58,8 +65,8 @@ class _JointCoordinates:
         self._met = set()       # keys of the pairs the last step touched (stage, end)
         self._dwc = 0.0         # the contacts' work in the last step (implicit steps)
         self.contact_work = 0.0
-        self.contact_implicit = sim.contact is not None and sim.damping_method_arg != 'explicit'
-        self._stiff_limit = sim._stiff_limit
+        self.contact_implicit = contact_implicit
+        self._stiff_limit = stiff_limit
         self._P = np.arange(m.nv - m.nq, m.nv, dtype=np.int64)   # joint entries of V
         self._passive = (sim.damping, sim.friction, sim.friction_velocity, sim.lower,
                          sim.upper, sim.limit_stiffness, sim.limit_damping)
@@ -70,6 +77,11 @@ class _JointCoordinates:
         self._oq, self._ov = slice(a, a + nq), slice(a + nq, a + nq + nv)
         self._tau_joints = self._tau[self.nb6:]
         self._out_template = np.zeros(self.space.dim)
+        # the common case whole in compiled code (its steps are those of self.stepper)
+        self.compiled = (None if m.floating or m.shared_coordinates or sim.contact is not None
+                         else ExplicitStep(m, self.stepper.tableau, sim.armature, self._passive,
+                                           self.limited, self.limits_implicit,
+                                           sim.plausible.speed))
 
     def _f(self, t, y, contact=None):
         q, v = y[self._sq], y[self._sv]

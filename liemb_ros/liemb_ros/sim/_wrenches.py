@@ -9,6 +9,7 @@ absurd state.
 """
 import numpy as np
 
+from ..core._kernels.layout import REPRESENTATIONS
 from ..core.kinematics import jacobian
 
 
@@ -20,12 +21,17 @@ class AppliedWrenches:
     and the Jacobian's representation it goes with (``'body'``: link axes, ``'hybrid'``:
     world axes, both about the link frame's origin).  ``work``: ``{link: [work J, largest
     force N, first t, last t]}`` of every wrench applied since the Simulator's reset.
+    ``arrays``: the applied wrenches as the compiled step takes them (:mod:`._explicit`),
+    ``(links, reps, W)``: link indices (nw,), representation indices (nw,) and wrenches
+    (nw, 6), in the order of ``applied``; None where a wrench acts on a frame that is not
+    a link (the Python path takes those).
     """
 
     def __init__(self, model):
         self.model = model
         self.applied = {}
         self.work = {}
+        self.arrays = self._arrays()
 
     def set(self, link, wrench, representation):
         """Apply ``wrench`` (6,) to ``link`` from now on; a zero wrench removes it."""
@@ -33,10 +39,40 @@ class AppliedWrenches:
             self.applied[link] = (wrench.copy(), representation)
         else:
             self.applied.pop(link, None)
+        self.arrays = self._arrays()
 
     def clear(self):
         """Remove every wrench."""
         self.applied.clear()
+        self.arrays = self._arrays()
+
+    def _arrays(self):
+        """``(links, reps, W)`` of ``applied`` (the class docstring), or None."""
+        ids = self.model.link_ids
+        if any(link not in ids for link in self.applied):
+            return None
+        return (np.array([ids[link] for link in self.applied], dtype=np.int64),
+                np.array([REPRESENTATIONS.index(rep) for _, rep in self.applied.values()],
+                         dtype=np.int64),
+                np.array([w for w, _ in self.applied.values()], dtype=float).reshape(-1, 6))
+
+    def compiled_work(self, t0, t1, work):
+        """
+        Book the work of the steps from ``t0`` to ``t1`` [s] the compiled step took.
+
+        ``work`` (nw,) [J]: each wrench's work, :meth:`work_so_far` plus ``power · dt`` of
+        each step, added in the order :meth:`add_work` adds them.
+        """
+        for (link, (w, _)), total in zip(self.applied.items(), work):
+            rec = self.work.setdefault(link, [0.0, 0.0, t0, t0])
+            rec[0] = float(total)
+            rec[1] = max(rec[1], float(np.linalg.norm(w[3:])))
+            rec[3] = t1
+
+    def work_so_far(self):
+        """Each applied wrench's work so far [J], (nw,) in the order of ``applied``."""
+        return np.array([self.work[link][0] if link in self.work else 0.0
+                         for link in self.applied], dtype=float)
 
     def add_work(self, q, V, base, t, dt):
         """

@@ -216,8 +216,6 @@ class Simulator:
         self._auto = (damping_method == 'auto' and self.damping_method == 'explicit'
                       and self.damping_stiffness > 0)
         self._method0 = self.damping_method
-        self._auto_limits = damping_method == 'auto' and np.any(self.limit_stiffness > 0)
-        self.damping_method_arg = damping_method
         self._tau = np.zeros(model.nq)
         self.wrenches = AppliedWrenches(model)
         if contact is not None:
@@ -228,9 +226,14 @@ class Simulator:
             self.plausible.start_depth(contact, self._q0, self._qd0, self._base0)
         self.contact = contact
         self.books = EnergyBooks(model, self.armature, self.joint_limits, contact)
-        self._backend = (_JointCoordinates(self) if coordinates == 'joint'
-                         else _AbsoluteCoordinates(self))
+        self._backend = (_JointCoordinates(
+            self, limits_implicit=damping_method == 'auto' and np.any(self.limit_stiffness > 0),
+            contact_implicit=contact is not None and damping_method != 'explicit',
+            stiff_limit=self._stiff_limit) if coordinates == 'joint'
+            else _AbsoluteCoordinates(self))
         self._v_start = getattr(self._backend, 'v_start', -1)   # joint coordinates: V in y
+        # fixed base, joint coordinates, no contact: explicit steps in compiled code
+        self._compiled = getattr(self._backend, 'compiled', None)
         self.reset()
 
     def set_wrench(self, link, wrench, frame='link'):
@@ -333,8 +336,15 @@ class Simulator:
         start = time.perf_counter()
         held = None if callable(tau) else (
             np.zeros(self.model.nq) if tau is None else self._torque(tau))
-        for _ in range(int(n)):
+        n, done = int(n), 0
+        while done < n:
             self._tau = held if held is not None else self._torque(tau(self.t))
+            k = self._compiled_steps(n - done if held is not None else 1)
+            if k:
+                done += k
+                if self.steps % 100 == 0:
+                    self._periodic_check()
+                continue
             if self.wrenches.applied:
                 q, V, base, _ = self._backend.get_state()
                 self.wrenches.add_work(q, V, base, self.t, self.dt)
@@ -348,9 +358,31 @@ class Simulator:
                                       f'{self.plausible.blame(self)}') from None
             self.t += self.dt
             self.steps += 1
+            done += 1
             self._check(saved)
         self._read()
         self.wall_time += time.perf_counter() - start
+
+    def _compiled_steps(self, n):
+        """
+        Take up to ``n`` steps in compiled code (:mod:`._explicit`); return how many.
+
+        Only explicit steps (with external wrenches on links, not on other frames); 0
+        where the next step is the Python path's (a ROS2 step, a limit reached, a state to
+        refuse: that path raises).
+        """
+        fast, wrenches = self._compiled, self.wrenches
+        if fast is None or self.damping_method == 'implicit' or wrenches.arrays is None:
+            return 0
+        backend, t0 = self._backend, self.t
+        work = wrenches.work_so_far()
+        k, self.t = fast.run(backend.y, t0, self.steps, n, self.dt, self._tau,
+                             wrenches.arrays, work)
+        if k:
+            self.steps += k
+            backend.stepper.n_f += k * fast.stages
+            wrenches.compiled_work(t0, self.t, work)
+        return k
 
     def _torque(self, tau):
         """``tau`` (nq,) checked (finite, plausible) and clamped to the effort limits."""
@@ -370,12 +402,27 @@ class Simulator:
         """
         Compile (or load from numba's cache) the kernels of a step; return the seconds taken.
 
-        Takes one step and puts the state, time, step count and wall time back as they
-        were, so the first real :meth:`step` runs at full speed.  A node calls this while
-        it starts: on a cold cache the kernels compile for tens of seconds, and a
-        real-time loop must not do that inside its first cycle.
+        Takes one step (with the compiled explicit step, :mod:`._explicit`, once more
+        through the Python path, which takes the steps near a limit) and puts the state,
+        time, step count and wall time back as they were, so the first real :meth:`step`
+        runs at full speed.  A node calls this while it starts: on a cold cache the
+        kernels compile for tens of seconds, and a real-time loop must not do that inside
+        its first cycle.
         """
         start = time.perf_counter()
+        compiled = self._compiled
+        try:
+            self._step_and_restore()
+            if compiled is not None:
+                self._compiled = None
+                self._step_and_restore()
+        finally:
+            self._compiled = compiled
+        self.diagnostics()   # its energy kernels too
+        return time.perf_counter() - start
+
+    def _step_and_restore(self):
+        """Take one step with no torque; put state, time, counts and torque back."""
         saved = self._backend.save()
         t, steps, wall, tau = self.t, self.steps, self.wall_time, self._tau
         try:
@@ -386,8 +433,6 @@ class Simulator:
             self._backend.restore(saved)
             self.t, self.steps, self.wall_time, self._tau = t, steps, wall, tau
             self._read()
-        self.diagnostics()   # its energy kernels too
-        return time.perf_counter() - start
 
     def _check(self, saved):
         """
@@ -410,13 +455,17 @@ class Simulator:
             raise SimulationError(f'{why} in the step from t = {self.t:.6g} s; '
                                   f'{self.plausible.blame(self)}')
         if self.steps % 100 == 0:
-            self._read()
-            lim = self.joint_limits
-            if lim.impedance0 is not None:   # joints that engage unforeseen: recent m_j
-                lim.engage((self.q >= self.lower) & (self.q <= self.upper), self.q,
-                           self.base_pose)
-            self._recheck_stiffness()
-            self.check()
+            self._periodic_check()
+
+    def _periodic_check(self):
+        """Every 100 steps: the limits' impedance at joints in range, stiffness, :meth:`check`."""
+        self._read()
+        lim = self.joint_limits
+        if lim.impedance0 is not None:   # joints that engage unforeseen: recent m_j
+            lim.engage((self.q >= self.lower) & (self.q <= self.upper), self.q,
+                       self.base_pose)
+        self._recheck_stiffness()
+        self.check()
 
     def check(self):
         """
