@@ -205,6 +205,29 @@ def test_stale_command_decelerates_to_rest(arm):
     assert out.status == sv.Status.STALE_COMMAND and not np.any(out.velocities)
 
 
+def test_a_rebuilt_law_continues_from_the_old_filtered_command(arm):
+    """A law rebuilt with new settings (the servo node on a parameter change) that takes the
+    old one's state steps exactly as the old law would have gone on; a fresh law, its filter
+    at rest, would command a different velocity."""
+    settings = dict(period=0.001, smoothing=0.05, acceleration_limits=1e6)
+    old, twin = sv.Servo(arm, 'tool0', **settings), sv.Servo(arm, 'tool0', **settings)
+    target = np.linspace(0.2, -0.1, arm.nq)
+    for _ in range(20):   # 20 ms of a 50 ms filter: the command is on its way
+        old.joint_step(Q_BENT, target)
+        twin.joint_step(Q_BENT, target)
+    rebuilt = sv.Servo(arm, 'tool0', damping=0.1, **settings)   # joint steps ignore it
+    rebuilt.carry_state_from(old)
+    assert rebuilt.status == old.status and rebuilt.velocities.tolist() == old.velocities.tolist()
+    for _ in range(5):
+        out = rebuilt.joint_step(Q_BENT, target)
+        np.testing.assert_array_equal(out.velocities, twin.joint_step(Q_BENT, target).velocities)
+    dropped = sv.Servo(arm, 'tool0', **settings).joint_step(Q_BENT, target).velocities
+    assert np.abs(out.velocities - dropped).max() > 0.05
+    with pytest.raises(ValueError, match='joints'):
+        rebuilt.carry_state_from(sv.Servo(lm.load_urdf(f'{URDF_DIR}/planar_double_pendulum.urdf'),
+                                          'link2'))
+
+
 def test_velocity_limits_keep_the_direction_and_positions_integrate(arm):
     servo = sv.Servo(arm, 'tool0', velocity_limits=0.2, acceleration_limits=1e6)
     out = servo.twist_step(Q_BENT, [0, 0, 0, 2.0, 0, 0], representation='hybrid')

@@ -84,7 +84,7 @@ def check_limits(model, trajectory, friction=True, armature=0.0, part='all'):
     then its first segment with the latest); 'start': that segment, a jump and the end.
     """
     tr = trajectory
-    cols, P = tr._cols, tr.positions
+    cols, P = tr.columns, tr.positions
     lo, hi = model.lower[cols], model.upper[cols]
     given = P[int(tr.index[0] == -1):]   # the points given (a waypoint beyond: named first)
     out = (given < lo - POSITION_MARGIN) | (given > hi + POSITION_MARGIN)
@@ -103,10 +103,10 @@ def check_limits(model, trajectory, friction=True, armature=0.0, part='all'):
             raise _error(model, tr, 'end velocity', cols[j], tr.times[-1],
                          tr.velocities[-1, j], 0.0, math.nan)
     if part != 'points' and tr.index[0] >= 0:   # a point due now, held: it must be the state
-        far = np.abs(P[0] - tr._hold[cols]) > POSITION_MARGIN
+        far = np.abs(P[0] - tr.hold[cols]) > POSITION_MARGIN
         if far.any():
             j = int(np.flatnonzero(far)[0])
-            raise _error(model, tr, 'jump', cols[j], 0.0, P[0, j], tr._hold[cols[j]],
+            raise _error(model, tr, 'jump', cols[j], 0.0, P[0, j], tr.hold[cols[j]],
                          _jump_time(model, tr, friction, armature))
     lo0, hi0, vmax0 = lo, hi, model.velocity_limit.copy()   # (one compiled signature)
     if tr.index[0] == -1:   # the segment from the state may stay as far out as it is
@@ -119,10 +119,9 @@ def check_limits(model, trajectory, friction=True, armature=0.0, part='all'):
     if part == 'start' and not stop:
         return   # no segment from the state (a held point, checked above)
     found = np.zeros(5)
-    code = _first_violation(*_law_args(model, friction, armature), tr.times, P, tr._V,
-                            tr._A, tr._kind, cols, tr._hold, lo, hi, lo0, hi0,
-                            model.velocity_limit, vmax0, model.effort_limit, _step(tr.times),
-                            first, stop, found)
+    code = _first_violation(*_law_args(model, friction, armature), *tr.packed, lo, hi, lo0,
+                            hi0, model.velocity_limit, vmax0, model.effort_limit,
+                            _step(tr.times), first, stop, found)
     if code == 4:
         check(model, int(found[4]))   # a kernel status: non-finite, singular
     if code:
@@ -149,8 +148,7 @@ def slowdown(model, trajectory, friction=True, armature=0.0):
     """
     tr = trajectory
     law = _law_args(model, friction, armature)
-    return float(_slowdown(*law, tr.times, tr.positions, tr._V, tr._A, tr._kind, tr._cols,
-                           tr._hold, model.velocity_limit, model.effort_limit,
+    return float(_slowdown(*law, *tr.packed, model.velocity_limit, model.effort_limit,
                            _step(tr.times), 0, tr.times.size - 1))
 
 
@@ -190,7 +188,7 @@ def _jump_time(model, tr, friction, armature):
     V = () if tr.velocities is None else tr.velocities
     A = () if tr.accelerations is None else tr.accelerations
     trial = JointTrajectory(tr.joint_names, tr.names, [1.0], tr.positions, V, A, start=0.0,
-                            q=tr._hold, qd=np.zeros(model.nq))
+                            q=tr.hold, qd=np.zeros(model.nq))
     return slowdown(model, trial, friction, armature)
 
 

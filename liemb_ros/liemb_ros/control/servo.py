@@ -344,6 +344,23 @@ class Servo:
         self.status = Status.IDLE
         self.condition = float('nan')
 
+    def carry_state_from(self, other):
+        """
+        Continue from the state of ``other``, a law of the same model this one replaces.
+
+        Takes its last output (:attr:`velocities`, rad/s or m/s), its low-pass filter's
+        command, its status and condition number: a law rebuilt with new settings goes on
+        from where the old one was, without a jump in the commanded velocities (the
+        acceleration limit acts from the old output).  ValueError for a law of another
+        number of joints.
+        """
+        if other.model.nq != self.model.nq:
+            raise ValueError(f'a law of {other.model.nq} joints cannot hand its state to one '
+                             f'of {self.model.nq}')
+        self.velocities = other.velocities.copy()
+        self._filtered = other._filtered.copy()
+        self.status, self.condition = other.status, other.condition
+
     # -- the command Jacobian ------------------------------------------------------------
     def jacobian(self, q, representation='hybrid', frame=None):
         """

@@ -37,7 +37,10 @@ class JointTrajectory:
     After construction: :attr:`time_from_start` (the given times); :attr:`times` (s after
     :attr:`origin` = ``now``, the first 0), :attr:`positions`, :attr:`velocities`,
     :attr:`accelerations` (None when not given) and :attr:`index` (index among the given
-    points; -1: the state) of the points it interpolates; :attr:`start`, :attr:`duration`.
+    points; -1: the state) of the points it interpolates; :attr:`start`, :attr:`duration`;
+    :attr:`columns` (the model index of each of :attr:`names`) and :attr:`hold` (the state's
+    positions, model order: what the joints it does not name hold); :attr:`packed` (what
+    the compiled samplers read).
     """
 
     def __init__(self, joint_names, names, times, positions, velocities=(), accelerations=(),
@@ -72,8 +75,8 @@ class JointTrajectory:
         self.joint_names = list(joint_names)
         self.time_from_start = t
         self.start, self.origin = float(start), float(now)
-        self._cols = np.array([index[n] for n in names], dtype=np.int64)
-        self._hold = q.copy()
+        self.columns = np.array([index[n] for n in names], dtype=np.int64)
+        self.hold = q.copy()
         due = t + (self.start - self.origin)     # each point's time after now
         first = int(np.searchsorted(due, 0.0, side='right'))   # the first due after now
         if first == npts:                        # none ahead: hold the last one from now
@@ -92,8 +95,8 @@ class JointTrajectory:
         P, V, A = P[keep], None if V is None else V[keep], None if A is None else A[keep]
         if self.index[0] == -1:
             t = np.r_[0.0, t]
-            P = np.vstack([q[self._cols], P])
-            V = None if V is None else np.vstack([qd[self._cols], V])
+            P = np.vstack([q[self.columns], P])
+            V = None if V is None else np.vstack([qd[self.columns], V])
             A = None if A is None else np.vstack([np.zeros(len(names)), A])
         self.times, self.positions, self.velocities, self.accelerations = t, P, V, A
         self.duration = float(t[-1])
@@ -105,14 +108,26 @@ class JointTrajectory:
     @property
     def names(self):
         """Return the joints the trajectory moves, in the order of its points' columns."""
-        return [self.joint_names[c] for c in self._cols]
+        return [self.joint_names[c] for c in self.columns]
+
+    @property
+    def packed(self):
+        """
+        Return the trajectory as the compiled samplers read it (:func:`_sample_into`).
+
+        ``(times, positions, V, A, kind, columns, hold)``: ``V``, ``A`` the velocities and
+        accelerations, (0, len(names)) when not given; ``kind`` 0 linear, 1 cubic, 2 quintic.
+        The limit checks (:mod:`liemb_ros.control.limits`) scan the same arrays.
+        """
+        return (self.times, self.positions, self._V, self._A, self._kind, self.columns,
+                self.hold)
 
     def sample(self, now):
         """Return desired ``(q, q̇, q̈)`` (model order) at time ``now`` (the start's clock)."""
-        n = self._hold.size
+        n = self.hold.size
         q, qd, qdd = np.empty(n), np.empty(n), np.empty(n)
-        _sample_into(self.times, self.positions, self._V, self._A, self._kind, self._cols,
-                     self._hold, float(now - self.origin), q, qd, qdd)
+        _sample_into(self.times, self.positions, self._V, self._A, self._kind, self.columns,
+                     self.hold, float(now - self.origin), q, qd, qdd)
         return q, qd, qdd
 
 

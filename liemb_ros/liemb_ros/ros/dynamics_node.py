@@ -113,30 +113,30 @@ from geometry_msgs.msg import PoseStamped
 from liemb_interfaces.srv import GetJacobian
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import SetParametersResult
-from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
-from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from .common import (STEADY, ConfigError, Preparation, RobotSource, StateWatch, declare,
-                     error_text, guarded, realtime_priority, run, settle_heap)
+                     guarded, realtime_priority, run, settle_heap)
 from .conversions import pose_matrix, shown
 from .dynamics_diagnostics import Counters, DynamicsDiagnostics
+from .dynamics_loop import DynamicsLoop
 from .dynamics_output import RELIABLE, DynamicsOutputs, bounded
 from .dynamics_parameters import engine_settings, parameter_table
 from .dynamics_trajectories import Trajectories, read_trajectory_file
-from ..control.engine import FRAMES, DynamicsEngine, OutputError, StateError
+from ..control.engine import FRAMES, DynamicsEngine, StateError
 from . import trajectory_intake as intake
 from .trajectory_action import TrajectoryAction
-from .wire import JointStateReader
 
-# The node owns its parts: its outputs (dynamics_output.py: what one cycle publishes), its
-# /diagnostics and the counts they report (dynamics_diagnostics.py), the age of the last
-# joint state (common.StateWatch), the topic's and the file's trajectories
-# (dynamics_trajectories.py) and the trajectory action (trajectory_action.py); its
-# parameters are dynamics_parameters.py's table (imported from here too: app.parameter_docs,
-# the tests).  This module is the robot, the input, the Jacobian service and main().
+# The node owns its parts: its loop (dynamics_loop.py: joint states in, one cycle of the
+# engine out), its outputs (dynamics_output.py: what one cycle publishes), its /diagnostics
+# and the counts they report (dynamics_diagnostics.py), the age of the last joint state
+# (common.StateWatch), the topic's and the file's trajectories (dynamics_trajectories.py)
+# and the trajectory action (trajectory_action.py); its parameters are
+# dynamics_parameters.py's table (imported from here too: app.parameter_docs, the tests).
+# This module is the robot, the parameter changes, the command inputs (desired
+# accelerations, target pose, odometry), the Jacobian service and main().
 
 
 class DynamicsNode(Node):
@@ -153,7 +153,6 @@ class DynamicsNode(Node):
         self._pending_desired = None
         trajectory_file = read_trajectory_file(self.p('computed_torque.trajectory_file'))
         self.counters = Counters()   # what /diagnostics reports
-        self._pending = False       # publish_rate > 0: a state arrived since the last output
         self.watch = StateWatch(lambda: self.p('state_timeout'))   # the last good joint state
         # The 1 kHz path (joint_states in; torques and effort command out) lives on a node
         # of its own, '<name>_io', with no other entity: rclpy's executor rebuilds its wait
@@ -167,13 +166,6 @@ class DynamicsNode(Node):
         self.outputs = DynamicsOutputs(self, self.io_node, self.counters, self._guarded,
                                        self.p('controller_state_rate'))
         self.diagnostics = DynamicsDiagnostics(self, self.counters, self.watch, self.source)
-        self._reader = JointStateReader(JointState)
-        self.io_node.create_subscription(
-            JointState, self.resolve_topic_name('joint_states'), self._on_joint_state,
-            qos_profile_sensor_data,
-            event_callbacks=SubscriptionEventCallbacks(message_lost=self._on_lost,
-                                                       use_default_callbacks=False),
-            raw=True)
         self.create_subscription(JointTrajectoryPoint, '~/desired', self._guarded(
             self._on_desired, '~/desired'), RELIABLE)
         self.create_subscription(JointTrajectory, '~/joint_trajectory', self._guarded(
@@ -190,7 +182,9 @@ class DynamicsNode(Node):
         self.trajectories = Trajectories(self, trajectory_file, self.checker, self.action,
                                          self.refuse, self._guarded, self.state_time,
                                          self.snapshot)   # ~/joint_trajectory, the file
-        self._timer = None
+        self.loop = DynamicsLoop(self, self.io_node, self.counters, self.watch, self.outputs,
+                                 self.trajectories, self.action, self._reject,
+                                 self._guarded)   # joint_states in, a cycle out
         self.create_timer(self.get_parameter('diagnostics_period').value, self._guarded(
             self._diagnostics, '/diagnostics'),
                           clock=STEADY)
@@ -235,6 +229,7 @@ class DynamicsNode(Node):
         first = self.engine is None
         self.engine, self._candidate, self._preparing = engine, None, None
         self.outputs.serve(engine)
+        self.loop.serve(engine)
         if model.floating and self._odom_sub is None:
             self._odom_sub = self.create_subscription(
                 Odometry, 'odom', self._guarded(self._on_odometry, 'odom'),
@@ -244,7 +239,7 @@ class DynamicsNode(Node):
             self._pending_desired = None
         self.outputs.make_wrench_publishers()
         if first:
-            self._set_rate(self.p('publish_rate'))
+            self.loop.set_rate(self.p('publish_rate'))
             self.outputs.set_secondary_rate(self.p('secondary_rate'))
             scheduling = self.diagnostics.scheduling = realtime_priority(
                 self.p('realtime_priority'))
@@ -259,14 +254,6 @@ class DynamicsNode(Node):
                                f'{base} mode {engine.mode}, twists of '
                                f'{shown(", ".join(engine.twist_links))} '
                                f'in {engine.representation}; kernels ready in {warm:.1f} s')
-
-    def _set_rate(self, rate):
-        if self._timer is not None:
-            self.destroy_timer(self._timer)
-            self._timer = None
-        if rate > 0:
-            self._timer = self.create_timer(1.0 / rate, self._guarded(self._on_timer,
-                                                                      'publish_rate timer'))
 
     # -- parameters -------------------------------------------------------------------------
     def _settings(self, changes):
@@ -293,7 +280,7 @@ class DynamicsNode(Node):
             if self.engine is not None:
                 self.outputs.make_wrench_publishers()
         if 'publish_rate' in changes:
-            self._set_rate(changes['publish_rate'])
+            self.loop.set_rate(changes['publish_rate'])
         if 'controller_state_rate' in changes:
             self.outputs.set_state_rate(changes['controller_state_rate'])
         if 'secondary_rate' in changes and self.engine is not None:
@@ -325,110 +312,6 @@ class DynamicsNode(Node):
             self._reject(text)
             return None if failed is None else failed(text, *args)
         return guarded(callback, where, on_error)
-
-    def _on_lost(self, info):
-        """DDS lost samples before we took them (queue overflow): count them."""
-        self.counters.lost += info.total_count_change
-
-    def _on_joint_state(self, msg):
-        """
-        Merge a state; publish at once (``publish_rate`` 0) or mark it for the timer.
-
-        Counts: every message is received, then dropped (invalid), skipped (no robot yet,
-        empty, not all joints known yet, stale or refused output, or superseded by a newer
-        one before the timer published) or processed (outputs published from it).  An
-        error anywhere (a kernel's, an output's) drops the state: nothing goes out from it.
-        """
-        t0 = time.perf_counter()
-        self.counters.received += 1
-        if self.engine is None:
-            self.counters.skipped += 1   # no robot yet: nothing to do
-            return
-        try:
-            self._take_state(msg, t0)
-        except Exception as exc:  # noqa: B902 - the loop must outlive any state
-            self._reject(error_text('joint_states message', exc))
-
-    def _take_state(self, msg, t0):
-        """:meth:`_on_joint_state` once the robot is known (``t0``: when it came)."""
-        try:   # the CDR bytes (a raw subscription: see wire.py)
-            names, position, velocity, stamp = self._reader.read(msg)
-        except Exception as exc:  # noqa: B902 - whatever rclpy raises for bad bytes
-            self._reject(f'joint_states message that cannot be read: {exc}')
-            return
-        if not names:
-            self.counters.skipped += 1   # an empty message: nothing to do
-            return
-        known = len(self.engine.ignored)
-        try:
-            self.engine.update_state(names, position, velocity, stamp)
-        except StateError as exc:
-            self._reject(f'joint_states message: {exc}')
-            return
-        if len(self.engine.ignored) > known:   # say it once per joint, never again
-            new = list(self.engine.ignored)[known:]
-            self.get_logger().info(f"ignoring joint(s) {shown(', '.join(new))} of "
-                                   f'joint_states: not in robot {shown(self.engine.model.name)}')
-        self.watch.seen()
-        self.trajectories.state_arrived()
-        if self._timer is not None:
-            self.counters.skipped += self._pending   # the one before this never got out
-            self._pending = True
-            return
-        if self._publish(fresh=True):
-            self.counters.processed += 1
-        else:
-            self.counters.skipped += 1
-        self.counters.callback_stats.add(time.perf_counter() - t0)
-
-    def _on_timer(self):
-        t0 = time.perf_counter()
-        published = self._publish()
-        if self._pending:
-            self._pending = False
-            if published:
-                self.counters.processed += 1
-            else:
-                self.counters.skipped += 1
-        if published:
-            self.counters.callback_stats.add(time.perf_counter() - t0)
-
-    def _publish(self, fresh=False):
-        """
-        Compute and publish the outputs of the current state; return whether it did.
-
-        ``fresh``: the state has just arrived (it cannot be stale).
-        """
-        e = self.engine
-        if e is None or not e.ready:
-            if e is not None:
-                self.get_logger().warning(
-                    f'no state yet for {", ".join(e.missing_joints())}',
-                    throttle_duration_sec=5.0)
-            return False
-        if not fresh and self.watch.stale():
-            self.get_logger().warning(f'no joint_states for {self.watch.age():.2f} s: '
-                                      'not commanding', throttle_duration_sec=5.0)
-            return False
-        now = time.monotonic()
-        inline = self.outputs.inline()
-        t_state = self.state_time()
-        if self.trajectories.file is not None:
-            self.trajectories.start_file(t_state)
-        try:
-            out = e.cycle(inline, now=t_state)
-        except OutputError as exc:
-            self.counters.refused += 1
-            self.get_logger().error(str(exc), throttle_duration_sec=1.0)
-            return False
-        stamp = e.stamp   # (sec, nanosec) of the state, else of the clock
-        if stamp is None:
-            stamp = self.get_clock().now().seconds_nanoseconds()
-        due = self.outputs.publish(out, stamp, t_state)
-        if self.action.active is not None:
-            self.action.cycle(feedback=due)
-        self.outputs.secondary(out, stamp, now, inline)
-        return True
 
     def _diagnostics(self):
         """Publish ``/diagnostics`` (the diagnostics timer)."""

@@ -196,9 +196,7 @@ class ServoNode(Node):
         except ValueError as exc:
             return SetParametersResult(successful=False, reason=str(exc))
         if servo is not None:   # continue from the old law's state: no jump
-            old = self.servo
-            servo.velocities, servo._filtered = old.velocities, old._filtered
-            servo.status, servo.condition = old.status, old.condition
+            servo.carry_state_from(self.servo)
             self.servo = servo
             if 'link' in changes or 'base_frame' in changes:
                 self._cmd = None    # a twist meant for another link or frame: stop
