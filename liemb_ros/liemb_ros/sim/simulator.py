@@ -58,11 +58,13 @@ import numpy as np
 from ._absolute import _AbsoluteCoordinates
 from ._armature import AUTO_ARMATURE, SimulationWarning  # noqa: F401 (public here)
 from ._armature import resolve_armature
+from ._damping import STABILITY_LIMIT, STIFF_FRACTION  # noqa: F401 (public here)
+from ._damping import DampingMethod
 from ._energy import com_moments, mechanical_energy, momentum  # noqa: F401 (public here)
 from ._energy import EnergyBooks
 from ._joint import _JointCoordinates
-from .passive import LIMIT_MIN_STEPS  # noqa: F401 (public here)
-from .passive import JointLimits, all_finite, damping_rate_max
+from .passive import LIMIT_MIN_STEPS, damping_rate_max  # noqa: F401 (public here)
+from .passive import JointLimits, all_finite
 from ._plausible import Plausibility, clamp_torques, finite_vector, initial_state, state_flag
 from ._wrenches import AppliedWrenches
 
@@ -70,17 +72,10 @@ COORDINATES = ('joint', 'absolute')
 UPDATES = ('se3', 'so3r3', 'tailored')
 DAMPING_METHODS = ('auto', 'explicit', 'implicit')
 
-#: ``damping_method='auto'`` is implicit when ``dt · λ_max(M⁻¹D)`` exceeds this fraction of the
-#: tableau's stability limit on the negative real axis (at ``q0``, and checked again every
-#: 100 steps along the motion)
-STIFF_FRACTION = 0.85
 #: joint limits: time constant ``τ_c`` [s] of the critically damped limit spring-damper
 LIMIT_TIME_CONSTANT = 0.01
 #: Coulomb friction ``-F tanh(q̇ / v_s)``: regularisation velocity ``v_s`` [rad/s or m/s]
 FRICTION_VELOCITY = 1e-3
-#: ``|R(-x)| <= 1`` for ``0 <= x <= limit``: stability interval of each explicit tableau
-STABILITY_LIMIT = {'euler': 2.0, 'heun': 2.0, 'midpoint': 2.0, 'rk3': 2.5127,
-                   'rk4': 2.7853, 'rk38': 2.7853}
 
 
 class SimulationError(RuntimeError):
@@ -180,18 +175,14 @@ class Simulator:
         self.coordinates = coordinates
         self.update = update
         self.max_energy_error = float(max_energy_error)
-        d = model.damping if damping is None else damping
-        self.damping = np.broadcast_to(np.asarray(d, dtype=float), (model.nq,)).copy()
-        if np.any(self.damping < 0) or not np.all(np.isfinite(self.damping)):
-            raise ValueError('damping must be finite and non-negative')
+        self.damping = _per_joint(model.damping if damping is None else damping, model.nq,
+                                  'damping')
         self._q0, self._qd0, self._base0 = initial_state(model, q0, qd0, base_pose)
         self.plausible = Plausibility(model, self._q0, self._base0)
         self.armature = resolve_armature(model, armature, coordinates == 'joint', self._q0,
                                          self._base0)
-        fr = model.friction if friction is None else friction
-        self.friction = np.broadcast_to(np.asarray(fr, dtype=float), (model.nq,)).copy()
-        if np.any(self.friction < 0) or not np.all(np.isfinite(self.friction)):
-            raise ValueError('friction must be finite and non-negative')
+        self.friction = _per_joint(model.friction if friction is None else friction, model.nq,
+                                   'friction')
         if not (np.isfinite(friction_velocity) and friction_velocity > 0):
             raise ValueError(f'friction_velocity must be positive, got {friction_velocity!r}')
         self.friction_velocity = float(friction_velocity)
@@ -204,18 +195,9 @@ class Simulator:
         eff = model.effort_limit
         self.effort_limit = (np.where(np.isfinite(eff) & (eff > 0), eff, np.inf)
                              if effort_limits else np.full(model.nq, np.inf))
-        self.damping_method, self.damping_stiffness = 'explicit', 0.0
-        rates = self._viscous_rates()
-        self._stiff_limit = STIFF_FRACTION * STABILITY_LIMIT[integrator]
-        if coordinates == 'joint' and np.any(rates > 0):
-            self.damping_stiffness = self.dt * damping_rate_max(
-                model, rates, self._q0, self._base0, self.armature)
-            self.damping_method = (damping_method if damping_method != 'auto' else
-                                   'implicit' if self.damping_stiffness > self._stiff_limit
-                                   else 'explicit')
-        self._auto = (damping_method == 'auto' and self.damping_method == 'explicit'
-                      and self.damping_stiffness > 0)
-        self._method0 = self.damping_method
+        self.damping_choice = DampingMethod(model, self.dt, integrator, coordinates == 'joint',
+                                            damping_method, self._viscous_rates(), self._q0,
+                                            self._base0, self.armature)
         self._tau = np.zeros(model.nq)
         self.wrenches = AppliedWrenches(model)
         if contact is not None:
@@ -229,7 +211,7 @@ class Simulator:
         self._backend = (_JointCoordinates(
             self, limits_implicit=damping_method == 'auto' and np.any(self.limit_stiffness > 0),
             contact_implicit=contact is not None and damping_method != 'explicit',
-            stiff_limit=self._stiff_limit) if coordinates == 'joint'
+            stiff_limit=self.damping_choice.stiff_limit) if coordinates == 'joint'
             else _AbsoluteCoordinates(self))
         self._v_start = getattr(self._backend, 'v_start', -1)   # joint coordinates: V in y
         # fixed base, joint coordinates, no contact: explicit steps in compiled code
@@ -269,8 +251,18 @@ class Simulator:
         """``{link: [work J, largest force N, first t, last t]}`` of each external wrench."""
         return self.wrenches.work
 
+    @property
+    def damping_method(self):
+        """``'explicit'`` or ``'implicit'``: the step the damping takes now."""
+        return self.damping_choice.method
+
+    @property
+    def damping_stiffness(self):
+        """``dt · λ_max(M⁻¹D)`` at ``q0`` (or the largest along the way under ``'auto'``)."""
+        return self.damping_choice.stiffness
+
     def _set_method(self, method):
-        self.damping_method = method
+        self.damping_choice.method = method
         if self.coordinates == 'joint':
             self._backend.implicit = method == 'implicit'
 
@@ -280,12 +272,7 @@ class Simulator:
 
     def _recheck_stiffness(self):
         """'auto': switch to the implicit method once the damping became stiff along the way."""
-        if not self._auto or self.damping_method == 'implicit':
-            return
-        stiff = self.dt * damping_rate_max(self.model, self._viscous_rates(), self.q,
-                                           self.base_pose, self.armature)
-        self.damping_stiffness = max(self.damping_stiffness, stiff)
-        if stiff > self._stiff_limit:
+        if self.damping_choice.recheck(self._viscous_rates(), self.q, self.base_pose):
             self._set_method('implicit')
 
     # -- state ------------------------------------------------------------------------------
@@ -295,7 +282,7 @@ class Simulator:
         self.steps = 0
         self.wall_time = 0.0
         self.wrenches.work = {}
-        self._set_method(self._method0)
+        self._set_method(self.damping_choice.initial)
         self.joint_limits.reset()
         self._backend.set_state(self._q0, self._qd0, self._base0)
         self.work = 0.0
@@ -554,6 +541,14 @@ class Simulator:
             qs.append(self.q.copy())
             qds.append(self.qd.copy())
         return np.array(ts), np.array(qs), np.array(qds)
+
+
+def _per_joint(value, n, name):
+    """``value`` (a number or (n,)) as a new (n,) array; ValueError unless finite and >= 0."""
+    out = np.broadcast_to(np.asarray(value, dtype=float), (n,)).copy()
+    if np.any(out < 0) or not np.all(np.isfinite(out)):
+        raise ValueError(f'{name} must be finite and non-negative')
+    return out
 
 
 def _one_of(value, name, options):
