@@ -121,7 +121,11 @@ class MjRobot:
             raise RuntimeError(f'{path}: MuJoCo nq/nv {m.nq}/{m.nv}, ours {model.nq}/{model.nv}')
 
     def set_joint_state(self, q, qd=None, qacc=None, tau=None):
-        """Write our joint arrays (our order) into ``d.qpos``, ``qvel``, ``qacc``, ``qfrc_applied``."""
+        """
+        Write our joint arrays (our order) into ``d.qpos``, ``qvel``, ``qacc``, ``qfrc_applied``.
+
+        ``q`` (nq,) [rad or m]; ``qd``, ``qacc``, ``tau`` (nq,) or None (left as they are).
+        """
         d = self.d
         d.qpos[self.qadr] = q
         for target, value in ((d.qvel, qd), (d.qacc, qacc), (d.qfrc_applied, tau)):
