@@ -426,7 +426,8 @@ def bench_mujoco_arm(name, cfg, tol, rng, log):
                'ours': f"Simulator rk4 damping_method='{method}'",
                'mujoco': f'mjINT_{integrator}', 'ours_steps_per_s': n / t_ours,
                'mujoco_steps_per_s': n / t_mj, 'ratio': t_ours / t_mj,
-               'ratio_cpu': cpu[0] / cpu[1], 'max_dq': diff,
+               'ratio_cpu': cpu[0] / cpu[1], 'ours_cpu_us_per_step': cpu[0] / n * 1e6,
+               'mujoco_cpu_us_per_step': cpu[1] / n * 1e6, 'max_dq': diff,
                'agree': case != 'rk4' or diff <= tol}
         sim_rows.append(row)
         log(f"  {name:<12} sim {case:<5} ours {row['ours_steps_per_s']:8.0f} steps/s  MuJoCo "
@@ -520,7 +521,8 @@ def bench_mujoco_standing(cfg, log):
            'ours': 'Simulator defaults, contact=ContactModel (ROS2 steps in contact)',
            'mujoco': 'mjINT_IMPLICITFAST, ground plane', 'ours_steps_per_s': n / best[0],
            'mujoco_steps_per_s': n / best[1], 'ratio': best[0] / best[1],
-           'ratio_cpu': cpu[0] / cpu[1], 'max_dq': None,
+           'ratio_cpu': cpu[0] / cpu[1], 'ours_cpu_us_per_step': cpu[0] / n * 1e6,
+           'mujoco_cpu_us_per_step': cpu[1] / n * 1e6, 'max_dq': None,
            'agree': True, 'ours_base_z': float(sim.base_pose[2, 3]),
            'mujoco_base_z': float(d.qpos[2]), 'ours_contacts': len(sim.contacts()),
            'mujoco_contacts': int(d.ncon)}
@@ -673,17 +675,21 @@ def print_mujoco(mj):
     print(f"\nBeside MuJoCo {mj['version']}: simulation at 1 ms, steps per second (best of "
           f"{mj['reps']}; ratio = our time / MuJoCo's)")
     hdr = (f"{'robot':<12} {'case':<26} {'ours':>9} {'MuJoCo':>9} {'ours/MuJoCo':>11} "
-           f"{'CPU ratio':>9} {'max|dq|':>8}")
+           f"{'CPU µs/step':>14} {'CPU ratio':>9} {'max|dq|':>8}")
     print(hdr)
     print('-' * len(hdr))
     for r in mj['sim']:
         dq = 'n/a' if r['max_dq'] is None else format(r['max_dq'], '8.1e')
         print(f"{r['robot']:<12} {r['case']:<26} {r['ours_steps_per_s']:9.0f} "
-              f"{r['mujoco_steps_per_s']:9.0f} {r['ratio']:11.2f} {r['ratio_cpu']:9.2f} {dq:>8}")
-    print('(CPU ratio: of the best CPU times, steadier on a shared machine; '
-          'rk4: explicit RK4 in both, the ideal rigid-body arm, max|dq| after the run; best: '
-          "ours damping_method='implicit' (ROS2) vs MuJoCo implicitfast; solo12: each "
-          'engine\'s own contact model, speed only: '
+              f"{r['mujoco_steps_per_s']:9.0f} {r['ratio']:11.2f} "
+              f"{r['ours_cpu_us_per_step']:6.1f} / {r['mujoco_cpu_us_per_step']:5.1f} "
+              f"{r['ratio_cpu']:9.2f} {dq:>8}")
+    print('(CPU µs/step: ours / MuJoCo, best CPU time, steadier on a shared machine; CPU '
+          'ratio: of those; rk4: explicit RK4 in both, the ideal rigid-body arm, max|dq| '
+          'after the run: the agreement; best: '
+          "ours damping_method='implicit' (ROS2, order 2) vs MuJoCo implicitfast (order 1), "
+          "max|dq|: the two schemes apart after the run; solo12: each engine's own contact "
+          'model, speed only: '
           + ', '.join(f"base z {r['ours_base_z']:.3f} / {r['mujoco_base_z']:.3f} m, "
                       f"{r['ours_contacts']} / {r['mujoco_contacts']} contacts"
                       for r in mj['sim'] if 'ours_base_z' in r) + ')')
