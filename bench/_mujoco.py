@@ -91,6 +91,7 @@ class MjRobot:
 
     ``qadr`` / ``dadr`` (nq,): the ``qpos`` / ``qvel`` index of each of our joints (our
     order), after the base's 7 / 6 coordinates for a floating base.
+
     """
 
     def __init__(self, model, path, *, ideal=True, floating=False, ground=False,

@@ -388,7 +388,7 @@ def _time_pair(ours, theirs, reps, setup=_noop):
 
 def bench_mujoco_arm(name, cfg, tol, rng, log):
     """
-    Simulation rows and single-call rows of one fixed-base arm beside MuJoCo.
+    Time one fixed-base arm beside MuJoCo: simulation rows and single-call rows.
 
     Simulation: ``n`` steps of 1 ms from ``sample_configuration`` at rest under the constant
     torque ``g(q0) + 0.1 diag M(q0)`` (the arm moves), one call each (``sim.step(tau, n)``,
@@ -472,7 +472,7 @@ def bench_mujoco_arm(name, cfg, tol, rng, log):
 
 def bench_mujoco_standing(cfg, log):
     """
-    solo12 standing on the ground in each engine: steps per second only.
+    Time solo12 standing on the ground in each engine: steps per second only.
 
     solo12 (floating base, mesh collision geometry) set down 5 mm above its standing height
     under the joint PD posture hold of test_contact.py (``g(q*) + 10 (q* - q) - 0.1 q̇``,
