@@ -19,7 +19,7 @@ armature and switches the joint limits off.  MuJoCo orders ``qpos``/``qvel`` by 
 tree; :class:`MjRobot` maps our joint coordinates by joint name.  A floating base gets a
 free joint (position, unit quaternion ``w x y z``; ``qvel`` = linear velocity in the world
 frame, angular velocity in the body frame): only the simulation benchmark uses one, and it
-reads nothing but the base height, so no base map is offered.
+reads the joints (mapped) and the base height, so no map of the base is offered.
 """
 import os
 import xml.etree.ElementTree as ET
