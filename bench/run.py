@@ -1,5 +1,5 @@
 """
-Benchmark liemb_ros beside Pinocchio and Modern Robotics in one process and one run (issue 6).
+Benchmark liemb_ros beside Pinocchio, Modern Robotics and MuJoCo in one process and one run.
 
 Run: ``python bench/run.py [--smoke] [--json PATH|-] [--out DIR]``.
 
@@ -23,10 +23,19 @@ Run: ``python bench/run.py [--smoke] [--json PATH|-] [--out DIR]``.
   dynamics and mass matrix; the exponent of a least-squares line on log-log axes.
 * Start-up: ``import liemb_ros`` to the first inverse-dynamics result in a fresh subprocess
   with the warm numba cache and with a fresh empty ``NUMBA_CACHE_DIR`` (cold).
+* Beside MuJoCo (where the ``mujoco`` package is installed: a benchmark and test dependency
+  only; the robots loaded by MuJoCo's own URDF import, ``bench/_mujoco.py``): simulation
+  steps per second at 1 ms of our ``Simulator`` and ``mj_step`` on the shipped arm and the
+  Panda as the ideal rigid-body robot (no damping, friction, limits), with explicit RK4 in
+  both (the final states compared) and with each one's implicit step (our ROS2 vs MuJoCo's
+  ``implicitfast``); solo12 standing on the ground (each engine's own contact model: speed
+  only); ``mj_inverse`` / ``mj_forward`` beside our inverse / forward dynamics (checked,
+  then timed interleaved).  Ratios are our time over MuJoCo's.
 
 Prints the tables, writes bar/scaling charts (PNG) to ``--out`` (``out/bench``) and, with
 ``--json``, every number.  ``--smoke`` runs a few hundred calls on two robots with tiny
-batches and skips the cold start (CI runs it through test/test_bench.py).
+batches and a few hundred steps beside MuJoCo, and skips the cold start (CI runs it through
+test/test_bench.py).
 """
 import argparse
 import datetime
@@ -45,9 +54,14 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import _mujoco  # noqa: E402
 import _peers  # noqa: E402
 import liemb_ros as lm  # noqa: E402
+from liemb_ros.core import resources  # noqa: E402
 from liemb_ros.core.model.synthetic import random_model  # noqa: E402
+from liemb_ros.sim.contact import ContactModel  # noqa: E402
+from liemb_ros.sim.scenario import sample_configuration  # noqa: E402
+from liemb_ros.sim.simulator import Simulator  # noqa: E402
 
 ROOT = os.path.dirname(HERE)
 SCALING_ALGOS = ('inverse_dynamics', 'forward_dynamics', 'mass_matrix')
@@ -55,13 +69,19 @@ TARGET_RATIO = 3.0
 TARGET_EXPONENT = 1.1
 TARGET_WARM_S = 2.0
 TARGET_SPEEDUP_2 = 1.7   # threads=2 vs 1 on a two-core machine
+SIM_DT = 1e-3            # the step of every simulation row beside MuJoCo [s]
+#: solo12's standing posture (test_contact.py), held by a joint PD law
+STANDING = np.array([0.1, 0.8, -1.6, -0.1, 0.8, -1.6, 0.1, -0.8, 1.6, -0.1, -0.8, 1.6])
 
 FULL = {'robots': list(_peers.ROBOTS), 'calls': 10000, 'chunk': 50, 'batch': 10000,
         'checks': 3, 'mr_budget_s': 0.3, 'scaling_n': [5, 10, 20, 50, 100, 200],
-        'scaling_calls': 2000, 'cold': True, 'parallel_reps': 5}
+        'scaling_calls': 2000, 'cold': True, 'parallel_reps': 5,
+        'mj_robots': ['liemb_arm7', 'panda'], 'mj_steps': 2000, 'mj_stand_steps': 1000,
+        'mj_settle': 300, 'mj_reps': 3}
 SMOKE = {'robots': ['panda', 'solo12'], 'calls': 300, 'chunk': 20, 'batch': 16, 'checks': 2,
          'mr_budget_s': 0.02, 'scaling_n': [5, 20, 50], 'scaling_calls': 100, 'cold': False,
-         'parallel_reps': 1}
+         'parallel_reps': 1, 'mj_robots': ['liemb_arm7'], 'mj_steps': 200, 'mj_stand_steps': 50,
+         'mj_settle': 20, 'mj_reps': 1}
 
 
 # --------------------------------------------------------------------------- timing
@@ -339,6 +359,194 @@ def bench_start(cfg, log):
     return res
 
 
+# --------------------------------------------------------------------------- MuJoCo
+def _ideal_simulator(model, q0, method):
+    """Our Simulator on the ideal rigid-body robot (no damping, friction, limits, armature)."""
+    return Simulator(model, dt=SIM_DT, integrator='rk4', damping=0.0, friction=0.0,
+                     limits=False, effort_limits=False, armature=0.0, damping_method=method,
+                     q0=q0)
+
+
+def _time_pair(ours, theirs, reps, setup=_noop):
+    """
+    Best of ``reps`` alternating timed runs of two zero-argument callables.
+
+    ``setup()`` (untimed) before each pair: back to the initial state.  Returns the best
+    wall-clock seconds of each and the best CPU seconds of each (``time.process_time``: on
+    a shared machine the steadier of the two, as time the process waits is not counted).
+    """
+    wall, cpu = [np.inf, np.inf], [np.inf, np.inf]
+    for _ in range(reps):
+        setup()
+        for k, fn in enumerate((ours, theirs)):
+            t0, c0 = time.perf_counter(), time.process_time()
+            fn()
+            wall[k] = min(wall[k], time.perf_counter() - t0)
+            cpu[k] = min(cpu[k], time.process_time() - c0)
+    return wall, cpu
+
+
+def bench_mujoco_arm(name, cfg, tol, rng, log):
+    """
+    Time one fixed-base arm beside MuJoCo: simulation rows and single-call rows.
+
+    Simulation: ``n`` steps of 1 ms from ``sample_configuration`` at rest under the constant
+    torque ``g(q0) + 0.1 diag M(q0)`` (the arm moves), one call each (``sim.step(tau, n)``,
+    ``mj_step(m, d, n)``), best of ``mj_reps`` alternating runs; ``rk4``: explicit RK4 in
+    both, the final joint positions compared (to ``tol`` [rad]); ``best``: our ROS2 step
+    (``damping_method='implicit'``) vs MuJoCo's ``implicitfast`` (different schemes: their
+    difference is reported, not checked).  Single calls: our ``inverse_dynamics`` /
+    ``forward_dynamics`` vs ``mj_inverse`` / ``mj_forward`` (the state copied into
+    ``MjData`` first, inside the timed call), checked at every state before timing (scaled
+    error to ``tol``).
+    """
+    path = resources.robot_path(name) if name == 'liemb_arm7' else os.path.join(
+        _peers.erd_robots_dir(), _peers.ROBOTS[name][0])
+    model = lm.load_urdf(path)
+    q0 = sample_configuration(model)
+    tau = lm.gravity_torques(model, q0) + 0.1 * np.diag(lm.mass_matrix(model, q0))
+    n = cfg['mj_steps']
+    sim_rows, single = [], []
+    for case, method, integrator in (('rk4', 'explicit', 'RK4'),
+                                     ('best', 'implicit', 'IMPLICITFAST')):
+        sim = _ideal_simulator(model, q0, method)
+        mj = _mujoco.MjRobot(model, path, integrator=integrator, dt=SIM_DT)
+        sim.step(tau, n=10)   # compile / load the numba cache
+
+        def reset():
+            sim.reset()
+            mj.mujoco.mj_resetData(mj.m, mj.d)
+            mj.set_joint_state(q0, tau=tau)
+
+        (t_ours, t_mj), cpu = _time_pair(partial(sim.step, tau, n=n),
+                                         partial(mj.mujoco.mj_step, mj.m, mj.d, n),
+                                         cfg['mj_reps'], reset)
+        diff = float(np.max(np.abs(sim.q - mj.joints(mj.d.qpos))))
+        row = {'robot': name, 'case': case, 'nv': model.nv, 'steps': n,
+               'ours': f"Simulator rk4 damping_method='{method}'",
+               'mujoco': f'mjINT_{integrator}', 'ours_steps_per_s': n / t_ours,
+               'mujoco_steps_per_s': n / t_mj, 'ratio': t_ours / t_mj,
+               'ratio_cpu': cpu[0] / cpu[1], 'ours_cpu_us_per_step': cpu[0] / n * 1e6,
+               'mujoco_cpu_us_per_step': cpu[1] / n * 1e6, 'max_dq': diff,
+               'agree': case != 'rk4' or diff <= tol}
+        sim_rows.append(row)
+        log(f"  {name:<12} sim {case:<5} ours {row['ours_steps_per_s']:8.0f} steps/s  MuJoCo "
+            f"{row['mujoco_steps_per_s']:8.0f} steps/s  |dq| {diff:.1e} after {n} steps")
+    mj = _mujoco.MjRobot(model, path, integrator='RK4', dt=SIM_DT)
+    states = [(model.random_configuration(rng), *rng.standard_normal((3, model.nv)))
+              for _ in range(8)]
+    mjs = []
+    for q, qd, qdd, tq in states:
+        mj.set_joint_state(q, qd, qacc=qdd, tau=tq)
+        mjs.append((mj.d.qpos.copy(), mj.d.qvel.copy(), mj.d.qacc.copy(),
+                    mj.d.qfrc_applied.copy()))
+
+    def mj_call(fn, s, out):
+        m, d = mj.m, mj.d
+
+        def call():
+            d.qpos[:], d.qvel[:], d.qacc[:], d.qfrc_applied[:] = s
+            fn(m, d)
+            return out(d)
+        return call
+
+    for algo, ours_fn, mj_fn, out in (
+            ('inverse_dynamics', lambda q, qd, qdd, tq: partial(lm.inverse_dynamics, model, q,
+                                                                qd, qdd),
+             mj.mujoco.mj_inverse, lambda d: d.qfrc_inverse),
+            ('forward_dynamics', lambda q, qd, qdd, tq: partial(lm.forward_dynamics, model, q,
+                                                                qd, tq),
+             mj.mujoco.mj_forward, lambda d: d.qacc)):
+        ours = [ours_fn(*s) for s in states]
+        theirs = [mj_call(mj_fn, s, out) for s in mjs]
+        err = max(scaled_error(o(), mj.joints(t())) for o, t in zip(ours, theirs))
+        t_ours, t_mj = time_interleaved([ours, theirs], cfg['calls'], cfg['chunk'])
+        single.append({'robot': name, 'algo': algo, 'nv': model.nv, 'ours_us': t_ours,
+                       'mujoco_us': t_mj, 'ratio': t_ours / t_mj, 'err': err,
+                       'agree': err <= tol,
+                       'mujoco': mj_fn.__name__ + ' (state copied into MjData first)'})
+        log(f"  {name:<12} {algo:<17} ours {t_ours:8.2f} us  MuJoCo {t_mj:8.2f} us  "
+            f"err {err:.1e}")
+    return sim_rows, single
+
+
+def bench_mujoco_standing(cfg, log):
+    """
+    Time solo12 standing on the ground in each engine: steps per second only.
+
+    solo12 (floating base, mesh collision geometry) set down 5 mm above its standing height
+    under the joint PD posture hold of test_contact.py (``g(q*) + 10 (q* - q) - 0.1 q̇``,
+    computed in the same Python loop for both, one step per call); ``mj_settle`` steps to
+    land, then ``mj_steps`` timed, best of ``mj_reps``.  Ours: the defaults with
+    ``contact=ContactModel(model, urdf)`` (compliant normal force, regularised Coulomb
+    friction, ROS2 steps while in contact); MuJoCo: the URDF's joints, ``implicitfast`` at
+    1 ms, its soft-constraint contacts of the collision meshes' convex hulls with a plane.
+    The contact models differ: the base heights and contact counts are reported, not
+    compared.
+    """
+    path = os.path.join(_peers.erd_robots_dir(), _peers.ROBOTS['solo12'][0])
+    model = lm.load_urdf(path, floating_base=True)
+    base = np.eye(4)
+    base[2, 3] = 0.24
+    g = lm.gravity_torques(model, STANDING, base_pose=base)[6:]
+    sim = Simulator(model, dt=SIM_DT, contact=ContactModel(model, path), base_pose=base,
+                    q0=STANDING)
+    mj = _mujoco.MjRobot(model, path, ideal=False, floating=True, ground=True,
+                         integrator='IMPLICITFAST', dt=SIM_DT)
+    mjs, m, d = mj.mujoco, mj.m, mj.d
+
+    def law(q, qd):
+        return g + 10.0 * (STANDING - q) - 0.1 * qd
+
+    def run_ours(n):
+        for _ in range(n):
+            sim.step(law(sim.q, sim.qd[6:]))
+
+    def run_mj(n):
+        for _ in range(n):
+            d.qfrc_applied[mj.dadr] = law(d.qpos[mj.qadr], d.qvel[mj.dadr])
+            mjs.mj_step(m, d)
+
+    def settle():
+        sim.reset()
+        run_ours(cfg['mj_settle'])
+        mjs.mj_resetData(m, d)
+        d.qpos[:7] = (0.0, 0.0, 0.24, 1.0, 0.0, 0.0, 0.0)
+        mj.set_joint_state(STANDING, np.zeros(model.nq))
+        run_mj(cfg['mj_settle'])
+
+    n = cfg['mj_stand_steps']
+    best, cpu = _time_pair(partial(run_ours, n), partial(run_mj, n), cfg['mj_reps'], settle)
+    row = {'robot': 'solo12', 'case': 'standing, ground contact', 'nv': model.nv, 'steps': n,
+           'ours': 'Simulator defaults, contact=ContactModel (ROS2 steps in contact)',
+           'mujoco': 'mjINT_IMPLICITFAST, ground plane', 'ours_steps_per_s': n / best[0],
+           'mujoco_steps_per_s': n / best[1], 'ratio': best[0] / best[1],
+           'ratio_cpu': cpu[0] / cpu[1], 'ours_cpu_us_per_step': cpu[0] / n * 1e6,
+           'mujoco_cpu_us_per_step': cpu[1] / n * 1e6, 'max_dq': None,
+           'agree': True, 'ours_base_z': float(sim.base_pose[2, 3]),
+           'mujoco_base_z': float(d.qpos[2]), 'ours_contacts': len(sim.contacts()),
+           'mujoco_contacts': int(d.ncon)}
+    log(f"  solo12       standing ours {row['ours_steps_per_s']:8.0f} steps/s  MuJoCo "
+        f"{row['mujoco_steps_per_s']:8.0f} steps/s  base z {row['ours_base_z']:.4f} / "
+        f"{row['mujoco_base_z']:.4f} m")
+    return row
+
+
+def bench_mujoco(cfg, tol, rng, log):
+    """Every row beside MuJoCo; None (and a line in the log) when it is not installed."""
+    if _mujoco.import_mujoco() is None:
+        log('  mujoco is not installed: no rows beside MuJoCo')
+        return None
+    res = {'sim': [], 'single': []}
+    for name in cfg['mj_robots']:
+        s, c = bench_mujoco_arm(name, cfg, tol, rng, log)
+        res['sim'] += s
+        res['single'] += c
+    res['sim'].append(bench_mujoco_standing(cfg, log))
+    res['all_agree'] = all(r['agree'] for r in res['sim'] + res['single'])
+    return res
+
+
 # --------------------------------------------------------------------------- report
 def targets(res):
     """Evaluate the issue-6 targets from the measured numbers."""
@@ -449,6 +657,8 @@ def print_report(res):
           f"{st['warm_import_s']:.2f} s); cold (empty NUMBA_CACHE_DIR) "
           + ('skipped' if st['cold_skipped'] else
              f"{st['cold_first_result_s']:.2f} s (import {st['cold_import_s']:.2f} s)"))
+    if res['mujoco'] is not None:
+        print_mujoco(res['mujoco'])
     print(f"\nAgreement with the peers to {res['meta']['tol']:g}: "
           + ('all rows agree' if res['all_agree'] else 'DISAGREEMENT in ' + ', '.join(
               f"{r['robot']} {r['algo']}" for r in res['single'] if not r['agree'])))
@@ -458,6 +668,41 @@ def print_report(res):
               + (f" (failing: {', '.join(t['failing'])})" if t.get('failing') else ''))
     print(f"\nNote: {res['meta']['note']}; the timing loop itself costs "
           f"{res['meta']['loop_overhead_us']:.3f} µs per call (included in every time)")
+
+
+def print_mujoco(mj):
+    """Print the rows beside MuJoCo (steps per second, single calls, ratios ours/MuJoCo)."""
+    print(f"\nBeside MuJoCo {mj['version']}: simulation at 1 ms, steps per second (best of "
+          f"{mj['reps']}; ratio = our time / MuJoCo's)")
+    hdr = (f"{'robot':<12} {'case':<26} {'ours':>9} {'MuJoCo':>9} {'ours/MuJoCo':>11} "
+           f"{'CPU µs/step':>14} {'CPU ratio':>9} {'max|dq|':>8}")
+    print(hdr)
+    print('-' * len(hdr))
+    for r in mj['sim']:
+        dq = 'n/a' if r['max_dq'] is None else format(r['max_dq'], '8.1e')
+        print(f"{r['robot']:<12} {r['case']:<26} {r['ours_steps_per_s']:9.0f} "
+              f"{r['mujoco_steps_per_s']:9.0f} {r['ratio']:11.2f} "
+              f"{r['ours_cpu_us_per_step']:6.1f} / {r['mujoco_cpu_us_per_step']:5.1f} "
+              f"{r['ratio_cpu']:9.2f} {dq:>8}")
+    print('(CPU µs/step: ours / MuJoCo, best CPU time, steadier on a shared machine; CPU '
+          'ratio: of those; rk4: explicit RK4 in both, the ideal rigid-body arm, max|dq| '
+          'after the run: the agreement; best: '
+          "ours damping_method='implicit' (ROS2, order 2) vs MuJoCo implicitfast (order 1), "
+          "max|dq|: the two schemes apart after the run; solo12: each engine's own contact "
+          'model, speed only: '
+          + ', '.join(f"base z {r['ours_base_z']:.3f} / {r['mujoco_base_z']:.3f} m, "
+                      f"{r['ours_contacts']} / {r['mujoco_contacts']} contacts"
+                      for r in mj['sim'] if 'ours_base_z' in r) + ')')
+    print('\nSingle call beside MuJoCo, median µs')
+    hdr = (f"{'robot':<12} {'algorithm':<26} {'ours':>9} {'MuJoCo':>9} {'ours/MuJoCo':>11} "
+           f"{'err':>8}")
+    print(hdr)
+    print('-' * len(hdr))
+    for r in mj['single']:
+        print(f"{r['robot']:<12} {r['algo']:<26} {r['ours_us']:9.2f} {r['mujoco_us']:9.2f} "
+              f"{r['ratio']:11.2f} {r['err']:8.1e}")
+    print('(MuJoCo: the state copied into MjData, then mj_inverse / mj_forward: the whole '
+          'pipeline, contacts off)')
 
 
 def plot(res, out_dir):
@@ -513,9 +758,11 @@ def _versions():
     import numba
     pin = _peers.import_pin()
     mr = _peers.import_mr()
+    mj = _mujoco.import_mujoco()
     return {'python': platform.python_version(), 'numpy': np.__version__,
             'numba': numba.__version__, 'pinocchio': pin.__version__,
             'modern_robotics': None if mr is None else getattr(mr, '__version__', 'installed'),
+            'mujoco': None if mj is None else mj.__version__,
             'liemb_ros': lm.__version__}
 
 
@@ -566,6 +813,11 @@ def main(argv=None):
         res['single'] += s
         res['batch'] += b
         res['parallel'] += p
+    log('beside MuJoCo')
+    res['mujoco'] = bench_mujoco(cfg, args.tol, rng, log)
+    if res['mujoco'] is not None:
+        res['mujoco'].update(version=_mujoco.import_mujoco().__version__, reps=cfg['mj_reps'],
+                             robots=cfg['mj_robots'])
     log('scaling')
     res['scaling'] = bench_scaling(cfg, rng, log)
     log('start-up')
@@ -584,7 +836,9 @@ def main(argv=None):
         if args.json:
             with open(args.json, 'w') as fh:
                 json.dump(res, fh, indent=1)
-    return 0 if res['all_agree'] and all(p['identical'] for p in res['parallel']) else 1
+    mj_agree = res['mujoco'] is None or res['mujoco']['all_agree']
+    return 0 if (res['all_agree'] and mj_agree
+                 and all(p['identical'] for p in res['parallel'])) else 1
 
 
 if __name__ == '__main__':

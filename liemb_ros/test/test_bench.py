@@ -3,7 +3,8 @@ The benchmark's smoke mode runs and its results agree with the peers (so bench/r
 
 Runs ``bench/run.py --smoke --json -`` in a subprocess and checks that the JSON has every
 row (each algorithm on each smoke robot, single call and batch; the scaling fits; the
-start-up time) and that every peer's result agreed with ours before it was timed.
+start-up time; the rows beside MuJoCo where it is installed) and that every peer's result
+agreed with ours before it was timed.
 Timings are not asserted: the machine is shared and the numbers are noisy.
 """
 import json
@@ -19,6 +20,7 @@ sys.path.insert(0, os.path.join(ROOT, 'bench'))
 
 pytest.importorskip('pinocchio')
 _peers = pytest.importorskip('_peers')
+_mujoco = pytest.importorskip('_mujoco')
 run = pytest.importorskip('run')
 
 
@@ -81,3 +83,29 @@ def test_results_agree_with_the_peers(smoke):
         mr_rows = {r['algo'] for r in smoke['single'] if r['robot'] == 'panda'
                    and r.get('err_mr') is not None}
         assert {'inverse_dynamics', 'mass_matrix', 'forward_dynamics', 'link_pose'} <= mr_rows
+
+
+def test_rows_beside_mujoco(smoke):
+    if _mujoco.import_mujoco() is None:
+        assert smoke['mujoco'] is None
+        pytest.skip('mujoco is not installed (requirements-test.txt installs it)')
+    mj = smoke['mujoco']
+    robots = mj['robots']
+    stand = ('solo12', 'standing, ground contact')
+    assert {(r['robot'], r['case']) for r in mj['sim']} == (
+        {(r, c) for r in robots for c in ('rk4', 'best')} | {stand})
+    assert {(r['robot'], r['algo']) for r in mj['single']} == {
+        (r, a) for r in robots for a in ('inverse_dynamics', 'forward_dynamics')}
+    for r in mj['sim']:
+        for key in ('ours_steps_per_s', 'mujoco_steps_per_s', 'ratio'):
+            assert r[key] > 0 and math.isfinite(r[key]), (r['robot'], r['case'], key)
+    for r in mj['single']:
+        for key in ('ours_us', 'mujoco_us', 'ratio'):
+            assert r[key] > 0 and math.isfinite(r[key]), (r['robot'], r['algo'], key)
+    # the same physics, the same numbers: RK4 trajectories and single calls agree with MuJoCo
+    tol = smoke['meta']['tol']
+    assert mj['all_agree']
+    assert all(r['max_dq'] <= tol for r in mj['sim'] if r['case'] == 'rk4')
+    assert all(r['err'] <= tol for r in mj['single'])
+    stand = [r for r in mj['sim'] if r['robot'] == 'solo12'][0]
+    assert 0.2 < stand['ours_base_z'] < 0.25 and 0.2 < stand['mujoco_base_z'] < 0.25
