@@ -111,7 +111,8 @@ def link_pose(model, q, link, base_pose=None, threads=None):
         return out
     out = np.empty((q.shape[0], 4, 4))
     check(model, run_batch(link_pose_batch,
-                           (model.tree, q, base_arg(model, base_pose, q.shape[0]), body, T, out),
+                           (model.kinematic_tree, q, base_arg(model, base_pose, q.shape[0]),
+                            body, T, out),
                            (1, 2, 5), threads, _NS_FK * model.nb))
     return out
 
@@ -155,7 +156,7 @@ def forward_kinematics(model, q, base_pose=None, out=None, threads=None):
         return out
     out = out_array(out, (q.shape[0], nl, 4, 4), (('q', q), ('base_pose', base_pose)))
     check(model, run_batch(forward_kinematics_batch,
-                           (model.tree, q, base_arg(model, base_pose, q.shape[0]), out),
+                           (model.kinematic_tree, q, base_arg(model, base_pose, q.shape[0]), out),
                            (1, 2, 3), threads, _NS_FK * model.nb))
     return out
 
@@ -203,8 +204,8 @@ def _jacobians(model, q, qd, link, representation, deriv, base_pose, twist=False
         if not qb or qd.shape[0] != q.shape[0]:
             raise ValueError(f'q and qd batch shapes differ: {q.shape} vs {qd.shape}')
     out = np.empty((q.shape[0], 2 if deriv else 1, 6, model.nv))
-    run_batch(jacobian_batch, (model.tree, q, qd, base_arg(model, base_pose, q.shape[0]), body, T,
-                               rep, deriv, out),
+    run_batch(jacobian_batch, (model.kinematic_tree, q, qd,
+                               base_arg(model, base_pose, q.shape[0]), body, T, rep, deriv, out),
               (1, 2, 3, 8), threads, (_NS_JDOT if deriv else _NS_JACOBIAN) * model.nb)
     return out, qd
 
@@ -306,7 +307,8 @@ def body_twists(model, q, qd, representation='body', base_pose=None):
         raise ValueError('body_twists takes a single configuration')
     C = np.empty((model.nb + 1, 4, 4))
     V = np.empty((model.nb + 1, 6))
-    check(model, body_twists_into(model.tree, q, qd, base_arg(model, base_pose, None), rep, C, V))
+    check(model, body_twists_into(model.kinematic_tree, q, qd,
+                                  base_arg(model, base_pose, None), rep, C, V))
     return V[1:]
 
 
@@ -317,7 +319,7 @@ def body_poses(model, q, base_pose=None):
         raise ValueError('body_poses takes a single configuration')
     if not (np.all(np.isfinite(q))):
         raise ValueError('q contains NaN or inf')
-    return poses_with_base(model.tree, q, base_arg(model, base_pose, None))[1:]
+    return poses_with_base(model.kinematic_tree, q, base_arg(model, base_pose, None))[1:]
 
 
 def _hat(x):

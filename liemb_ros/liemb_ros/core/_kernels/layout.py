@@ -120,6 +120,20 @@ def tree(model):
                 model.base_inertia, model.gravity, model.link_body, model.link_offset)
 
 
+def kinematics(model):
+    """
+    Return the :class:`Kinematics` of ``model``'s own arrays (the batched kinematics kernels).
+
+    A batch passes the model to the inlined sweeps once per configuration, and numba
+    counts a reference to every array of the tuple each time: the kinematic fields alone
+    made the batched Jacobian 15 % faster than the whole :class:`Tree` (Panda, 460 against
+    550 ns a configuration).
+    """
+    return Kinematics(model.parent, model.X, model.A_rel, model.q_index, model.q_mult,
+                      model.q_offset, np.int64(6 if model.floating else 0), model.link_body,
+                      model.link_offset)
+
+
 @njit(cache=True, inline='always')
 def unpack_kinematics(ki, kf):
     """Return the :class:`Kinematics` of a packed model, as views."""

@@ -318,42 +318,56 @@ def _id_work(w, nb):
 
 
 @njit(cache=True, inline='always')
-def _id_one(model, q, qd, qdd, base, fext, form, grav, tau, w):
-    """Inverse dynamics of one configuration in ``form`` into ``tau``, working in ``w``."""
+def _id_one(model, q, qd, qdd, base, fext, form, grav, tau, fb, G, V, A, W, rest):
+    """
+    Inverse dynamics of one configuration in ``form`` into ``tau``; returns a status.
+
+    Work arrays: ``fb, G, V, A, W`` (:func:`_id_work`) for the body-fixed form, ``fb``
+    and ``rest`` (the workspace past ``fb``: :func:`_frame_work`) for the others.
+    """
     st = check_inputs(q, qd, qdd, base, fext)
     if st != OK:
         return st
-    nb = model.parent.shape[0]
-    fb, G, V, A, W = _id_work(w, nb)
     body_fext(model, fext, fb)
     if form == 0:
         rnea_body(model, q, qd, qdd, base, fb, grav, tau, G, V, A, W)
     elif form == 1:
-        rnea_spatial(model, q, qd, qdd, base, fb, grav, tau, w[6 * (nb + 3):])
+        rnea_spatial(model, q, qd, qdd, base, fb, grav, tau, rest)
     else:
-        rnea_hybrid(model, q, qd, qdd, base, fb, grav, tau, w[6 * (nb + 3):])
+        rnea_hybrid(model, q, qd, qdd, base, fb, grav, tau, rest)
     return OK
+
+
+@njit(cache=True, inline='always')
+def _id_w(model, q, qd, qdd, base, fext, form, grav, tau, w):
+    """:func:`_id_one` working in the workspace ``w`` (sliced here: one call)."""
+    nb = model.parent.shape[0]
+    fb, G, V, A, W = _id_work(w, nb)
+    return _id_one(model, q, qd, qdd, base, fext, form, grav, tau, fb, G, V, A, W,
+                   w[6 * (nb + 3):])
 
 
 @njit(cache=True)
 def id_into(ki, kf, w, q, qd, qdd, base, fext, form, grav, tau):
     """Single configuration inverse dynamics into ``tau``; returns a status."""
-    return _id_one(unpack(ki, kf), q, qd, qdd, base, fext, form, grav, tau, w)
+    return _id_w(unpack(ki, kf), q, qd, qdd, base, fext, form, grav, tau, w)
 
 
 @njit(cache=True)
 def id_plain(ki, kf, w, q, qd, qdd, form, grav, tau):
     """:func:`id_into` without base pose or applied wrenches (fewer arguments to unbox)."""
-    return _id_one(unpack(ki, kf), q, qd, qdd, EYE4, NO_FEXT, form, grav, tau, w)
+    return _id_w(unpack(ki, kf), q, qd, qdd, EYE4, NO_FEXT, form, grav, tau, w)
 
 
 @njit(cache=True, nogil=True)
 def id_batch(model, Q, QD, QDD, base, fext, form, grav, out):
     nb = model.parent.shape[0]
     w = np.empty(max(id_floats(nb), 6 * (nb + 3) + id_frame_floats(nb)))
+    fb, G, V, A, W = _id_work(w, nb)      # the views once for the whole batch
+    rest = w[6 * (nb + 3):]
     for k in range(Q.shape[0]):
         st = _id_one(model, Q[k], QD[k], QDD[k], at(base, k), at(fext, k), form, grav, out[k],
-                     w)
+                     fb, G, V, A, W, rest)
         if st != OK:
             raise_status(st)
     return out
@@ -363,9 +377,11 @@ def id_batch(model, Q, QD, QDD, base, fext, form, grav, out):
 def _wrenches(model, q, qd, qdd, base, fext, grav, w, out):
     """Body-fixed RNEA; the transmitted wrenches of all bodies into ``out`` (nb, 6)."""
     nb = model.parent.shape[0]
-    st = _id_one(model, q, qd, qdd, base, fext, 0, grav, w[id_floats(nb):], w)
+    fb, G, V, A, W = _id_work(w, nb)
+    st = _id_one(model, q, qd, qdd, base, fext, 0, grav, w[id_floats(nb):], fb, G, V, A, W,
+                 w[6 * (nb + 3):])
     if st == OK:
-        out[:, :] = _id_work(w, nb)[4][1:]
+        out[:, :] = W[1:]
     return st
 
 

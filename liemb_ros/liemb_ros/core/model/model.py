@@ -143,6 +143,7 @@ class Model:
         # array for single calls (two arrays to unbox instead of a dozen); the layout is
         # defined once, in liemb_ros.core._kernels.layout
         self.tree = layout.tree(self)
+        self.kinematic_tree = layout.kinematics(self)
         self.packed_int, self.packed_float = layout.pack(self)
         # the workspace of the single calls (Pinocchio's Data), and the compiled entry points
         # the algorithms cache per kernel and argument types, bound to the packed model and
