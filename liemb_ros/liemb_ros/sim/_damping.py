@@ -23,17 +23,21 @@ class DampingMethod:
     """
     Which step the damping takes: ``method`` ``'explicit'`` or ``'implicit'``.
 
-    ``requested``: ``'auto'``, ``'explicit'`` or ``'implicit'``; ``rates`` (nq,): the
-    viscous coefficients (damping, friction at rest, limit dampers); ``stiffness``: ``dt ·
+    ``requested``: ``'auto'``, ``'explicit'`` or ``'implicit'``; ``viscous``: the
+    Simulator's arrays ``(damping, friction, limit_damping)`` (nq,) each (the limit dampers
+    change in place as limits engage) and ``friction_velocity``, whose viscous rates
+    ``D`` (:meth:`rates`) the method is chosen by; ``stiffness``: ``dt ·
     λ_max(M⁻¹D)`` at ``q0`` (0 without damping or outside joint coordinates);
     ``stiff_limit``: the largest ``dt · λ`` the tableau takes explicitly.
     """
 
-    def __init__(self, model, dt, integrator, joint_coordinates, requested, rates, q0, base0,
+    def __init__(self, model, dt, integrator, joint_coordinates, requested, viscous, q0, base0,
                  armature):
         self.model, self.dt, self.armature = model, dt, armature
+        self._viscous = viscous
         self.method, self.stiffness = 'explicit', 0.0
         self.stiff_limit = STIFF_FRACTION * STABILITY_LIMIT[integrator]
+        rates = self.rates()
         if joint_coordinates and (rates > 0).any():
             self.stiffness = dt * damping_rate_max(model, rates, q0, base0, armature)
             self.method = (requested if requested != 'auto' else
@@ -42,10 +46,15 @@ class DampingMethod:
         self.auto = requested == 'auto' and self.method == 'explicit' and self.stiffness > 0
         self.initial = self.method
 
-    def recheck(self, rates, q, base):
+    def rates(self):
+        """Viscous coefficients D (nq,): the damping, the friction at rest, the limit dampers."""
+        damping, friction, limit_damping, friction_velocity = self._viscous
+        return damping + friction / friction_velocity + limit_damping
+
+    def recheck(self, q, base):
         """'auto': return True once the damping became stiff along the way (switch to implicit)."""
         if not self.auto or self.method == 'implicit':
             return False
-        stiff = self.dt * damping_rate_max(self.model, rates, q, base, self.armature)
+        stiff = self.dt * damping_rate_max(self.model, self.rates(), q, base, self.armature)
         self.stiffness = max(self.stiffness, stiff)
         return stiff > self.stiff_limit

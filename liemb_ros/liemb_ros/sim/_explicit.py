@@ -86,6 +86,22 @@ class ExplicitStep:
                               self._speed, self._flags, self._tab, self._nz, self._buf,
                               self._reaching, tau, *wrenches, work_done, y, t, dt, steps, n)
 
+    def take(self, backend, wrenches, t, steps, n, dt, tau):
+        """
+        :meth:`run` on a Simulator's ``backend`` state, its ``wrenches``' work booked.
+
+        ``backend``: the ``_JointCoordinates`` whose ``y`` it advances (its function-call
+        count ``stepper.n_f`` counted); ``wrenches``: the
+        :class:`~liemb_ros.sim._wrenches.AppliedWrenches`.  Returns ``(k, t)`` as
+        :meth:`run`.
+        """
+        work = wrenches.work_so_far()
+        k, t1 = self.run(backend.y, t, steps, n, dt, tau, wrenches.arrays, work)
+        if k:
+            backend.stepper.n_f += k * self.stages
+            wrenches.compiled_work(t, t1, work)
+        return k, t1
+
 
 @njit(cache=True)
 def _rhs(model, work, arm, y, nq, tau_cmd, passive, wrenches, scratch, out):

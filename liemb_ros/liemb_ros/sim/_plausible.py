@@ -113,6 +113,17 @@ class Plausibility:
                 f'{self.speed[i]:.4g} (a point at the robot\'s size, {self.size:.3g} m, at '
                 f'{POINT_SPEED:g} m/s)')
 
+    def absurd(self, y, q, qd, base, contact, dt):
+        """
+        Return why a state is absurd, its energy aside (``Simulator.check``), or None.
+
+        Not finite (the integrated state ``y`` or the velocity ``qd``), too fast
+        (:meth:`state`) or too deep in a plane (:meth:`depth`).
+        """
+        if not (np.all(np.isfinite(y)) and np.all(np.isfinite(qd))):
+            return 'the state is not finite'
+        return self.state(qd) or self.depth(contact, q, base, dt)
+
     def start_depth(self, contact, q0, qd0, base0):
         """
         Refuse a start deeper in a plane than a contact spring pushing with the force bound.
@@ -272,3 +283,17 @@ def clamp_torques(tau, bound, limit, out):
             return j
         out[j] = min(max(x, -limit[j]), limit[j])
     return -1
+
+
+def per_joint(value, n, name):
+    """``value`` (a number or (n,)) as a new (n,) array; ValueError unless finite and >= 0."""
+    out = np.broadcast_to(np.asarray(value, dtype=float), (n,)).copy()
+    if np.any(out < 0) or not np.all(np.isfinite(out)):
+        raise ValueError(f'{name} must be finite and non-negative')
+    return out
+
+
+def one_of(value, name, options):
+    """Raise ValueError unless the argument ``name`` is one of ``options``."""
+    if value not in options:
+        raise ValueError(f'unknown {name} {value!r}; expected one of {", ".join(options)}')

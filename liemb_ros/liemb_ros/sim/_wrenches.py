@@ -11,6 +11,7 @@ import numpy as np
 
 from ..core._kernels.layout import REPRESENTATIONS
 from ..core.kinematics import jacobian
+from ._plausible import finite_vector
 
 
 class AppliedWrenches:
@@ -32,6 +33,21 @@ class AppliedWrenches:
         self.applied = {}
         self.work = {}
         self.arrays = self._arrays()
+
+    def apply(self, link, wrench, frame, plausible):
+        """
+        Apply ``wrench`` (6,) to ``link`` in ``frame`` (``Simulator.set_wrench``), checked.
+
+        ValueError for an unknown link or frame, a wrench that is not 6 finite numbers, or
+        one beyond ``plausible`` (:meth:`~liemb_ros.sim._plausible.Plausibility.wrench`).
+        """
+        if frame not in ('link', 'world'):
+            raise ValueError(f"frame must be 'link' or 'world', got {frame!r}")
+        if link not in self.model.link_ids and link not in self.model.link_frames:
+            raise ValueError(f"unknown link {link!r} of '{self.model.name}'")
+        w = finite_vector(wrench, 6, 'wrench')
+        plausible.wrench(link, w)
+        self.set(link, w, 'body' if frame == 'link' else 'hybrid')
 
     def set(self, link, wrench, representation):
         """Apply ``wrench`` (6,) to ``link`` from now on; a zero wrench removes it."""

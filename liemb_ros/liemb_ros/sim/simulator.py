@@ -14,34 +14,14 @@ joint torques, in one of two sets of coordinates:
     lower-pair constraints (:mod:`liemb_ros.sim.mbs`, the index-1 formulation of [MT14],
     [MT13]): the same robot, the papers' way, with the constraint violation reported.
 
-Real robots' URDFs, in joint coordinates (each switchable, on by default):
-
-* **stiff damping**: where ``dt · λ_max(M⁻¹D)`` exceeds :data:`STIFF_FRACTION` of the
-  tableau's stability limit (``damping_method='auto'``), a step is the linearly implicit
-  Rosenbrock method ROS2 with the damping in its Jacobian (order 2, L-stable: an
-  overdamped joint creeps at ``τ/d``); otherwise the damping stays in the explicit RKMK
-  step.  Joints without inertia get an armature (``armature='auto'``).
-* **joint limits**: a joint past ``<limit lower upper>`` meets a one-sided spring-damper
-  with a time constant and damping ratio, scaled by the joint's effective inertia ``1 /
-  (M⁻¹)_jj`` as in MuJoCo, engaging no faster than a time constant of two steps (MuJoCo's
-  ``refsafe``: gimbal-like chains through massless bodies lose up to 1700x of that inertia);
-  steps that reach a limit are ROS2 steps with the spring in the Jacobian.  Its energy is
-  potential.
-* **effort limits** clamp the applied torque; **friction** ``-F tanh(q̇ / v_s)``.
-* **ground contact** (``contact=``:class:`~liemb_ros.sim.contact.ContactModel`): compliant
-  normal forces and regularised Coulomb friction at every stage; a step with a stiff
-  contact is a ROS2 step with the contacts in its Jacobian, and a step that meets a contact
-  its Jacobian did not hold is taken again (halved, then with that contact).
-* **plausibility** (:mod:`._plausible`): wrenches and torques beyond physical bounds are
-  refused with the bound; a state that is not finite, too fast, off its energy books or too
-  deep in a plane stops the simulation with a :class:`SimulationError` naming the inputs
-  that drove it, and the last good state stays.
-
+Real robots' URDFs run as they are: stiff damping, joint position and effort limits,
+friction, ground contact and plausibility checks, each described with its argument in
+:class:`Simulator`'s docstring (docs/simulation.md and docs/contact.md: the behaviour;
+CHANGELOG.md: the measurements behind each choice).  A state that is not finite, too
+fast, off its energy books or too deep in a plane stops the simulation with a
+:class:`SimulationError` naming the inputs that drove it, and the last good state stays.
 The work of the torques, damping, friction and limit dampers ``W`` is integrated with the
-state, so ``energy_balance_error = E - E0 - W`` is the integration error (zero to the
-scheme's order; an implicit step over-counts the dissipation of a transient it does not
-resolve).  docs/simulation.md and docs/contact.md describe the behaviour; CHANGELOG.md
-the measurements behind each choice.
+state, so ``energy_balance_error = E - E0 - W`` is the integration error.
 
 The parts: this module (the :class:`Simulator`, its checks and diagnostics), ``_joint``
 (joint coordinates: the right-hand side, RKMK and ROS2), ``passive`` (damping, friction,
@@ -65,7 +45,7 @@ from ._energy import EnergyBooks
 from ._joint import _JointCoordinates
 from .passive import LIMIT_MIN_STEPS, damping_rate_max  # noqa: F401 (public here)
 from .passive import JointLimits, all_finite
-from ._plausible import Plausibility, clamp_torques, finite_vector, initial_state, state_flag
+from ._plausible import Plausibility, clamp_torques, initial_state, one_of, per_joint, state_flag
 from ._wrenches import AppliedWrenches
 
 COORDINATES = ('joint', 'absolute')
@@ -131,10 +111,12 @@ class Simulator:
         Joint position limits from the URDF (``self.lower``, ``self.upper``; ±inf: none).
     limit_time_constant, limit_damping_ratio : float
         ``τ_c`` [s] (:data:`LIMIT_TIME_CONSTANT`) and ``ζ`` of the limit spring-damper
-        ``k_j = m_j / (τ_c ζ)²``, ``b_j = 2 m_j / τ_c``, ``m_j = 1 / (M⁻¹)_jj(q0)`` (a
-        joint whose inertia falls below ``k_j (2 dt ζ)²`` engages with a time constant of
-        ``2 dt``: module docstring): a joint driven into its limit with torque τ settles
-        ``τ / k_j`` past it.
+        ``k_j = m_j / (τ_c ζ)²``, ``b_j = 2 m_j / τ_c``, ``m_j = 1 / (M⁻¹)_jj(q0)`` as in
+        MuJoCo (a joint whose inertia falls below ``k_j (2 dt ζ)²`` engages with a time
+        constant of ``2 dt``, MuJoCo's ``refsafe``: chains through massless bodies lose up
+        to 1700x of that inertia): a joint driven into its limit with torque τ settles ``τ
+        / k_j`` past it.  Under ``damping_method='auto'`` a step that reaches a limit is a
+        ROS2 step with the spring in its Jacobian.  The springs' energy is potential.
     friction : None, float or (nq,) array
         Coulomb friction level F [N m or N]; None: the URDF ``<dynamics friction>``.
     friction_velocity : float
@@ -152,8 +134,9 @@ class Simulator:
         ``'auto'`` or ``'implicit'`` a step in which a contact touches, or reaches its plane
         at its velocity, is a ROS2 step with the contacts' stiffness and damping in its
         (dense) Jacobian: a light foot under a stiff contact has rates ``b / m_foot`` far
-        beyond any explicit tableau's limit at 1 ms.  None (default): no contact, the
-        behaviour is unchanged.
+        beyond any explicit tableau's limit at 1 ms; a step that meets a contact its
+        Jacobian did not hold is taken again (halved, then with that contact).  None
+        (default): no contact, the behaviour is unchanged.
 
     """
 
@@ -163,26 +146,26 @@ class Simulator:
                  limits=True, limit_time_constant=LIMIT_TIME_CONSTANT,
                  limit_damping_ratio=1.0, friction=None,
                  friction_velocity=FRICTION_VELOCITY, effort_limits=True, contact=None):
-        _one_of(integrator, 'integrator', INTEGRATORS)
-        _one_of(coordinates, 'coordinates', COORDINATES)
-        _one_of(update, 'update', UPDATES)
+        one_of(integrator, 'integrator', INTEGRATORS)
+        one_of(coordinates, 'coordinates', COORDINATES)
+        one_of(update, 'update', UPDATES)
         if not (np.isfinite(dt) and dt > 0):
             raise ValueError(f'dt must be a positive number of seconds, got {dt!r}')
-        _one_of(damping_method, 'damping_method', DAMPING_METHODS)
+        one_of(damping_method, 'damping_method', DAMPING_METHODS)
         self.model = model
         self.dt = float(dt)
         self.integrator = integrator
         self.coordinates = coordinates
         self.update = update
         self.max_energy_error = float(max_energy_error)
-        self.damping = _per_joint(model.damping if damping is None else damping, model.nq,
-                                  'damping')
+        self.damping = per_joint(model.damping if damping is None else damping, model.nq,
+                                 'damping')
         self._q0, self._qd0, self._base0 = initial_state(model, q0, qd0, base_pose)
         self.plausible = Plausibility(model, self._q0, self._base0)
         self.armature = resolve_armature(model, armature, coordinates == 'joint', self._q0,
                                          self._base0)
-        self.friction = _per_joint(model.friction if friction is None else friction, model.nq,
-                                   'friction')
+        self.friction = per_joint(model.friction if friction is None else friction, model.nq,
+                                  'friction')
         if not (np.isfinite(friction_velocity) and friction_velocity > 0):
             raise ValueError(f'friction_velocity must be positive, got {friction_velocity!r}')
         self.friction_velocity = float(friction_velocity)
@@ -196,7 +179,9 @@ class Simulator:
         self.effort_limit = (np.where(np.isfinite(eff) & (eff > 0), eff, np.inf)
                              if effort_limits else np.full(model.nq, np.inf))
         self.damping_choice = DampingMethod(model, self.dt, integrator, coordinates == 'joint',
-                                            damping_method, self._viscous_rates(), self._q0,
+                                            damping_method, (self.damping, self.friction,
+                                                             self.limit_damping,
+                                                             self.friction_velocity), self._q0,
                                             self._base0, self.armature)
         self._tau = np.zeros(model.nq)
         self.wrenches = AppliedWrenches(model)
@@ -234,13 +219,7 @@ class Simulator:
         """
         if self.coordinates != 'joint':
             raise ValueError('external wrenches need joint coordinates')
-        if frame not in ('link', 'world'):
-            raise ValueError(f"frame must be 'link' or 'world', got {frame!r}")
-        if link not in self.model.link_ids and link not in self.model.link_frames:
-            raise ValueError(f"unknown link {link!r} of '{self.model.name}'")
-        w = finite_vector(wrench, 6, 'wrench')
-        self.plausible.wrench(link, w)
-        self.wrenches.set(link, w, 'body' if frame == 'link' else 'hybrid')
+        self.wrenches.apply(link, wrench, frame, self.plausible)
 
     def clear_wrenches(self):
         """Remove every external wrench."""
@@ -266,15 +245,6 @@ class Simulator:
         if self.coordinates == 'joint':
             self._backend.implicit = method == 'implicit'
 
-    def _viscous_rates(self):
-        """Viscous coefficients D (nq,) of the damping, the friction at rest, the limits."""
-        return self.damping + self.friction / self.friction_velocity + self.limit_damping
-
-    def _recheck_stiffness(self):
-        """'auto': switch to the implicit method once the damping became stiff along the way."""
-        if self.damping_choice.recheck(self._viscous_rates(), self.q, self.base_pose):
-            self._set_method('implicit')
-
     # -- state ------------------------------------------------------------------------------
     def reset(self):
         """Go back to the initial state at ``t = 0``."""
@@ -284,15 +254,10 @@ class Simulator:
         self.wrenches.work = {}
         self._set_method(self.damping_choice.initial)
         self.joint_limits.reset()
-        self._backend.set_state(self._q0, self._qd0, self._base0)
-        self.work = 0.0
+        self._backend.set_state(self._q0, self._qd0, self._base0)   # its work W = 0
         self._read()
         self.books.open(self.q, self.qd, self.base_pose)
         self._good = (self._backend.save(), self.t, self.steps)
-
-    def _energy(self):
-        """Kinetic and potential energy now (:meth:`EnergyBooks.energy`)."""
-        return self.books.energy(self.q, self.qd, self.base_pose)
 
     def contacts(self):
         """
@@ -354,21 +319,15 @@ class Simulator:
         """
         Take up to ``n`` steps in compiled code (:mod:`._explicit`); return how many.
 
-        Only explicit steps (with external wrenches on links, not on other frames); 0
-        where the next step is the Python path's (a ROS2 step, a limit reached, a state to
-        refuse: that path raises).
+        Only explicit steps, with external wrenches on links only; 0 where the next step is
+        the Python path's (a ROS2 step, a limit reached, a state to refuse: it raises).
         """
-        fast, wrenches = self._compiled, self.wrenches
-        if fast is None or self.damping_method == 'implicit' or wrenches.arrays is None:
+        fast = self._compiled
+        if fast is None or self.damping_method == 'implicit' or self.wrenches.arrays is None:
             return 0
-        backend, t0 = self._backend, self.t
-        work = wrenches.work_so_far()
-        k, self.t = fast.run(backend.y, t0, self.steps, n, self.dt, self._tau,
-                             wrenches.arrays, work)
-        if k:
-            self.steps += k
-            backend.stepper.n_f += k * fast.stages
-            wrenches.compiled_work(t0, self.t, work)
+        k, self.t = fast.take(self._backend, self.wrenches, self.t, self.steps, n, self.dt,
+                              self._tau)
+        self.steps += k
         return k
 
     def _torque(self, tau):
@@ -451,7 +410,8 @@ class Simulator:
         if lim.impedance0 is not None:   # joints that engage unforeseen: recent m_j
             lim.engage((self.q >= self.lower) & (self.q <= self.upper), self.q,
                        self.base_pose)
-        self._recheck_stiffness()
+        if self.damping_choice.recheck(self.q, self.base_pose):   # 'auto': stiff by now
+            self._set_method('implicit')
         self.check()
 
     def check(self):
@@ -485,13 +445,11 @@ class Simulator:
 
     def _absurd(self):
         """Return why the present state is absurd (:meth:`check`), or None."""
-        if not (all_finite(self._backend.y) and np.all(np.isfinite(self.qd))):
-            return 'the state is not finite'
-        why = (self.plausible.state(self.qd)
-               or self.plausible.depth(self.contact, self.q, self.base_pose, self.dt))
+        why = self.plausible.absurd(self._backend.y, self.q, self.qd, self.base_pose,
+                                    self.contact, self.dt)
         if why is not None:
             return why
-        T, U = self._energy()
+        T, U = self.books.energy(self.q, self.qd, self.base_pose)
         return self.books.off(T, U, self.work, -getattr(self._backend, 'contact_work', 0.0),
                               self.max_energy_error, self.dt)
 
@@ -509,7 +467,7 @@ class Simulator:
         (:meth:`check`).  ``applied_torque`` (nq,): the last step's command after the effort
         limits; ``in_limit`` (nq,) bool: joints past a position limit now.
         """
-        T, U = self._energy()
+        T, U = self.books.energy(self.q, self.qd, self.base_pose)
         out = {'t': self.t, 'steps': self.steps, 'kinetic': T, 'potential': U,
                'limit_energy': self.joint_limits.spring(self.q)[1],
                'contact_energy': self.books.contact_energy(self.q, self.qd, self.base_pose),
@@ -541,17 +499,3 @@ class Simulator:
             qs.append(self.q.copy())
             qds.append(self.qd.copy())
         return np.array(ts), np.array(qs), np.array(qds)
-
-
-def _per_joint(value, n, name):
-    """``value`` (a number or (n,)) as a new (n,) array; ValueError unless finite and >= 0."""
-    out = np.broadcast_to(np.asarray(value, dtype=float), (n,)).copy()
-    if np.any(out < 0) or not np.all(np.isfinite(out)):
-        raise ValueError(f'{name} must be finite and non-negative')
-    return out
-
-
-def _one_of(value, name, options):
-    """Raise ValueError unless the argument ``name`` is one of ``options``."""
-    if value not in options:
-        raise ValueError(f'unknown {name} {value!r}; expected one of {", ".join(options)}')
