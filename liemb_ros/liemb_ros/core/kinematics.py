@@ -156,8 +156,9 @@ def forward_kinematics(model, q, base_pose=None, out=None, threads=None):
         return out
     out = out_array(out, (q.shape[0], nl, 4, 4), (('q', q), ('base_pose', base_pose)))
     check(model, run_batch(forward_kinematics_batch,
-                           (model.kinematic_tree, q, base_arg(model, base_pose, q.shape[0]), out),
-                           (1, 2, 3), threads, _NS_FK * model.nb))
+                           (model.kinematic_tree, model.link_body, model.link_offset, q,
+                            base_arg(model, base_pose, q.shape[0]), out),
+                           (3, 4, 5), threads, _NS_FK * model.nb))
     return out
 
 

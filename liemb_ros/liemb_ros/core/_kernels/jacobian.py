@@ -21,7 +21,7 @@ from numba import njit
 
 from .lie import ad_apply_into, body_to, compose_into, pose_tuples, put_column, spatial_to
 from .dispatch import BAD_BASE, BAD_Q, BAD_QD, EYE4, OK, at, finite, raise_status
-from .layout import jacobian_floats, unpack_kinematics
+from .layout import jacobian_floats, unpack_kinematics, unpack_links
 from .tree import pose_step, support_path, to_parent
 
 
@@ -280,8 +280,9 @@ def jacobian_into(ki, kf, w, q, qd, base, body, T, rep, deriv, J, Jd):
 @njit(cache=True)
 def jacobian_link(ki, kf, q, li, rep, J):
     """:func:`jacobian_tip_into` for link index ``li`` and no base pose (fewer arguments)."""
-    model = unpack_kinematics(ki, kf)
-    return _jacobian_tip(model, q, EYE4, model.link_body[li], model.link_offset[li], rep, J)
+    link_body, link_offset = unpack_links(ki, kf)
+    return _jacobian_tip(unpack_kinematics(ki, kf), q, EYE4, link_body[li], link_offset[li],
+                         rep, J)
 
 
 @njit(cache=True)

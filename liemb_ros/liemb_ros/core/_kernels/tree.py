@@ -29,7 +29,7 @@ from numba import njit
 
 from .lie import Ad_apply_into, compose_into, exp_se3_scalars
 from .dispatch import BAD_BASE, BAD_Q, EYE4, OK, at, check_state, finite
-from .layout import unpack_kinematics
+from .layout import unpack_kinematics, unpack_links
 
 
 @njit(cache=True)
@@ -180,10 +180,11 @@ def poses_with_base(model, q, base):
 
 
 @njit(cache=True, inline='always')
-def _forward_kinematics(model, q, base, out, C):
+def _forward_kinematics(model, link_body, link_offset, q, base, out, C):
     """
     All link poses (world frame) into ``out[l]``; returns a status code.
 
+    ``link_body``, ``link_offset``: the model's link fields (:class:`~.layout.Tree`);
     ``C`` (nb + 1, 4, 4) is work space: the base pose, then the body poses.
     """
     if not finite(q):
@@ -193,8 +194,8 @@ def _forward_kinematics(model, q, base, out, C):
     C[0] = base
     for j in range(C.shape[0] - 1):
         pose_step(model, q, j, C)
-    for li in range(model.link_body.shape[0]):
-        compose_into(C[model.link_body[li] + 1], model.link_offset[li], out[li])
+    for li in range(link_body.shape[0]):
+        compose_into(C[link_body[li] + 1], link_offset[li], out[li])
     return OK
 
 
@@ -207,21 +208,25 @@ def _poses_work(w, nb):
 @njit(cache=True)
 def forward_kinematics_into(ki, kf, w, q, base, out):
     model = unpack_kinematics(ki, kf)
-    return _forward_kinematics(model, q, base, out, _poses_work(w, model.parent.shape[0]))
+    link_body, link_offset = unpack_links(ki, kf)
+    return _forward_kinematics(model, link_body, link_offset, q, base, out,
+                               _poses_work(w, model.parent.shape[0]))
 
 
 @njit(cache=True)
 def forward_kinematics_plain(ki, kf, w, q, out):
     """Single call without base pose (fewer arguments to unbox)."""
     model = unpack_kinematics(ki, kf)
-    return _forward_kinematics(model, q, EYE4, out, _poses_work(w, model.parent.shape[0]))
+    link_body, link_offset = unpack_links(ki, kf)
+    return _forward_kinematics(model, link_body, link_offset, q, EYE4, out,
+                               _poses_work(w, model.parent.shape[0]))
 
 
 @njit(cache=True, nogil=True)
-def forward_kinematics_batch(model, Q, base, out):
+def forward_kinematics_batch(model, link_body, link_offset, Q, base, out):
     C = np.empty((model.parent.shape[0] + 1, 4, 4))
     for k in range(Q.shape[0]):
-        st = _forward_kinematics(model, Q[k], at(base, k), out[k], C)
+        st = _forward_kinematics(model, link_body, link_offset, Q[k], at(base, k), out[k], C)
         if st != OK:
             return st
     return OK
@@ -274,8 +279,8 @@ def link_pose_into(ki, kf, q, base, body, T, out):
 @njit(cache=True)
 def link_pose_link(ki, kf, q, li, out):
     """:func:`link_pose_into` for link index ``li``, no base pose (fewer arguments to unbox)."""
-    model = unpack_kinematics(ki, kf)
-    return _link_pose(model, q, EYE4, model.link_body[li], model.link_offset[li], out)
+    link_body, link_offset = unpack_links(ki, kf)
+    return _link_pose(unpack_kinematics(ki, kf), q, EYE4, link_body[li], link_offset[li], out)
 
 
 @njit(cache=True, nogil=True)
