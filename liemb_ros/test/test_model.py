@@ -273,8 +273,14 @@ def test_packed_layout_reads_back_every_kernel_array():
         got = layout.unpack(model.packed_int, model.packed_float)
         assert type(got) is layout.Tree and type(model.tree) is layout.Tree
         for name in layout.Tree._fields:
-            # each field is the model's array of that name (nbase: 6 for a free flyer)
-            want = (6 if model.floating else 0) if name == 'nbase' else getattr(model, name)
+            # each field is the model's array of that name (nbase: 6 for a free flyer;
+            # inertia_scale: the largest |entry| of the bodies' spatial inertias)
+            if name == 'nbase':
+                want = 6 if model.floating else 0
+            elif name == 'inertia_scale':
+                want = np.abs(model.inertia).max()
+            else:
+                want = getattr(model, name)
             np.testing.assert_array_equal(getattr(got, name), want)
             np.testing.assert_array_equal(getattr(model.tree, name), want)
             assert np.shape(getattr(got, name)) == np.shape(want)

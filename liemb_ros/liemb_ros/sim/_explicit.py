@@ -28,7 +28,7 @@ books and the stiffness (:meth:`~liemb_ros.sim.simulator.Simulator.check`).
 import numpy as np
 from numba import njit
 
-from ..core._kernels.aba import _aba, _aba_work
+from ..core._kernels.aba import _aba_work, aba_inlined
 from ..core._kernels.dispatch import OK, armature_arg
 from ..core._kernels.jacobian import jacobian_link
 from ..core._kernels.layout import unpack
@@ -103,7 +103,7 @@ class ExplicitStep:
         return k, t1
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _rhs(model, work, arm, y, nq, tau_cmd, passive, wrenches, scratch, out):
     """
     ``out = (q̇, q̈, Ẇ)`` at ``y = (q, q̇, W)``: ``_JointCoordinates._f`` for a fixed base.
@@ -130,7 +130,7 @@ def _rhs(model, work, arm, y, nq, tau_cmd, passive, wrenches, scratch, out):
         power += np.dot(qd, ext)
         for i in range(nq):
             tau[i] += ext[i]
-    st = _aba(model, q, qd, tau, base, fext, out[nq:2 * nq], work, arm)
+    st = aba_inlined(model, q, qd, tau, base, fext, out[nq:2 * nq], work, arm)
     for i in range(nq):
         out[i] = qd[i]
     out[2 * nq] = power

@@ -51,7 +51,6 @@ def _aba(model, q, qd, tau, base, fext, qdd, work, arm):
     body_fext(model, fext, fb)
     h = ht[0]
     t = ht[1]
-    scale = 0.0
     for r in range(6):
         V[0, r] = qd[r] if nbase > 0 else 0.0
         for c in range(6):
@@ -69,13 +68,12 @@ def _aba(model, q, qd, tau, base, fext, qdd, work, arm):
         for r in range(6):
             for c in range(6):
                 IA[s, r, c] = inertia[i, r, c]
-                scale = max(scale, abs(inertia[i, r, c]))
-    for s in range(nb + 1):
+    for s in range(0 if nbase > 0 else 1, nb + 1):   # a fixed base's bias is never read
         mat6_vec(IA[s], V[s], h)
         adT_apply_into(V[s], h, t)
         for r in range(6):
             pA[s, r] = -t[r] - fb[s, r]
-    tol = 1e-12 * max(scale, 1e-300)
+    tol = 1e-12 * max(model.inertia_scale, 1e-300)
     for i in range(nb - 1, -1, -1):
         s = i + 1
         p = parent[i] + 1
@@ -91,6 +89,8 @@ def _aba(model, q, qd, tau, base, fext, qdd, work, arm):
             U[s, r] *= m
         Dinv[s] = 1.0 / D
         u[s] = tau[nbase + q_index[i]] - m * dot6(X[i], pA[s])
+        if p == 0 and nbase == 0:
+            continue   # a fixed base: its articulated inertia and bias are never read
         # I^a and p^a, in place
         for r in range(6):
             for c in range(6):
@@ -160,6 +160,14 @@ def _aba(model, q, qd, tau, base, fext, qdd, work, arm):
         for r in range(6):
             V[s, r] = t[r] + X[i, r] * m * acc
     return OK
+
+
+#: :func:`_aba` inlined into its caller (numba's IR inlining: the same source, compiled in
+#: place once more), for the compiled simulation step (:mod:`liemb_ros.sim._explicit`),
+#: which runs it four times a step: a call passes the structs of its 30 arrays and
+#: counts a reference to each, 13-15 % of an RK4 step of a 7-joint arm
+#: (docs/performance.md).  Elsewhere ABA stays a call (compile time, tree.py's docstring).
+aba_inlined = njit(inline='always')(_aba.py_func)
 
 
 @njit(cache=True, inline='always')

@@ -25,7 +25,8 @@ arrays as views instead of allocating them per call.
 
 ``packed_float``: the per-body blocks, each ``nb`` times its width (offset of block ``k`` =
 ``nb`` times the sum of the widths before it: :data:`X_AT` ... :data:`INERTIA_AT`), then
-the model blocks at ``PER_BODY * nb`` (:data:`BASE_INERTIA_AT`, :data:`GRAVITY_AT`), then
+the model blocks at ``PER_BODY * nb`` (:data:`BASE_INERTIA_AT`, :data:`GRAVITY_AT`,
+:data:`SCALE_AT`), then
 the per-link block at ``PER_BODY * nb + MODEL_FLOATS``:
 
 ==============  ======  ==================================================================
@@ -38,6 +39,7 @@ q_offset        1
 inertia         36      6x6 body-fixed spatial inertia ([M18d] eq. (40))
 base_inertia    36      once: the base's 6x6 inertia
 gravity         3       once: the gravity vector in the world frame
+inertia_scale   1       once: the largest ``|inertia|`` entry (:func:`inertia_scale`)
 link_offset     16      per link: pose of the link frame in its body's frame
 ==============  ======  ==================================================================
 
@@ -57,8 +59,11 @@ REPRESENTATIONS = ('body', 'spatial', 'hybrid', 'mixed')
 #: costs what a plain tuple does).  Kernels take it as ``model`` and read ``model.parent``,
 #: ``model.X``, ...; its fields are the arrays of :class:`~liemb_ros.core.model.Model` of the
 #: same names (``nbase`` is 6 for a floating base, else 0).
+#: ``inertia_scale``: the largest ``|inertia|`` entry of any body, the unit of the
+#: articulated-body algorithm's singularity tolerance (computed once, not per call).
 Tree = namedtuple('Tree', ('parent', 'X', 'A_rel', 'q_index', 'q_mult', 'q_offset', 'nbase',
-                           'inertia', 'base_inertia', 'gravity', 'link_body', 'link_offset'))
+                           'inertia', 'base_inertia', 'gravity', 'link_body', 'link_offset',
+                           'inertia_scale'))
 #: The kinematic fields of a :class:`Tree`, same names: what the single-call kinematics
 #: entry points unpack (:func:`unpack_kinematics`).  Every array view a call builds costs
 #: reference counting (an atomic increment and decrement): the whole Tree made the
@@ -86,7 +91,8 @@ PER_BODY = INERTIA_AT + 36            # 60
 # model blocks, after PER_BODY * nb
 BASE_INERTIA_AT = 0
 GRAVITY_AT = BASE_INERTIA_AT + 36
-MODEL_FLOATS = GRAVITY_AT + 3         # 39
+SCALE_AT = GRAVITY_AT + 3
+MODEL_FLOATS = SCALE_AT + 1           # 40
 # per-link block, after PER_BODY * nb + MODEL_FLOATS
 PER_LINK = 16
 
@@ -103,7 +109,7 @@ def pack(model):
     floats = np.concatenate(
         [np.ravel(a) for a in (model.X, model.A_rel, model.q_mult, model.q_offset,
                                model.inertia, model.base_inertia, model.gravity,
-                               model.link_offset)])
+                               [inertia_scale(model)], model.link_offset)])
     assert ints.shape[0] == HEADER + 2 * nb + len(model.link_names)
     assert floats.shape[0] == PER_BODY * nb + MODEL_FLOATS + PER_LINK * len(model.link_names)
     ints.setflags(write=False)
@@ -120,7 +126,13 @@ def tree(model):
     """
     return Tree(model.parent, model.X, model.A_rel, model.q_index, model.q_mult,
                 model.q_offset, np.int64(6 if model.floating else 0), model.inertia,
-                model.base_inertia, model.gravity, model.link_body, model.link_offset)
+                model.base_inertia, model.gravity, model.link_body, model.link_offset,
+                np.float64(inertia_scale(model)))
+
+
+def inertia_scale(model):
+    """The largest ``|inertia|`` entry of ``model``'s bodies (0 without bodies)."""
+    return float(np.abs(model.inertia).max()) if model.nb else 0.0
 
 
 def kinematics(model):
@@ -175,9 +187,10 @@ def unpack(ki, kf):
                 ki[NBASE],
                 kf[INERTIA_AT * nb:o].reshape((nb, 6, 6)),
                 kf[o + BASE_INERTIA_AT:o + GRAVITY_AT].reshape((6, 6)),
-                kf[o + GRAVITY_AT:o + MODEL_FLOATS],
+                kf[o + GRAVITY_AT:o + SCALE_AT],
                 ki[HEADER + 2 * nb:HEADER + 2 * nb + nl],
-                kf[lo:lo + PER_LINK * nl].reshape((nl, 4, 4)))
+                kf[lo:lo + PER_LINK * nl].reshape((nl, 4, 4)),
+                kf[o + SCALE_AT])
 
 
 # --------------------------------------------------------------------------- the workspace
