@@ -147,15 +147,16 @@ def _cmd_demo(args):
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     if args.record and _record_refused(args.record, args.overwrite, 'liemb demo'):
         return 2
+    # a missing robot or a bad URDF: 'liemb: <reason>' before the recorder and view start
+    robot = load_robot(args.robot or default_robot()).source
     os.makedirs(args.out, exist_ok=True)
     procs = []
     try:
         if args.record:
             procs.append(_start_recorder(args.record, args.out, args.overwrite))
         if args.view_port >= 0:
-            robot = resources.robot_path(args.robot or default_robot())
             procs.append(_start_viewer(robot, args.view_host, args.view_port, args.out))
-        run(args.robot, args.out, duration=args.duration)
+        run(robot, args.out, duration=args.duration)
     finally:
         _stop_side_processes([p for p in procs if p is not None])
     return 0
