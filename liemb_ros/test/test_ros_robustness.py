@@ -16,6 +16,7 @@ import math
 import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -260,9 +261,13 @@ def test_long_robot_and_joint_names_that_are_no_topic_names(graph, tmp_path):
      ['initial_positions', '2 values']),
 ])
 def test_a_configuration_that_cannot_work_exits_with_the_reason(graph, node, params, words):
+    start = time.monotonic()
     res = subprocess.run(node_argv(node, params), env=graph.env, capture_output=True,
                          text=True, timeout=120)
     assert res.returncode == 1, res.stdout + res.stderr
+    # at once: the dynamics node's action thread was joined under rclpy's context lock,
+    # which that thread needs to end (the join's 10 s timeout, every time)
+    assert time.monotonic() - start < 10.0
     assert all(w in res.stderr for w in words), res.stderr
     assert 'Traceback' not in res.stderr, res.stderr
 

@@ -188,7 +188,13 @@ class DynamicsNode(Node):
         self.create_timer(self.get_parameter('diagnostics_period').value, self._guarded(
             self._diagnostics, '/diagnostics'),
                           clock=STEADY)
-        self.source.start()
+        try:
+            self.source.start()
+        except ConfigError:
+            # destroyed now: rclpy's shutdown destroys a node while holding the context's
+            # lock, which the action's thread needs to end (its join waited out 10 s)
+            self.destroy_node()
+            raise
         self.add_on_set_parameters_callback(self._guarded(
             self._on_parameters, 'parameters', lambda text, params: SetParametersResult(
                 successful=False, reason=text)))
