@@ -259,6 +259,13 @@ def test_long_robot_and_joint_names_that_are_no_topic_names(graph, tmp_path):
      ['test_torque_amplitude']),
     ('simulation', ['urdf_path:=liemb_arm7', 'initial_positions:=[0.1, 0.2]'],
      ['initial_positions', '2 values']),
+    # an override of the wrong type or out of range names the parameter (was a traceback)
+    ('dynamics', ['urdf_path:=liemb_arm7', 'publish_rate:=fast'],
+     ['parameter publish_rate', "expecting type 'DOUBLE'"]),
+    ('dynamics', ['urdf_path:=liemb_arm7', 'publish_rate:=100'],
+     ['parameter publish_rate', '100.0, not 100']),
+    ('simulation', ['urdf_path:=liemb_arm7', 'dt:=-1.0'], ['parameter dt', 'out of range']),
+    ('servo', ['urdf_path:=liemb_arm7', 'publish_rate:=[1.0]'], ['parameter publish_rate']),
 ])
 def test_a_configuration_that_cannot_work_exits_with_the_reason(graph, node, params, words):
     start = time.monotonic()

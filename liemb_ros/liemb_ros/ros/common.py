@@ -33,7 +33,8 @@ import warnings
 import rclpy
 from rcl_interfaces.msg import ParameterType
 from rclpy.clock import Clock, ClockType
-from rclpy.exceptions import ParameterUninitializedException
+from rclpy.exceptions import (InvalidParameterTypeException, InvalidParameterValueException,
+                              ParameterUninitializedException)
 from rclpy.executors import ShutdownException, SingleThreadedExecutor, TimeoutException
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.parameter import Parameter
@@ -89,14 +90,21 @@ def declare(node, specs):
 
     ``extra`` holds :func:`~liemb_ros.ros.conversions.descriptor` keywords (``lo``, ``hi``,
     ``read_only``).  A list parameter overridden with ``[]`` (which rclpy receives without a
-    type and leaves uninitialised) becomes the empty list of its declared type.
+    type and leaves uninitialised) becomes the empty list of its declared type.  An override
+    of the wrong type or out of range (``-p publish_rate:=fast``) is a :class:`ConfigError`
+    naming the parameter.
     """
     for name, default, text, kind, extra in specs:
         # an empty default says nothing of its type: declare the type, the value follows
         value = Parameter.Type(kind) if isinstance(default, list) and not default else default
         final = descriptor(text, kind, **extra)
         writable = descriptor(text, kind, **dict(extra, read_only=False))
-        node.declare_parameter(name, value, writable)
+        try:
+            node.declare_parameter(name, value, writable)
+        except (InvalidParameterTypeException, InvalidParameterValueException) as exc:
+            hint = (' (a double needs a decimal point: 100.0, not 100)'
+                    if "'INTEGER', expecting type 'DOUBLE" in exc.args[0] else '')
+            raise ConfigError(f'parameter {name}: {exc.args[0]}{hint}') from None
         try:
             node.get_parameter(name)
         except ParameterUninitializedException:
