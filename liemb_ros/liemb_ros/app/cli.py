@@ -305,7 +305,7 @@ def build_parser():
     p.set_defaults(func=_cmd_prepare)
     p = sub.add_parser(
         'launch', help='start a node set of config/launch.yaml with launch arguments '
-                       '(ros2 launch stand-in): sim | dynamics',
+                       '(ros2 launch stand-in): sim | stand | dynamics | servo | control',
         description='Start a node set as ros2 launch would, each node a process; Ctrl-C '
                     'stops it.\nLaunch arguments (ARG:=VALUE) as in ros2 launch liemb_ros '
                     'NAME.launch.py;\n--show-args lists them with defaults.',
