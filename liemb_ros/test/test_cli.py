@@ -48,8 +48,8 @@ def test_demo_view_port_that_is_no_port_is_exit_2(port, capsys):
 
 
 @pytest.mark.parametrize('robot', ['no_such_robot', 'bad.urdf'])
-def test_demo_with_a_robot_it_cannot_load_stops_before_anything_starts(robot, tmp_path,
-                                                                     monkeypatch):
+def test_demo_with_a_robot_it_cannot_load_stops_before_anything_starts(
+        robot, tmp_path, monkeypatch):
     """``liemb demo --robot R`` with a robot that is not there, or a bad URDF: the reason
     (``liemb: ...``), never a traceback, and no recorder or view process started."""
     from liemb_ros.app import cli

@@ -80,7 +80,8 @@ RCLPY_PARAMETERS = ('use_sim_time', 'start_type_description_service')
 
 
 def _check_parameter_name(item, node, name):
-    """LaunchArgumentError when ``-p item`` names a parameter our ``node`` does not declare.
+    """
+    Refuse ``-p item`` naming a parameter our ``node`` does not declare: LaunchArgumentError.
 
     rclpy ignores an override of an undeclared parameter without a word, so a typo
     (``publish_rat``) would run the node with its default.  Nodes of other packages
