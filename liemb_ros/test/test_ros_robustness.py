@@ -279,6 +279,32 @@ def test_a_configuration_that_cannot_work_exits_with_the_reason(graph, node, par
     assert 'Traceback' not in res.stderr, res.stderr
 
 
+STOPPED_WHILE_STARTING = """
+import sys
+from liemb_ros.ros import common, dynamics_node
+
+
+def interrupted(self):
+    raise KeyboardInterrupt   # the launch's SIGINT while the robot loads
+
+
+common.RobotSource.start = interrupted
+sys.exit(common.run(dynamics_node.DynamicsNode, sys.argv))
+"""
+
+
+def test_a_node_stopped_while_starting_exits_0_at_once_without_a_traceback(graph):
+    """A launch stops every node when one fails: the others, still starting, end quietly
+    (each printed a KeyboardInterrupt traceback over the failed node's reason) and at once
+    (the dynamics node's action thread is joined before rclpy's shutdown)."""
+    start = time.monotonic()
+    res = subprocess.run([sys.executable, '-c', STOPPED_WHILE_STARTING, '--ros-args', '-p',
+                          'urdf_path:=liemb_arm7'], env=graph.env, capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 0 and 'Traceback' not in res.stderr, res.stderr
+    assert time.monotonic() - start < 10.0
+
+
 def test_simulation_node_sim_time_tf_reset_bad_parameters_and_sigterm(graph):
     proc = graph.run('sim', node_argv('simulation', [
         'urdf_path:=liemb_arm7', 'use_sim_time:=true', 'wait_for_command:=false',

@@ -416,10 +416,11 @@ def run(node_class, args=None):
     """
     Run a node until Ctrl-C or SIGTERM; return the process exit code.
 
-    0 after a clean stop; 1 with the reason on stderr when the node's configuration cannot
-    work (:class:`ConfigError` while it starts).  An error raised by a callback after the
-    shutdown began (a publisher whose context the signal handler already invalidated) is
-    the race of a normal stop, not a failure, and prints nothing.
+    0 after a clean stop, also one while the node was still starting (a launch stopping
+    because another node failed); 1 with the reason on stderr when the node's configuration
+    cannot work (:class:`ConfigError` while it starts).  An error raised by a callback after
+    the shutdown began (a publisher whose context the signal handler already invalidated)
+    is the race of a normal stop, not a failure, and prints nothing.
     """
     rclpy.init(args=args if args is not None else sys.argv)
     try:
@@ -428,6 +429,9 @@ def run(node_class, args=None):
         print(f'[{node_class.NAME}] error: {exc}', file=sys.stderr, flush=True)
         rclpy.try_shutdown()
         return 1
+    except KeyboardInterrupt:   # Ctrl-C or the launch's stop while starting: no traceback
+        rclpy.try_shutdown()
+        return 0
     try:
         spin(node)
     except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):

@@ -149,7 +149,7 @@ class DynamicsNode(Node):
         self.checker = self.action = self.io_node = None   # destroy_node's parts, once made
         try:
             self._build()
-        except ConfigError:
+        except (ConfigError, KeyboardInterrupt):
             # destroyed now: rclpy's shutdown destroys a node while holding the context's
             # lock, which the action's thread needs to end (its join waited out 10 s)
             self.destroy_node()
