@@ -47,6 +47,26 @@ def test_demo_view_port_that_is_no_port_is_exit_2(port, capsys):
     assert f"{port!r} is not a port: give 0..65535" in err and 'Traceback' not in err, err
 
 
+@pytest.mark.parametrize('robot', ['no_such_robot', 'bad.urdf'])
+def test_demo_with_a_robot_it_cannot_load_stops_before_anything_starts(
+        robot, tmp_path, monkeypatch):
+    """``liemb demo --robot R`` with a robot that is not there, or a bad URDF: the reason
+    (``liemb: ...``), never a traceback, and no recorder or view process started."""
+    from liemb_ros.app import cli
+    bad = tmp_path / 'bad.urdf'
+    bad.write_text('<robot name="x"><link name="a"/><link name="b"/><joint name="j" '
+                   'type="revolute"><parent link="a"/><child link="b"/><axis xyz="0 0 0"/>'
+                   '</joint></robot>')
+    started = []
+    monkeypatch.setattr(cli, '_start_viewer', lambda *a: started.append('view'))
+    monkeypatch.setattr(cli, '_start_recorder', lambda *a: started.append('recorder'))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exc:
+        main(['demo', '--robot', robot, '--record', 'run.mcap', '--duration', '0.1'])
+    assert str(exc.value).startswith('liemb: ') and started == [], (exc.value, started)
+    assert ('neither a URDF' if robot == 'no_such_robot' else 'axis') in str(exc.value)
+
+
 def test_a_command_started_with_sigint_ignored_honours_it():
     """A ``liemb`` command started in the background of a script inherits SIGINT ignored;
     it restores the handler, so that Ctrl-C or ``kill -INT`` reach it and the node

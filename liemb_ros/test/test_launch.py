@@ -222,6 +222,9 @@ def test_bad_arguments_are_refused(values, message):
     (['launch', 'sim', 'robots:=panda'], 'unknown launch argument'),
     (['launch', 'sim', 'robot:=/no/such.urdf'], 'neither'),
     (['launch', 'sim', '-p', 'nobody:x:=1'], "no node 'nobody'"),
+    # rclpy ignores an undeclared override: a typo would run the default without a word
+    (['launch', 'sim', '-p', 'liemb_dynamics:publish_rat:=100.0'],
+     "liemb_dynamics has no parameter 'publish_rat' (did you mean 'publish_rate'?)"),
     (['launch', 'simulation'], 'unknown launch set'),
 ])
 def test_cli_errors_exit_2_before_anything_starts(argv, message, capsys, monkeypatch):

@@ -77,3 +77,24 @@ def test_a_prepared_folder_is_known_by_its_manifest(tmp_path):
     assert not prepare.prepared(str(tmp_path))
     (tmp_path / prepare.MANIFEST).write_text('{not json')
     assert not prepare.prepared(str(tmp_path))
+
+
+def test_the_simulation_steps_take_both_damping_steps(monkeypatch):
+    # the arm's stiff URDF damping makes 'auto' implicit; a robot without damping (panda,
+    # ur5_robot) takes the explicit tableau, whose kernels a node must find prepared too
+    from liemb_ros.sim import simulator
+    methods = {}
+
+    class Recorded(simulator.Simulator):
+        def warm_up(self):
+            methods.setdefault(self.model.floating, set()).add(self.damping_choice.method)
+
+        def step(self, *args, **kwargs):
+            pass
+
+    monkeypatch.setattr(simulator, 'Simulator', Recorded)
+    steps = dict(prepare._steps())
+    for base in ('fixed base', 'floating base'):
+        for label in (f'simulation, {base}', f'simulation, {base}, implicit damping'):
+            steps[label]()
+    assert methods == {False: {'explicit', 'implicit'}, True: {'explicit', 'implicit'}}

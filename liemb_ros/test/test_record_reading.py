@@ -316,6 +316,22 @@ def test_plot_out_paths_and_exit_codes(tmp_path):
     assert all('png' in proc.stderr for proc in refused[:2])
 
 
+def test_a_recording_without_joint_states_says_so(tmp_path):
+    """
+    ``liemb launch dynamics --record`` without a driver: only the node's diagnostics and no
+    robot_description; the plot names the missing joint_states, not the robot (exit 2).
+    """
+    from diagnostic_msgs.msg import DiagnosticArray
+    path = tmp_path / 'dynamics.mcap'
+    rec = Recording(path)
+    rec.add('/diagnostics', DiagnosticArray(), 'diagnostic_msgs/msg/DiagnosticArray')
+    rec.finish()
+    for proc in plots((path,), (path, '--robot', 'liemb_arm7')):
+        assert proc.returncode == 2 and 'holds no joint_states to plot' in proc.stderr, \
+            proc.stderr
+        assert 'robot_description' not in proc.stderr
+
+
 def test_samples_keep_first_min_and_max_of_each_bin():
     """
     :class:`recordings.Samples` against a direct computation: every row is the first message of

@@ -148,6 +148,13 @@ def test_bad_configuration_and_requests_name_the_culprit(engine):
         engine.jacobian('nope', 'body', positions=np.zeros(9))
     with pytest.raises(ValueError, match="unknown representation 'x'"):
         engine.jacobian('panda_hand', 'x', positions=np.zeros(9))
+    # the request's values: their count, or that they are not finite (not their list)
+    with pytest.raises(ValueError, match='^9 joint names but 2 positions$'):
+        engine.jacobian('panda_hand', 'body', positions=np.zeros(2))
+    with pytest.raises(ValueError, match='^positions with a NaN or an infinity$'):
+        engine.jacobian('panda_hand', 'body', positions=np.full(9, np.nan))
+    with pytest.raises(ValueError, match='^9 joint names but 100000 velocities$'):
+        engine.jacobian('panda_hand', 'body', positions=np.zeros(9), velocities=np.zeros(100000))
 
 
 def test_command_order(engine):

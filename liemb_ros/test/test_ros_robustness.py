@@ -16,6 +16,7 @@ import math
 import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -258,13 +259,50 @@ def test_long_robot_and_joint_names_that_are_no_topic_names(graph, tmp_path):
      ['test_torque_amplitude']),
     ('simulation', ['urdf_path:=liemb_arm7', 'initial_positions:=[0.1, 0.2]'],
      ['initial_positions', '2 values']),
+    # an override of the wrong type or out of range names the parameter (was a traceback)
+    ('dynamics', ['urdf_path:=liemb_arm7', 'publish_rate:=fast'],
+     ['parameter publish_rate', "expecting type 'DOUBLE'"]),
+    ('dynamics', ['urdf_path:=liemb_arm7', 'publish_rate:=100'],
+     ['parameter publish_rate', '100.0, not 100']),
+    ('simulation', ['urdf_path:=liemb_arm7', 'dt:=-1.0'], ['parameter dt', 'out of range']),
+    ('servo', ['urdf_path:=liemb_arm7', 'publish_rate:=[1.0]'], ['parameter publish_rate']),
 ])
 def test_a_configuration_that_cannot_work_exits_with_the_reason(graph, node, params, words):
+    start = time.monotonic()
     res = subprocess.run(node_argv(node, params), env=graph.env, capture_output=True,
                          text=True, timeout=120)
     assert res.returncode == 1, res.stdout + res.stderr
+    # at once: the dynamics node's action thread was joined under rclpy's context lock,
+    # which that thread needs to end (the join's 10 s timeout, every time)
+    assert time.monotonic() - start < 10.0
     assert all(w in res.stderr for w in words), res.stderr
     assert 'Traceback' not in res.stderr, res.stderr
+
+
+STOPPED_WHILE_STARTING = """
+import sys
+from liemb_ros.ros import common, dynamics_node
+
+
+def interrupted(self):
+    raise KeyboardInterrupt   # the launch's SIGINT while the robot loads
+
+
+common.RobotSource.start = interrupted
+sys.exit(common.run(dynamics_node.DynamicsNode, sys.argv))
+"""
+
+
+def test_a_node_stopped_while_starting_exits_0_at_once_without_a_traceback(graph):
+    """A launch stops every node when one fails: the others, still starting, end quietly
+    (each printed a KeyboardInterrupt traceback over the failed node's reason) and at once
+    (the dynamics node's action thread is joined before rclpy's shutdown)."""
+    start = time.monotonic()
+    res = subprocess.run([sys.executable, '-c', STOPPED_WHILE_STARTING, '--ros-args', '-p',
+                          'urdf_path:=liemb_arm7'], env=graph.env, capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 0 and 'Traceback' not in res.stderr, res.stderr
+    assert time.monotonic() - start < 10.0
 
 
 def test_simulation_node_sim_time_tf_reset_bad_parameters_and_sigterm(graph):

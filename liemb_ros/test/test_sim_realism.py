@@ -5,13 +5,15 @@ The default arm (liemb_arm7): limits ±2 rad on joint2, effort 130 N m, URDF
 ``<dynamics damping="1.3" friction="2.6"/>``.  Each feature is switchable
 (``limits``, ``effort_limits``, ``friction``) and its energy is in the balance.
 """
+import warnings
+
 import numpy as np
 import pytest
 
 import liemb_ros as lm
 from liemb_ros.core import resources
 from liemb_ros.core.dynamics import gravity_torques
-from liemb_ros.sim.simulator import FRICTION_VELOCITY, Simulator
+from liemb_ros.sim.simulator import FRICTION_VELOCITY, SimulationWarning, Simulator
 
 
 @pytest.fixture(scope='module')
@@ -122,6 +124,19 @@ def test_switches(arm):
         Simulator(arm, friction=-1.0)
     with pytest.raises(ValueError, match='limit_time_constant'):
         Simulator(arm, limit_time_constant=0.0)
+
+
+def test_a_start_beyond_a_limit_is_named(arm):
+    """q0 beyond joint2's and joint4's limits: simulated as given, with a warning naming them."""
+    q0 = np.zeros(arm.nq)
+    q0[1], q0[3] = 2.5, -3.0
+    with pytest.warns(SimulationWarning, match=r'joint2, joint4 \(2.5 not in \[-2, 2\]'):
+        sim = Simulator(arm, q0=q0)
+    np.testing.assert_array_equal(sim.q, q0)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        Simulator(arm, q0=q0, limits=False)
+        Simulator(arm, q0=np.clip(q0, arm.lower, arm.upper))
 
 
 @pytest.mark.parametrize('frame', ['link', 'world'])

@@ -147,15 +147,16 @@ def _cmd_demo(args):
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     if args.record and _record_refused(args.record, args.overwrite, 'liemb demo'):
         return 2
+    # a missing robot or a bad URDF: 'liemb: <reason>' before the recorder and view start
+    robot = load_robot(args.robot or default_robot()).source
     os.makedirs(args.out, exist_ok=True)
     procs = []
     try:
         if args.record:
             procs.append(_start_recorder(args.record, args.out, args.overwrite))
         if args.view_port >= 0:
-            robot = resources.robot_path(args.robot or default_robot())
             procs.append(_start_viewer(robot, args.view_host, args.view_port, args.out))
-        run(args.robot, args.out, duration=args.duration)
+        run(robot, args.out, duration=args.duration)
     finally:
         _stop_side_processes([p for p in procs if p is not None])
     return 0
@@ -304,7 +305,7 @@ def build_parser():
     p.set_defaults(func=_cmd_prepare)
     p = sub.add_parser(
         'launch', help='start a node set of config/launch.yaml with launch arguments '
-                       '(ros2 launch stand-in): sim | dynamics',
+                       '(ros2 launch stand-in): sim | stand | dynamics | servo | control',
         description='Start a node set as ros2 launch would, each node a process; Ctrl-C '
                     'stops it.\nLaunch arguments (ARG:=VALUE) as in ros2 launch liemb_ros '
                     'NAME.launch.py;\n--show-args lists them with defaults.',

@@ -22,6 +22,7 @@ the ``robot_description`` parameter in a generated parameter file.  Nodes of oth
 installed, they are skipped with a message.  Bad arguments raise
 :class:`LaunchArgumentError` before anything starts.
 """
+import difflib
 import os
 import shutil
 import signal
@@ -74,6 +75,30 @@ def node_argv(spec, param_files, extra_params=()):
     return argv
 
 
+#: parameters rclpy declares in every node, beside those of the node's table
+RCLPY_PARAMETERS = ('use_sim_time', 'start_type_description_service')
+
+
+def _check_parameter_name(item, node, name):
+    """
+    Refuse ``-p item`` naming a parameter our ``node`` does not declare: LaunchArgumentError.
+
+    rclpy ignores an override of an undeclared parameter without a word, so a typo
+    (``publish_rat``) would run the node with its default.  Nodes of other packages
+    (robot_state_publisher, RViz) are not checked.
+    """
+    from .parameter_docs import NODES, tables
+    if node not in NODES or name in RCLPY_PARAMETERS or name.startswith('qos_overrides.'):
+        return
+    known = [spec[0] for spec in tables()[node]]
+    if name not in known:
+        close = difflib.get_close_matches(name, known, n=1)
+        raise LaunchArgumentError(
+            f'-p {item!r}: {node} has no parameter {name!r}'
+            + (f' (did you mean {close[0]!r}?)' if close else '')
+            + '; docs/parameters.md lists them')
+
+
 def commands(name, extra_params=(), launch_args=None, tmpdir=None):
     """
     Build the command lines of set ``name`` with ``launch_args`` (``{name: value}``).
@@ -92,6 +117,7 @@ def commands(name, extra_params=(), launch_args=None, tmpdir=None):
         if node not in names:
             raise LaunchArgumentError(f"-p {item!r}: no node {node!r} in this launch "
                                       f"({', '.join(sorted(names))})")
+        _check_parameter_name(item, node, assignment.partition(':=')[0])
     written = {}
     runnable = []
     for spec in res.nodes:

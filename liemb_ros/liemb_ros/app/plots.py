@@ -188,6 +188,9 @@ def plot_main(args):
     except RecordingError as exc:
         print(f'liemb plot: {exc}', file=sys.stderr)
         return 2
+    if not (rec['count']['t'] or rec['count']['tc']):   # before asking for a robot
+        print(f'liemb plot: {args.file} holds no joint_states to plot', file=sys.stderr)
+        return 2
     try:
         if args.robot:
             from ..core import resources

@@ -104,6 +104,16 @@ def _measured(name):
                     doc=f'The state\'s ``{name}`` (:class:`EngineState`).')
 
 
+def _request_values(values, n, what):
+    """Return a request's ``values`` (n,) as floats; ValueError naming their count or NaN."""
+    x = np.asarray(values, dtype=float)
+    if x.shape != (n,):
+        raise ValueError(f'{n} joint names but {x.size} {what}')
+    if not np.all(np.isfinite(x)):
+        raise ValueError(f'{what} with a NaN or an infinity')
+    return x
+
+
 class DynamicsEngine:
     """
     Model + last good state + the computations the dynamics node publishes.
@@ -358,15 +368,10 @@ class DynamicsEngine:
             if unknown:
                 raise ValueError(f"unknown joint(s) {', '.join(map(repr, unknown))}; the "
                                  f"model has {', '.join(self.model.joint_names)}")
-            pos = np.asarray(positions, dtype=float)
-            if pos.shape != (len(idx),) or not np.all(np.isfinite(pos)):
-                raise ValueError(f'{len(idx)} joint names but positions {list(pos)}')
-            q[idx] = pos
-            vel = np.asarray(velocities, dtype=float)
-            if vel.size:
-                if vel.shape != (len(idx),) or not np.all(np.isfinite(vel)):
-                    raise ValueError(f'{len(idx)} joint names but velocities {list(vel)}')
-                qd[self.model.nv - self.model.nq + idx] = vel
+            q[idx] = _request_values(positions, len(idx), 'positions')
+            if len(velocities):
+                qd[self.model.nv - self.model.nq + idx] = _request_values(
+                    velocities, len(idx), 'velocities')
         elif not self.ready:
             raise ValueError('no joint state received yet; pass positions in the request')
         if derivative:

@@ -33,7 +33,8 @@ import warnings
 import rclpy
 from rcl_interfaces.msg import ParameterType
 from rclpy.clock import Clock, ClockType
-from rclpy.exceptions import ParameterUninitializedException
+from rclpy.exceptions import (InvalidParameterTypeException, InvalidParameterValueException,
+                              ParameterUninitializedException)
 from rclpy.executors import ShutdownException, SingleThreadedExecutor, TimeoutException
 from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.parameter import Parameter
@@ -89,14 +90,21 @@ def declare(node, specs):
 
     ``extra`` holds :func:`~liemb_ros.ros.conversions.descriptor` keywords (``lo``, ``hi``,
     ``read_only``).  A list parameter overridden with ``[]`` (which rclpy receives without a
-    type and leaves uninitialised) becomes the empty list of its declared type.
+    type and leaves uninitialised) becomes the empty list of its declared type.  An override
+    of the wrong type or out of range (``-p publish_rate:=fast``) is a :class:`ConfigError`
+    naming the parameter.
     """
     for name, default, text, kind, extra in specs:
         # an empty default says nothing of its type: declare the type, the value follows
         value = Parameter.Type(kind) if isinstance(default, list) and not default else default
         final = descriptor(text, kind, **extra)
         writable = descriptor(text, kind, **dict(extra, read_only=False))
-        node.declare_parameter(name, value, writable)
+        try:
+            node.declare_parameter(name, value, writable)
+        except (InvalidParameterTypeException, InvalidParameterValueException) as exc:
+            hint = (' (a double needs a decimal point: 100.0, not 100)'
+                    if "'INTEGER', expecting type 'DOUBLE" in exc.args[0] else '')
+            raise ConfigError(f'parameter {name}: {exc.args[0]}{hint}') from None
         try:
             node.get_parameter(name)
         except ParameterUninitializedException:
@@ -408,10 +416,11 @@ def run(node_class, args=None):
     """
     Run a node until Ctrl-C or SIGTERM; return the process exit code.
 
-    0 after a clean stop; 1 with the reason on stderr when the node's configuration cannot
-    work (:class:`ConfigError` while it starts).  An error raised by a callback after the
-    shutdown began (a publisher whose context the signal handler already invalidated) is
-    the race of a normal stop, not a failure, and prints nothing.
+    0 after a clean stop, also one while the node was still starting (a launch stopping
+    because another node failed); 1 with the reason on stderr when the node's configuration
+    cannot work (:class:`ConfigError` while it starts).  An error raised by a callback after
+    the shutdown began (a publisher whose context the signal handler already invalidated)
+    is the race of a normal stop, not a failure, and prints nothing.
     """
     rclpy.init(args=args if args is not None else sys.argv)
     try:
@@ -420,6 +429,9 @@ def run(node_class, args=None):
         print(f'[{node_class.NAME}] error: {exc}', file=sys.stderr, flush=True)
         rclpy.try_shutdown()
         return 1
+    except KeyboardInterrupt:   # Ctrl-C or the launch's stop while starting: no traceback
+        rclpy.try_shutdown()
+        return 0
     try:
         spin(node)
     except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):

@@ -146,6 +146,17 @@ class DynamicsNode(Node):
 
     def __init__(self, **kwargs):
         super().__init__(self.NAME, **kwargs)
+        self.checker = self.action = self.io_node = None   # destroy_node's parts, once made
+        try:
+            self._build()
+        except (ConfigError, KeyboardInterrupt):
+            # destroyed now: rclpy's shutdown destroys a node while holding the context's
+            # lock, which the action's thread needs to end (its join waited out 10 s)
+            self.destroy_node()
+            raise
+
+    def _build(self):
+        """Make the node's parts; ConfigError when a parameter or the robot cannot work."""
         self.source = RobotSource(self, self._on_robot)
         declare(self, parameter_table())
         self.engine = None
@@ -201,9 +212,12 @@ class DynamicsNode(Node):
     def destroy_node(self):
         """Destroy the io and action nodes with this one; stop the checker's thread."""
         try:
-            self.checker.close()
-            self.action.destroy()   # joins the action's thread (see there)
-            self.io_node.destroy_node()
+            if self.checker is not None:
+                self.checker.close()
+            if self.action is not None:
+                self.action.destroy()   # joins the action's thread (see there)
+            if self.io_node is not None:
+                self.io_node.destroy_node()
         finally:
             super().destroy_node()
 

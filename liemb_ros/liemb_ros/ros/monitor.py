@@ -121,9 +121,16 @@ def status_line(rec):
     """One line: sim time, real-time factor, dynamics node rate and p99 compute time."""
     sim = rec['diag'].get('liemb_simulation', {})
     dyn = rec['diag'].get('liemb_dynamics: cycle', {})
-    return (f"sim t {float(sim.get('sim_time', 'nan')):7.2f} s  RTF "
-            f"{float(sim.get('real_time_factor', 'nan')):4.2f}  energy error "
-            f"{float(sim.get('energy_balance_error', 'nan')):9.2e} J | dynamics node "
-            f"{float(dyn.get('rate_hz', 'nan')):6.1f} Hz  p99 "
-            f"{float(dyn.get('compute_p99_us', 'nan')):6.1f} us  dropped "
+    return (f"sim t {_field(sim, 'sim_time', '7.2f')} s  RTF "
+            f"{_field(sim, 'real_time_factor', '4.2f')}  energy error "
+            f"{_field(sim, 'energy_balance_error', '9.2e')} J | dynamics node "
+            f"{_field(dyn, 'rate_hz', '6.1f')} Hz  p99 "
+            f"{_field(dyn, 'compute_p99_us', '6.1f')} us  dropped "
             f"{dyn.get('dropped', '-')}")
+
+
+def _field(values, key, spec):
+    """``values[key]`` (a diagnostics value) formatted by ``spec``; '-' until it came."""
+    if key not in values:
+        return '-'.rjust(int(spec.split('.')[0]))
+    return format(float(values[key]), spec)

@@ -19,7 +19,12 @@ AUTO_ARMATURE = 1e-4
 
 
 class SimulationWarning(UserWarning):
-    """The model was regularised to be simulated (armature added to massless joints)."""
+    """
+    The model was regularised to be simulated, or starts where it cannot stay.
+
+    Armature added to massless joints (:func:`resolve_armature`); ``q0`` beyond a joint
+    limit (:class:`~liemb_ros.sim.passive.JointLimits`).
+    """
 
 
 def resolve_armature(model, armature, joint_coordinates, q0, base0):

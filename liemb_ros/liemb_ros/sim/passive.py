@@ -6,9 +6,12 @@ diagonal Jacobian of them, which joints are near a limit, the limits' impedance 
 inertia where they engage, and the fastest damping rate for the explicit-or-implicit test.
 :class:`JointLimits` holds the limits' spring-dampers, a part the Simulator owns.
 """
+import warnings
+
 import numpy as np
 from numba import njit
 
+from ._armature import SimulationWarning, _names
 from ._dense import damped_cholesky as _damped_cholesky
 from ..core.dynamics import mass_matrix
 
@@ -187,6 +190,12 @@ def _engage(M, a, joints, tmin, zeta, K0, B0, K, B):
             B[j] = B0[j]
 
 
+def _ranges(model, q, idx, most=3):
+    """``q_j`` and the range ``[lower, upper]`` of the joints ``idx``, for a message."""
+    return ', '.join(f'{q[j]:.4g} not in [{model.lower[j]:.4g}, {model.upper[j]:.4g}]'
+                     for j in idx[:most]) + (', ...' if len(idx) > most else '')
+
+
 class JointLimits:
     """
     The joint limits of a :class:`~liemb_ros.sim.simulator.Simulator`: a part it owns.
@@ -202,7 +211,9 @@ class JointLimits:
     inertia the joint feels with all others free; ``M`` with the ``armature``), so one
     joint in its limit is a critically damped (``ζ = 1``) oscillator of time constant
     ``τ_c`` (MuJoCo's ``solref``).  ``limits`` False: no joint is limited.  ``dt``: the
-    Simulator's step [s] (:meth:`engage`).
+    Simulator's step [s] (:meth:`engage`).  A ``q0`` beyond a limit is simulated as given
+    (its spring pushes the joint in at the start) with a :class:`SimulationWarning` naming
+    the joints.
     """
 
     def __init__(self, model, q0, base0, armature, dt, limits, time_constant, damping_ratio):
@@ -223,6 +234,11 @@ class JointLimits:
         self.impedance0 = None
         if not np.any(on):
             return
+        beyond = np.flatnonzero((q0 < self.lower) | (q0 > self.upper))
+        if len(beyond):
+            warnings.warn(f'{m.name}: q0 is beyond the joint limits of {_names(m, beyond)} '
+                          f'({_ranges(m, q0, beyond)}); their limit springs push them in at '
+                          'the start', SimulationWarning, stacklevel=3)
         M = mass_matrix(m, q0, base_pose=base0, armature=armature)
         a = m.nv - m.nq
         try:
