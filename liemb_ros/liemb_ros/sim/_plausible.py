@@ -29,6 +29,7 @@ from numba import njit
 
 from ..core.dynamics import gravity_torques, mass_matrix
 from ..core.kinematics import forward_kinematics, jacobian
+from .passive import all_finite
 
 #: an external force beyond this many times the robot's weight is refused
 WRENCH_WEIGHTS = 100.0
@@ -120,7 +121,7 @@ class Plausibility:
         Not finite (the integrated state ``y`` or the velocity ``qd``), too fast
         (:meth:`state`) or too deep in a plane (:meth:`depth`).
         """
-        if not (np.all(np.isfinite(y)) and np.all(np.isfinite(qd))):
+        if not (all_finite(y) and np.all(np.isfinite(qd))):
             return 'the state is not finite'
         return self.state(qd) or self.depth(contact, q, base, dt)
 
