@@ -167,7 +167,7 @@ def _aba(model, q, qd, tau, base, fext, qdd, work, arm):
 #: which runs it four times a step: a call passes the structs of its 30 arrays and
 #: counts a reference to each, 13-15 % of an RK4 step of a 7-joint arm
 #: (docs/performance.md).  Elsewhere ABA stays a call (compile time, tree.py's docstring).
-aba_inlined = njit(inline='always')(_aba.py_func)
+aba_inlined = njit(inline='always')(getattr(_aba, 'py_func', _aba))   # NUMBA_DISABLE_JIT: _aba
 
 
 @njit(cache=True, inline='always')
