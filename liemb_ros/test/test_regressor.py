@@ -199,6 +199,12 @@ def test_batch_equals_loop_and_threads(rng, monkeypatch):
                                                    friction=True, threads=threads), Y)
     one = lm.regressor(model, Q, QD, QDD, base_pose=bases[0])
     np.testing.assert_array_equal(one[2], lm.regressor(model, Q[2], QD[2], QDD[2], bases[0]))
+    out = np.full(one.shape, np.nan)
+    assert lm.regressor(model, Q, QD, QDD, bases[0], out=out) is out
+    np.testing.assert_array_equal(out, one)
+    out = np.full(one.shape[1:], np.nan)
+    assert lm.regressor(model, Q[2], QD[2], QDD[2], bases[0], out=out) is out
+    np.testing.assert_array_equal(out, one[2])
 
 
 def test_bad_input(rng):
@@ -214,6 +220,11 @@ def test_bad_input(rng):
         lm.regressor(model, q, qd, qdd, base_pose=np.eye(3))
     with pytest.raises(ValueError, match='threads must be a positive integer'):
         lm.regressor(model, q, qd, qdd, threads=0)
+    with pytest.raises(ValueError, match=r'out must be .* of shape \(4, 48\)'):
+        lm.regressor(model, q, qd, qdd, friction=True, out=np.empty((4, 40)))
+    buf = np.zeros((4, 40))
+    with pytest.raises(ValueError, match='out overlaps qd'):
+        lm.regressor(model, q, buf[0, :4], qdd, out=buf)
     for args, what in (((nan, qd, qdd), 'q'), ((q, nan, qdd), 'qd'), ((q, qd, nan), 'qdd')):
         with pytest.raises(ValueError, match=f'^{what} contains NaN'):
             lm.regressor(model, *args)

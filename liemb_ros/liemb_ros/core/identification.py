@@ -37,7 +37,8 @@ projection to their leader's row, as the RNEA does.  External wrenches are not p
 """
 import numpy as np
 
-from ._kernels.dispatch import base_arg, check, fast, run_batch, states, threads_arg
+from ._kernels.dispatch import (EYE4, base_arg, check, fast, out_array, run_batch, states,
+                                threads_arg)
 from ._kernels.regressor import regressor_batch, regressor_into
 
 #: the ten inertial parameters of a body, in column order (the suffixes of parameter_names)
@@ -53,7 +54,8 @@ def parameter_count(model, friction=False, armature=False):
             + model.nq * ((2 if friction else 0) + (1 if armature else 0)))
 
 
-def regressor(model, q, qd, qdd, base_pose=None, friction=False, armature=False, threads=None):
+def regressor(model, q, qd, qdd, base_pose=None, friction=False, armature=False, out=None,
+              threads=None):
     """
     Joint-torque regressor ``Y``: ``τ = Y π``, shape (nv, p) or (B, nv, p).
 
@@ -65,23 +67,31 @@ def regressor(model, q, qd, qdd, base_pose=None, friction=False, armature=False,
     (nq,) or (B, nq); ``qd``, ``qdd`` (nv,) or (B, nv); ``base_pose`` as for
     :func:`~liemb_ros.core.dynamics.inverse_dynamics`.  Computed from the body-fixed
     Newton-Euler recursion ([M18d] (66)-(67)).  Raises ValueError on wrong shapes or NaN/inf.
+    ``out``: an array of the result's shape to write into instead of a new one (a batch's
+    result is large, ``8 nv p`` bytes a configuration, and a fresh one pays its page faults
+    on every call); one that shares memory with an argument is refused.
     ``threads``: for a batch (:func:`liemb_ros.set_num_threads`); results do not depend on it.
     """
     (q, qd, qdd), B = states(model, q, (('qd', qd), ('qdd', qdd)))
     if threads is not None:
         threads_arg(threads)
-    friction = bool(friction)
+    friction = bool(friction)   # one numba type for the entry point (fast)
     armature = bool(armature)
     p = parameter_count(model, friction, armature)
+    shape = (model.nv, p) if B is None else (B, model.nv, p)
+    if out is None:
+        out = np.empty(shape)
+    else:
+        out = out_array(out, shape, (('q', q), ('qd', qd), ('qdd', qdd),
+                                     ('base_pose', base_pose)))
     if B is None:
-        out = np.empty((model.nv, p))
         st = fast(model, 'regressor', regressor_into,
                   (model.packed_int, model.packed_float, model.data.work, q, qd, qdd,
-                   base_arg(model, base_pose, None), friction, armature, out))
+                   EYE4 if base_pose is None else base_arg(model, base_pose, None), friction,
+                   armature, out))
         if st:
             check(model, st)
         return out
-    out = np.empty((B, model.nv, p))
     run_batch(regressor_batch, (model.tree, q, qd, qdd, base_arg(model, base_pose, B), friction,
                                 armature, out),
               (1, 2, 3, 4, 7), threads, _NS_REGRESSOR * model.nb)
