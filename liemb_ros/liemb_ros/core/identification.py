@@ -100,7 +100,7 @@ def regressor(model, q, qd, qdd, base_pose=None, friction=False, armature=False,
 
 def inertial_parameters(model):
     """
-    The model's own inertial parameters ``π``, shape (10 nb,) or (10 (nb + 1),) (floating base).
+    Return the model's own inertial parameters ``π``, (10 nb,) or (10 (nb + 1),) (floating base).
 
     In the columns' order of :func:`regressor` (module docstring), read off the body-fixed
     spatial inertias ``[[Θ, h~], [-h~, m 1]]`` ([M18d] (40)): ``m``, ``h = m c``, ``Θ`` (about
