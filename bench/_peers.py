@@ -340,4 +340,27 @@ def algorithms():
         did_map, note='ours: eom.inverse_dynamics_derivatives (∂τ/∂q and ∂τ/∂q̇); '
                       'pin: computeRNEADerivatives (∂τ/∂q, ∂τ/∂v, ∂τ/∂a)',
         out_shape=lambda r, B: [(B, r.model.nv, r.model.nv)] * 2))
+
+    def regressor_map(r, s, raw):
+        # Pinocchio's columns: ten per joint in its order (the free flyer's first); ours: the
+        # base's, then ten per body, body b the joint of its coordinate
+        m = r.model
+        cols = list(range(10)) if m.floating else []
+        for b in range(m.nb):
+            j = r.pm.getJointId(m.joint_names[m.q_index[b]])
+            cols += range(10 * (j - 1), 10 * j)
+        ours = lm.regressor(m, s['q'], s['qd'], s['qdd'], base_pose=s['base'])
+        return r.P @ ours, raw[:, cols]
+
+    algos.append(Algo(
+        'regressor',
+        lambda r, s: partial(lm.regressor, r.model, s['q'], s['qd'], s['qdd'],
+                             base_pose=s['base']),
+        lambda r, S: partial(lm.regressor, r.model, S['q'], S['qd'], S['qdd'],
+                             base_pose=S['base']),
+        lambda r, s: partial(pin.computeJointTorqueRegressor, r.pm, r.data, s['pq'], s['pv'],
+                             s['pa']),
+        regressor_map, note='τ = Y π, ten inertial parameters per body; '
+                            'pin: computeJointTorqueRegressor',
+        out_shape=lambda r, B: (B, r.model.nv, 10 * (r.model.nb + r.model.floating))))
     return algos

@@ -23,6 +23,7 @@ from liemb_ros.core._kernels.aba import aba_batch
 from liemb_ros.core._kernels.crba import crba_batch
 from liemb_ros.core._kernels.derivatives import derivatives_batch
 from liemb_ros.core._kernels.jacobian import jacobian_batch
+from liemb_ros.core._kernels.regressor import regressor_batch
 from liemb_ros.core._kernels.rnea import id_batch
 from liemb_ros.core._kernels.tree import forward_kinematics_batch, link_pose_batch
 from liemb_ros.core.model.synthetic import random_pose
@@ -30,7 +31,7 @@ from liemb_ros.core.model.synthetic import random_pose
 from conftest import erd_path
 
 BATCH_KERNELS = (forward_kinematics_batch, link_pose_batch, jacobian_batch, id_batch,
-                 crba_batch, aba_batch, derivatives_batch)
+                 crba_batch, aba_batch, derivatives_batch, regressor_batch)
 
 
 @pytest.fixture(scope='module')
@@ -97,6 +98,8 @@ def calls(model, q, qd, qdd, tau, b, f):
             model, q, qd, qdd, base_pose=b, threads=t,
             out=(np.full((B, model.nv, model.nv), np.nan),
                  np.full((B, model.nv, model.nv), np.nan)))),
+        ('regressor', lambda t: lm.regressor(model, q, qd, qdd, b, friction=True, armature=True,
+                                             threads=t)),
     ]
     for rep in lm.REPRESENTATIONS:
         out += [

@@ -85,6 +85,7 @@ def _steps():
         lm.forward_dynamics(model, q, qd, tau, base_pose=base)
         lm.forward_dynamics(model, q, qd, tau, base_pose=base, method='cholesky')
         lm.inverse_dynamics_derivatives(model, q, qd, qdd, base_pose=base)
+        lm.regressor(model, q, qd, qdd, base_pose=base, friction=True)
 
     def armature(model):
         # a rotor inertia per joint: what liemb launch control gives both nodes

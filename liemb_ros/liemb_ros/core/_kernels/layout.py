@@ -248,6 +248,12 @@ def derivatives_floats(nb, ncol):
     return 16 * n1 + 30 * n1 + 24 + 20 * n1 + 48 * ncol
 
 
+@njit(cache=True, inline='always')
+def regressor_floats(nb):
+    """Regressor: ``V``, ``A`` (nb + 1, 6), ``G`` (nb, 4, 4), a (10, 6) block, scratch."""
+    return 12 * (nb + 1) + 16 * nb + 60 + 12
+
+
 def _size(f, *args):
     """``f(*args)`` by its plain Python function (no compilation; also without the JIT)."""
     return getattr(f, 'py_func', f)(*args)
@@ -259,4 +265,5 @@ def work_floats(nb, ncol):
                6 * (nb + 3) + _size(id_frame_floats, nb),
                _size(aba_floats, nb), _size(poses_floats, nb),
                _size(crba_floats, nb, ncol), _size(coriolis_floats, nb, ncol),
-               _size(jacobian_floats, nb, ncol), _size(derivatives_floats, nb, ncol))
+               _size(jacobian_floats, nb, ncol), _size(derivatives_floats, nb, ncol),
+               _size(regressor_floats, nb))
