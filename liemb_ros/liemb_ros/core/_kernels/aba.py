@@ -13,7 +13,7 @@ from numba import njit
 
 from .lie import Ad_inv_apply_into, Ad_invT_apply_into, ad_apply_into, adT_apply_into
 from .dispatch import BAD_QDD, BAD_TAU, OK, SINGULAR, at, check_inputs, raise_status
-from .inertia import add_inertia_to_parent, dot6, mat6_vec
+from .inertia import add_inertia_to_parent, dot6, mat6_vec, unit_axis
 from .layout import aba_floats, unpack
 from .rnea import body_fext
 from .tree import rel_pose
@@ -78,9 +78,16 @@ def _aba(model, q, qd, tau, base, fext, qdd, work, arm):
         s = i + 1
         p = parent[i] + 1
         Mi = IA[s]
-        mat6_vec(Mi, X[i], U[s])
         m = q_mult[i]
-        D = m * m * dot6(X[i], U[s])
+        k = unit_axis(X[i])
+        if k >= 0:   # X = ±e_k: U = I^A X is a column, the same numbers as the product
+            e = X[i, k]
+            for r in range(6):
+                U[s, r] = Mi[r, k] * e
+            D = m * m * (e * U[s, k])
+        else:
+            mat6_vec(Mi, X[i], U[s])
+            D = m * m * dot6(X[i], U[s])
         if arm.shape[0] > 0:
             D += arm[q_index[i]]
         if not D > tol:
@@ -88,7 +95,8 @@ def _aba(model, q, qd, tau, base, fext, qdd, work, arm):
         for r in range(6):
             U[s, r] *= m
         Dinv[s] = 1.0 / D
-        u[s] = tau[nbase + q_index[i]] - m * dot6(X[i], pA[s])
+        u[s] = tau[nbase + q_index[i]] - m * (X[i, k] * pA[s, k] if k >= 0 else
+                                              dot6(X[i], pA[s]))
         if p == 0 and nbase == 0:
             continue   # a fixed base: its articulated inertia and bias are never read
         # I^a and p^a, in place
@@ -157,8 +165,14 @@ def _aba(model, q, qd, tau, base, fext, qdd, work, arm):
         acc = (u[s] - dot6(U[s], t)) * Dinv[s]
         qdd[nbase + q_index[i]] = acc
         m = q_mult[i]
-        for r in range(6):
-            V[s, r] = t[r] + X[i, r] * m * acc
+        k = unit_axis(X[i])
+        if k >= 0:
+            for r in range(6):
+                V[s, r] = t[r]
+            V[s, k] = t[k] + X[i, k] * m * acc
+        else:
+            for r in range(6):
+                V[s, r] = t[r] + X[i, r] * m * acc
     return OK
 
 

@@ -21,6 +21,24 @@ def mat6_vec(M, x, out):
 
 
 @njit(cache=True, inline='always')
+def unit_axis(x):
+    """
+    Return ``k`` where the 6-vector ``x`` is ``±e_k`` (a joint screw along a coordinate axis
+    of its body frame, as most URDF joints are), else -1.
+
+    A product with such a screw is one column or entry of the other factor, the same
+    numbers as the full product (the other terms are exact zeros).
+    """
+    k = -1
+    for r in range(6):
+        if x[r] != 0.0:
+            if k >= 0 or abs(x[r]) != 1.0:
+                return -1
+            k = r
+    return k
+
+
+@njit(cache=True, inline='always')
 def dot6(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
 
