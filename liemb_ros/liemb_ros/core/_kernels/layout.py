@@ -250,8 +250,8 @@ def derivatives_floats(nb, ncol):
 
 @njit(cache=True, inline='always')
 def regressor_floats(nb):
-    """Regressor: ``V``, ``A`` (nb + 1, 6), ``G`` (nb, 4, 4), a (10, 6) block, scratch."""
-    return 12 * (nb + 1) + 16 * nb + 60 + 12
+    """Regressor: ``V``, ``A``, ``W`` (nb + 1, 6), ``G``, a (10, 6) block, ``fb``, ``tau``."""
+    return 18 * (nb + 1) + 16 * nb + 60 + 6 * (nb + 3) + nb + 6
 
 
 def _size(f, *args):

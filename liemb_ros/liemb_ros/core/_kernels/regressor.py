@@ -3,7 +3,8 @@ The joint-torque regressor ``Y(q, q̇, q̈)``, ``τ = Y π``, from the body-fixe
 
 Müller, Multibody Syst. Dyn. 42 (2018) 219–248 ("[M18d]"), §4, the body-fixed form: the
 forward pass (66) gives each body's twist ``V_j`` and acceleration ``A_j = V̇_j`` (with the
-gravity offset ``A_0 = (0, -Rᵀ g)``, :func:`~.rnea.body_sweep`, the RNEA's own); the
+gravity offset ``A_0 = (0, -Rᵀ g)``: the RNEA's own, :func:`~.rnea.rnea_body`, whose
+joint forces are discarded); the
 body's Newton-Euler wrench ``M_j A_j - ad_{V_j}ᵀ M_j V_j`` is linear in its ten inertial
 parameters ``π_j``: with ``M_j V = Φ(V) π_j`` it is ``Y_j π_j``,
 ``Y_j = Φ(A_j) - ad_{V_j}ᵀ Φ(V_j)`` (6x10, :func:`body_block`).  The backward pass (67)
@@ -31,7 +32,7 @@ from .dispatch import NO_FEXT, OK, at, check_inputs, raise_status
 from .inertia import dot6
 from .layout import regressor_floats, unpack
 from .lie import Ad_invT_apply_into
-from .rnea import body_sweep
+from .rnea import body_fext, rnea_body
 
 
 @njit(cache=True, inline='always')
@@ -104,18 +105,28 @@ def body_block(V, A, Y):
 
 @njit(cache=True, inline='always')
 def _regressor_work(w, nb):
-    """The regressor's work arrays ``(V, A, G, Y, h, t)``, views of ``w``."""
+    """
+    The regressor's work arrays ``(V, A, G, Y, fb, W, tau)``, views of ``w``.
+
+    ``fb``, ``W``, ``tau``: the RNEA's applied wrenches (zero, and its two scratch rows),
+    joint wrenches and joint forces (at most ``nb + 6`` coordinates), not used after it.
+    """
     n6 = 6 * (nb + 1)
     V = w[:n6].reshape((nb + 1, 6))
     A = w[n6:2 * n6].reshape((nb + 1, 6))
-    o = 2 * n6
+    W = w[2 * n6:3 * n6].reshape((nb + 1, 6))
+    o = 3 * n6
     G = w[o:o + 16 * nb].reshape((nb, 4, 4))
     o += 16 * nb
-    return V, A, G, w[o:o + 60].reshape((10, 6)), w[o + 60:o + 66], w[o + 66:o + 72]
+    Y = w[o:o + 60].reshape((10, 6))
+    o += 60
+    fb = w[o:o + 6 * (nb + 3)].reshape((nb + 3, 6))
+    o += 6 * (nb + 3)
+    return V, A, G, Y, fb, W, w[o:o + nb + 6]
 
 
 @njit(cache=True, inline='always')
-def _regressor(model, q, qd, qdd, base, friction, armature, out, V, A, G, Y, h, t):
+def _regressor(model, q, qd, qdd, base, friction, armature, out, V, A, G, Y, fb, W, tau):
     """
     The regressor of one configuration into ``out`` (nv, p); returns a status.
 
@@ -131,7 +142,8 @@ def _regressor(model, q, qd, qdd, base, friction, armature, out, V, A, G, Y, h, 
     q_mult = model.q_mult
     nbase = model.nbase
     nb = parent.shape[0]
-    body_sweep(model, q, qd, qdd, base, 1.0, G, V, A, h, t)
+    body_fext(model, NO_FEXT, fb)
+    rnea_body(model, q, qd, qdd, base, fb, 1.0, tau[:qd.shape[0]], G, V, A, W)
     out[:, :] = 0.0
     first = 0
     if nbase > 0:   # the base's own block: its wrench is tau[:6]
@@ -178,18 +190,19 @@ def _regressor(model, q, qd, qdd, base, friction, armature, out, V, A, G, Y, h, 
 def regressor_into(ki, kf, w, q, qd, qdd, base, friction, armature, out):
     """Single configuration: the regressor into ``out`` (nv, p); returns a status."""
     model = unpack(ki, kf)
-    V, A, G, Y, h, t = _regressor_work(w, model.parent.shape[0])
-    return _regressor(model, q, qd, qdd, base, friction, armature, out, V, A, G, Y, h, t)
+    V, A, G, Y, fb, W, tau = _regressor_work(w, model.parent.shape[0])
+    return _regressor(model, q, qd, qdd, base, friction, armature, out, V, A, G, Y, fb, W,
+                      tau)
 
 
 @njit(cache=True, nogil=True)
 def regressor_batch(model, Q, QD, QDD, base, friction, armature, out):
     """``out[k]`` = the regressor of configuration ``k`` (one workspace for the batch)."""
     nb = model.parent.shape[0]
-    V, A, G, Y, h, t = _regressor_work(np.empty(regressor_floats(nb)), nb)
+    V, A, G, Y, fb, W, tau = _regressor_work(np.empty(regressor_floats(nb)), nb)
     for k in range(Q.shape[0]):
         st = _regressor(model, Q[k], QD[k], QDD[k], at(base, k), friction, armature, out[k],
-                        V, A, G, Y, h, t)
+                        V, A, G, Y, fb, W, tau)
         if st != OK:
             raise_status(st)
     return out

@@ -41,23 +41,25 @@ def body_fext(model, fext, out):
 
 
 @njit(cache=True, inline='always')
-def body_sweep(model, q, qd, qdd, base, grav, G, V, A, h, t):
+def rnea_body(model, q, qd, qdd, base, fb, grav, tau, G, V, A, W):
     """
-    The body-fixed forward pass ([M18d] (66), (65c)); slot 0 of ``V``, ``A`` is the base.
+    Body-fixed RNEA ([M18d] (66)-(67)); slot 0 of V, A, W is the base.
 
-    ``V_i = Ad_{C_{i,λ}} V_λ + X_i θ̇_i``, ``A_i = Ad_{C_{i,λ}} A_λ + [V_i, X_i θ̇_i] + X_i θ̈_i``
-    from ``A_0 = (0, -Rᵀ g)`` (``grav`` scales gravity, 0 or 1; plus a floating base's own
-    ``qdd[:6]``).  Fills ``G`` (relative poses ``C_{λ(i),i}``), ``V``, ``A`` (= V̇ incl. the
-    gravity offset); ``h``, ``t``: 6-vector scratch.  Shared by the RNEA and the regressor
-    (:mod:`.regressor`).
+    ``fb`` (nb + 1, 6): applied wrenches in body frames; ``grav`` scales gravity (0 or 1).
+    Fills ``G`` (relative poses), ``V``, ``A`` (= V̇ incl. the gravity offset), ``W``
+    (wrench each joint transmits to its body, body frame) and ``tau``.
     """
     parent = model.parent
     X = model.X
     q_index = model.q_index
     q_mult = model.q_mult
     nbase = model.nbase
+    inertia = model.inertia
+    base_inertia = model.base_inertia
     gravity = model.gravity
     nb = parent.shape[0]
+    h = fb[nb + 1]  # two scratch rows past the bodies (see _id_work)
+    t = fb[nb + 2]
     g0 = grav * gravity[0]
     g1 = grav * gravity[1]
     g2 = grav * gravity[2]
@@ -87,29 +89,6 @@ def body_sweep(model, q, qd, qdd, base, grav, G, V, A, h, t):
         ad_apply_into(V[s], h, A[s])
         for r in range(6):
             A[s, r] += t[r] + X[i, r] * acc
-
-
-@njit(cache=True, inline='always')
-def rnea_body(model, q, qd, qdd, base, fb, grav, tau, G, V, A, W):
-    """
-    Body-fixed RNEA ([M18d] (66)-(67)); slot 0 of V, A, W is the base.
-
-    ``fb`` (nb + 1, 6): applied wrenches in body frames; ``grav`` scales gravity (0 or 1).
-    Fills ``G`` (relative poses), ``V``, ``A`` (= V̇ incl. the gravity offset:
-    :func:`body_sweep`), ``W`` (wrench each joint transmits to its body, body frame) and
-    ``tau``.
-    """
-    parent = model.parent
-    X = model.X
-    q_index = model.q_index
-    q_mult = model.q_mult
-    nbase = model.nbase
-    inertia = model.inertia
-    base_inertia = model.base_inertia
-    nb = parent.shape[0]
-    h = fb[nb + 1]  # two scratch rows past the bodies (see _id_work)
-    t = fb[nb + 2]
-    body_sweep(model, q, qd, qdd, base, grav, G, V, A, h, t)
     if nbase > 0:
         mat6_vec(base_inertia, V[0], h)
         adT_apply_into(V[0], h, t)
