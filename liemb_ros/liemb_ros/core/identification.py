@@ -259,17 +259,18 @@ def base_parameters(model, friction=False, armature=False, samples=None, rng=0, 
     enough for three times as many rows as columns; ``rng`` a seed or Generator: the
     result is deterministic), scales each column to unit norm, and keeps, in column
     order, each column whose part outside the span of the columns kept before it is above
-    ``tol`` (Gram-Schmidt, twice): the earlier of two dependent parameters is the one
-    kept, so a body's dependent parameters are grouped onto its parents' and its own
-    first ones, as by the rules of Khalil and Dombre ("Modeling, Identification and Control
-    of Robots", 2002, §12.3).  Columns below ``tol`` times the largest are zero (they move
-    no joint).  The count is checked against the numerical rank of the same matrix (its
-    singular values above ``tol`` times the largest; Gautier 1991 uses QR, the SVD is the
-    surer test); a ValueError if the two differ (``tol`` falls where the singular values
-    have no gap: on random states the dependent columns' parts are at round-off, 1e-15,
-    the independent ones' above 1e-3).  ``Kd`` solves
-    ``Y[:, dependent] = Y[:, independent] Kd`` by least squares on the same rows; entries
-    below ``tol`` (in the scaled columns) are set to zero.
+    ``tol`` (Gram-Schmidt, twice).  The earlier of two dependent parameters is the one
+    kept, so a body's dependent parameters are grouped onto its parent's and its own first
+    ones, as by the rules of Gautier and Khalil ("Direct calculation of minimum set of
+    inertial parameters of serial robots", IEEE T-RA 6(3) (1990) 368–373).  Columns below
+    ``tol`` times the largest are zero (they move no joint).  The count is checked against
+    the numerical rank of the same matrix (its singular values above ``tol`` times the
+    largest; Gautier 1991 uses QR, the SVD is the surer test): a ValueError if the two
+    differ, ``tol`` then falling where the columns have no gap.  Measured on the 7-joint
+    arm, the Panda, the UR5, solo12 and talos (floating), with friction and armature: the
+    parts kept are above 0.25, the others below 3e-15.  ``Kd`` solves ``Y[:, dependent] =
+    Y[:, independent] Kd`` by least squares on the same rows; entries below ``tol`` (in the
+    scaled columns) are set to zero.
     """
     if not 0.0 < tol < 1.0:
         raise ValueError(f'tol must be in (0, 1), got {tol}')

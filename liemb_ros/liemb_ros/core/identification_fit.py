@@ -42,6 +42,8 @@ MAX_CONDITION = 1e10
 #: the smallest joint noise ``weights='auto'`` estimates, relative to the torques' RMS (exact
 #: data fit to round-off: their weights stay finite)
 NOISE_FLOOR = 1e-8
+#: how often ``weights='auto'`` re-estimates the joint noise from a weighted fit
+REWEIGHTINGS = 1
 #: the smallest torque noise :func:`identify_consistent` assumes, relative to the weighted
 #: torques' RMS: with exact data a smaller one makes the balance of fit and divergence so
 #: stiff that the trust region crawls along the curved set of equal torques (measured on
@@ -119,10 +121,14 @@ def _solve(A, tau, w, what):
 
 def _weights(A, tau, weights, what):
     """
-    The per-joint row weights (nv,): ones, given, or ``'auto'``: ``1/σ_j`` of a first fit.
+    The per-joint row weights (nv,): ones, given, or ``'auto'``: ``1/σ_j`` estimated.
 
     ``σ_j² = ‖r_j‖² / (N - n/nv)``, the residual variance of joint ``j`` (its share of the
-    degrees of freedom), floored at :data:`NOISE_FLOOR` times the torques' RMS.
+    degrees of freedom), floored at :data:`NOISE_FLOOR` times the torques' RMS: from an
+    unweighted fit (Gautier's weighted least squares), then :data:`REWEIGHTINGS` times
+    from the fit weighted by the last estimate; an unweighted fit lets the noise of the
+    joints with large torques leak into the residuals of those with small ones (measured:
+    their ``σ_j`` 30 % too large on the 7-joint arm, within 5 % after one reweighting).
     """
     N, nv, n = A.shape
     if weights is None:
@@ -131,11 +137,12 @@ def _weights(A, tau, weights, what):
         if weights != 'auto':
             raise ValueError(f"weights must be None, 'auto' or one positive value per "
                              f'velocity coordinate ({nv}), got {weights!r}')
-        x = _solve(A, tau, np.ones(nv), what).x
-        r = tau - A @ x
-        sigma = np.sqrt((r ** 2).sum(axis=0) / max(N - n / nv, 1.0))
+        w = np.ones(nv)
         floor = NOISE_FLOOR * np.sqrt(np.mean(tau ** 2)) or 1.0
-        return 1.0 / np.maximum(sigma, floor)
+        for _ in range(1 + REWEIGHTINGS):
+            r = tau - A @ _solve(A, tau, w, what).x
+            w = 1.0 / np.maximum(np.sqrt((r ** 2).sum(axis=0) / max(N - n / nv, 1.0)), floor)
+        return w
     w = np.asarray(weights, dtype=float)
     if w.shape != (nv,) or not np.all(np.isfinite(w)) or np.any(w <= 0.0):
         raise ValueError(f'weights must be one positive finite value per velocity coordinate '
