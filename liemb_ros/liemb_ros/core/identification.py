@@ -143,7 +143,7 @@ def parameter_names(model, friction=False, armature=False):
 
 def reference_parameters(model, friction=False, armature=False):
     """
-    The model's own values of every column of :func:`regressor`, (p,): the URDF's robot.
+    Return the model's own values of every column of :func:`regressor`, (p,): the URDF's.
 
     :func:`inertial_parameters`, then with ``friction`` the URDF's viscous ``damping`` and
     Coulomb ``friction`` of each joint (``model.damping``, ``model.friction``), with
@@ -231,7 +231,7 @@ class BaseParameters:
 
 
 def _grouping(names, independent, dependent, Kd, k):
-    """Base parameter ``k`` as ``[(name, coefficient), ...]`` (:meth:`BaseParameters.grouping`)."""
+    """Return base parameter ``k`` as ``[(name, coefficient), ...]`` (``grouping``)."""
     return [(names[independent[k]], 1.0)] + [(names[d], float(c))
                                              for d, c in zip(dependent, Kd[k]) if c != 0.0]
 
@@ -244,7 +244,7 @@ def _term(name, c):
 
 
 def _base_name(terms, shown=3):
-    """The readable name of a grouping: its first ``shown`` absorbed terms and a count."""
+    """Name a grouping readably: its first ``shown`` absorbed terms and a count of the rest."""
     name = terms[0][0] + ''.join(_term(n, c) for n, c in terms[1:shown + 1])
     more = len(terms) - 1 - shown
     return name + (f' + … ({more} more)' if more > 0 else '')
@@ -252,7 +252,7 @@ def _base_name(terms, shown=3):
 
 def base_parameters(model, friction=False, armature=False, samples=None, rng=0, tol=BASE_TOL):
     """
-    The base parameters of ``model`` (:class:`BaseParameters`), from its regressor.
+    Find the base parameters of ``model`` (:class:`BaseParameters`) from its regressor.
 
     Stacks :func:`regressor` over ``samples`` random states (``q`` uniform in the joint
     limits, ``q̇``, ``q̈`` standard normal, a random base pose for a floating base; default

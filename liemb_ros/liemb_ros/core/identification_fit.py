@@ -1,6 +1,5 @@
 """
-Identification from recordings: least squares on the base parameters, the physically consistent
-fit, a payload.
+Identification from recordings: least squares, the physically consistent fit, a payload.
 
 A recording is ``N`` samples of ``q`` (N, nq), ``qd``, ``qdd`` and the measured joint
 torques ``tau`` (N, nv) (a floating base's ``base_pose`` as for
@@ -121,7 +120,7 @@ def _solve(A, tau, w, what):
 
 def _weights(A, tau, weights, what):
     """
-    The per-joint row weights (nv,): ones, given, or ``'auto'``: ``1/σ_j`` estimated.
+    Return the per-joint row weights (nv,): ones, given, or ``'auto'``: ``1/σ_j`` estimated.
 
     ``σ_j² = ‖r_j‖² / (N - n/nv)``, the residual variance of joint ``j`` (its share of the
     degrees of freedom), floored at :data:`NOISE_FLOOR` times the torques' RMS: from an
@@ -184,12 +183,13 @@ class Identification:
 
     @property
     def names(self):
-        """Return the base parameters' readable names (``base.names``)."""
+        """Return the readable names of the base parameters, ``base.names``."""
         return self.base.names
 
     @property
     def consistent(self):
-        """Whether every body is physically consistent: pseudo-inertia positive definite.
+        """
+        Return whether every body is physically consistent: pseudo-inertia positive definite.
 
         A body whose ten parameters are all zero (the massless virtual bodies of multi-DOF
         joints) counts as consistent.
@@ -213,7 +213,7 @@ class Identification:
 
 
 def _least_squares(model, q, qd, qdd, tau, base_pose, friction, armature, weights, base):
-    """The least-squares fit, its base regressor and its solution (:func:`identify`)."""
+    """Fit by least squares (:func:`identify`); also return ``Y``, ``tau`` and the solution."""
     q, qd, qdd, tau = _recording(model, q, qd, qdd, tau)
     if base is None:
         base = base_parameters(model, friction=friction, armature=armature)
@@ -230,7 +230,7 @@ def _least_squares(model, q, qd, qdd, tau, base_pose, friction, armature, weight
 
 
 def _result(model, base, sol, pi, w, residual, method):
-    """An :class:`Identification` of standard parameters ``pi`` with ``sol``'s statistics."""
+    """Return the :class:`Identification` of standard parameters ``pi``, ``sol``'s statistics."""
     n_inertial = 10 * (model.nb + (1 if model.floating else 0))
     return Identification(
         model=model, base=base, values=base.from_standard(pi), std=np.sqrt(np.diag(
@@ -326,7 +326,7 @@ class _ConsistentProblem:
         self.nt = 10 * len(free)
 
     def parameters(self, x, derivatives=False):
-        """The standard ``π`` (p,) of ``x`` (and each free body's ``∂π_b/∂θ_b`` (10, 10))."""
+        """Return the standard ``π`` (p,) of ``x`` (and each free body's ``∂π_b/∂θ_b``)."""
         pi = self.ref.copy()
         d = []
         for k, b in enumerate(self.free):
@@ -336,7 +336,7 @@ class _ConsistentProblem:
         return (pi, d) if derivatives else pi
 
     def fun(self, x):
-        """The residuals: data, then divergences."""
+        """Return the residuals: data, then divergences."""
         with np.errstate(over='ignore', invalid='ignore'):   # a trial step too far: inf
             reg = [divergence_residual(x[10 * k:10 * k + 10], f)[0]
                    for k, f in enumerate(self.factors)]
@@ -344,7 +344,7 @@ class _ConsistentProblem:
                                   [self.lam * r for r in reg])
 
     def jac(self, x):
-        """The residuals' derivatives in ``x``."""
+        """Return the residuals' derivatives in ``x``."""
         n = self.G.shape[0]
         d = self.parameters(x, derivatives=True)[1]
         out = np.zeros((n + self.nt, x.size))
