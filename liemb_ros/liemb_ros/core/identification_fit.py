@@ -87,66 +87,88 @@ class _Solution:
     rms: float               # the weighted torques' RMS
 
 
-def _solve(A, tau, w, what):
+class _Equations:
     """
-    Weighted least squares ``A x = tau``, ``A`` (N, nv, n), ``tau`` (N, nv), rows ``j`` × ``w[j]``.
+    A recording's equations ``A x = tau`` (``A`` (N, nv, n), ``tau`` (N, nv)), joint by joint.
 
-    Through the SVD of the column-scaled weighted matrix (its condition number decides
-    whether the data identify ``x``: a ValueError above :data:`MAX_CONDITION`).
+    Each joint's rows are compressed once to the triangle ``R̃_j`` of the QR of
+    ``[A[:, j], tau[:, j]]`` (at most ``n + 1`` rows): row weights are per joint, so
+    ``‖w_j (tau_j - A_j x)‖ = w_j ‖R̃_j (x, -1)‖`` for any weights, and every weighted fit
+    (:meth:`solve`, and those :meth:`weights` makes) costs no more than its ``n + 1``
+    rows per joint, not ``N``.
     """
-    N, nv, n = A.shape
-    Aw = (A * w[:, None]).reshape(-1, n)
-    b = (tau * w).ravel()
-    if Aw.shape[0] <= n:
-        raise ValueError(f'{N} samples give {Aw.shape[0]} equations for {n} {what}: '
-                         'record more samples')
-    scale = np.linalg.norm(Aw, axis=0)
-    scale[scale == 0.0] = 1.0
-    U, s, Vt = np.linalg.svd(Aw / scale, full_matrices=False)
-    cond = s[0] / s[-1] if s[-1] > 0.0 else np.inf
-    if cond > MAX_CONDITION:
-        raise ValueError(f'the data cannot identify the {n} {what}: the stacked regressor '
-                         f'(weighted, columns scaled) has condition number {cond:.3g} > '
-                         f'{MAX_CONDITION:g}; record states that move every joint (varied '
-                         'positions, velocities, accelerations)')
-    z = U.T @ b
-    x = Vt.T @ (z / s) / scale
-    r = b - Aw @ x
-    sigma = np.sqrt(r @ r / (Aw.shape[0] - n))
-    Vs = Vt.T / s / scale[:, None]
-    return _Solution(x, sigma ** 2 * Vs @ Vs.T, float(cond), s[:, None] * Vt * scale, z,
-                     float(sigma), float(np.sqrt(b @ b / b.size)))
 
+    def __init__(self, A, tau, what):
+        self.N, self.nv, self.n = A.shape
+        self.what = what
+        if self.N * self.nv <= self.n:
+            raise ValueError(f'{self.N} samples give {self.N * self.nv} equations for '
+                             f'{self.n} {what}: record more samples')
+        self.blocks = [np.linalg.qr(np.column_stack((A[:, j], tau[:, j])), mode='r')
+                       for j in range(self.nv)]
+        self.rms = float(np.sqrt(np.mean(tau ** 2)))
 
-def _weights(A, tau, weights, what):
-    """
-    Return the per-joint row weights (nv,): ones, given, or ``'auto'``: ``1/σ_j`` estimated.
+    def residuals(self, x):
+        """Return each joint's residual norm ``‖tau_j - A_j x‖`` (nv,) at ``x``."""
+        return np.array([np.linalg.norm(B[:, -1] - B[:, :-1] @ x) for B in self.blocks])
 
-    ``σ_j² = ‖r_j‖² / (N - n/nv)``, the residual variance of joint ``j`` (its share of the
-    degrees of freedom), floored at :data:`NOISE_FLOOR` times the torques' RMS: from an
-    unweighted fit (Gautier's weighted least squares), then :data:`REWEIGHTINGS` times
-    from the fit weighted by the last estimate; an unweighted fit lets the noise of the
-    joints with large torques leak into the residuals of those with small ones (measured:
-    their ``σ_j`` 30 % too large on the 7-joint arm, within 5 % after one reweighting).
-    """
-    N, nv, n = A.shape
-    if weights is None:
-        return np.ones(nv)
-    if isinstance(weights, str):
-        if weights != 'auto':
-            raise ValueError(f"weights must be None, 'auto' or one positive value per "
-                             f'velocity coordinate ({nv}), got {weights!r}')
-        w = np.ones(nv)
-        floor = NOISE_FLOOR * np.sqrt(np.mean(tau ** 2)) or 1.0
-        for _ in range(1 + REWEIGHTINGS):
-            r = tau - A @ _solve(A, tau, w, what).x
-            w = 1.0 / np.maximum(np.sqrt((r ** 2).sum(axis=0) / max(N - n / nv, 1.0)), floor)
+    def solve(self, w):
+        """
+        Return the least-squares :class:`_Solution` with the rows of joint ``j`` times ``w[j]``.
+
+        Through the SVD of the weighted matrix with unit-norm columns: its condition number
+        decides whether the data identify ``x`` (a ValueError above :data:`MAX_CONDITION`).
+        """
+        n = self.n
+        M = np.vstack([wj * B for wj, B in zip(w, self.blocks)])
+        Aw, b = M[:, :n], M[:, n]
+        scale = np.linalg.norm(Aw, axis=0)
+        scale[scale == 0.0] = 1.0
+        U, s, Vt = np.linalg.svd(Aw / scale, full_matrices=False)
+        cond = s[0] / s[-1] if s.size == n and s[-1] > 0.0 else np.inf
+        if cond > MAX_CONDITION:
+            raise ValueError(f'the data cannot identify the {n} {self.what}: the stacked '
+                             f'regressor (weighted, columns scaled) has condition number '
+                             f'{cond:.3g} > {MAX_CONDITION:g}; record states that move every '
+                             'joint (varied positions, velocities, accelerations)')
+        z = U.T @ b
+        x = Vt.T @ (z / s) / scale
+        r = b - Aw @ x
+        sigma = np.sqrt(r @ r / (self.N * self.nv - n))
+        Vs = Vt.T / s / scale[:, None]
+        return _Solution(x, sigma ** 2 * Vs @ Vs.T, float(cond), s[:, None] * Vt * scale, z,
+                         float(sigma), float(np.sqrt(b @ b / (self.N * self.nv))))
+
+    def weights(self, weights):
+        """
+        Return the per-joint row weights (nv,): ones, given, or ``'auto'``: ``1/σ_j`` estimated.
+
+        ``σ_j² = ‖r_j‖² / (N - n/nv)``, the residual variance of joint ``j`` (its share of
+        the degrees of freedom), floored at :data:`NOISE_FLOOR` times the torques' RMS: from
+        an unweighted fit (the weighted least squares of Gautier and Poignet 2001), then
+        :data:`REWEIGHTINGS` times from the fit weighted by the last estimate; an
+        unweighted fit lets the noise of the joints with large torques leak into the
+        residuals of those with small ones (measured: their ``σ_j`` 30 % too large on the
+        7-joint arm, within 5 % after one reweighting).
+        """
+        nv = self.nv
+        if weights is None:
+            return np.ones(nv)
+        if isinstance(weights, str):
+            if weights != 'auto':
+                raise ValueError(f"weights must be None, 'auto' or one positive value per "
+                                 f'velocity coordinate ({nv}), got {weights!r}')
+            w = np.ones(nv)
+            floor = NOISE_FLOOR * self.rms or 1.0
+            for _ in range(1 + REWEIGHTINGS):
+                r = self.residuals(self.solve(w).x)
+                w = 1.0 / np.maximum(r / np.sqrt(max(self.N - self.n / nv, 1.0)), floor)
+            return w
+        w = np.asarray(weights, dtype=float)
+        if w.shape != (nv,) or not np.all(np.isfinite(w)) or np.any(w <= 0.0):
+            raise ValueError(f'weights must be one positive finite value per velocity '
+                             f'coordinate ({nv}), got {w.tolist()}')
         return w
-    w = np.asarray(weights, dtype=float)
-    if w.shape != (nv,) or not np.all(np.isfinite(w)) or np.any(w <= 0.0):
-        raise ValueError(f'weights must be one positive finite value per velocity coordinate '
-                         f'({nv}), got {w.tolist()}')
-    return w
 
 
 # --------------------------------------------------------------------------- results
@@ -222,8 +244,9 @@ def _least_squares(model, q, qd, qdd, tau, base_pose, friction, armature, weight
                          f'fit asks friction={bool(friction)}, armature={bool(armature)}')
     Y = regressor(model, q, qd, qdd, base_pose=base_pose, friction=friction, armature=armature)
     A = base.regressor(Y)
-    w = _weights(A, tau, weights, 'base parameters')
-    sol = _solve(A, tau, w, 'base parameters')
+    equations = _Equations(A, tau, 'base parameters')
+    w = equations.weights(weights)
+    sol = equations.solve(w)
     pi = base.to_standard(sol.x)
     fit = _result(model, base, sol, pi, w, tau - Y @ pi, 'least squares')
     return fit, Y, tau, sol
@@ -440,8 +463,8 @@ def identify_payload(model, link, q, qd, qdd, tau, base_pose=None, reference=Non
             else inverse_dynamics(model, q, qd, qdd, base_pose=base_pose))
     A = regressor(model, q, qd, qdd, base_pose=base_pose)[..., col:col + 10]
     target = tau - rest
-    w = _weights(A, target, weights, 'payload parameters')
-    sol = _solve(A, target, w, 'payload parameters')
+    equations = _Equations(A, target, 'payload parameters')
+    sol = equations.solve(equations.weights(weights))
     x = sol.x
     projected = bool(np.linalg.eigvalsh(pseudo_inertia(x))[0] <= 0.0)
     if projected:   # the consistent fit, toward the estimate made consistent
