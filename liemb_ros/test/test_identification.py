@@ -150,6 +150,28 @@ def test_base_parameters_of_a_planar_arm():
                           'joint1.fv', 'joint2.fv', 'joint1.fc', 'joint2.fc')
 
 
+def test_massless_virtual_bodies_are_grouped_onto_real_ones(rng):
+    """A planar URDF joint is x, y (massless virtual bodies) and a yaw: its mass is the body's."""
+    model = lm.load_urdf_string("""<robot name="slider">
+      <link name="world"/>
+      <link name="cart"><inertial><mass value="2"/>
+        <inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+      <link name="arm"><inertial><origin xyz="0.2 0 0"/><mass value="1"/>
+        <inertia ixx="0.01" iyy="0.02" izz="0.02" ixy="0" ixz="0" iyz="0"/></inertial></link>
+      <joint name="plane" type="planar"><parent link="world"/><child link="cart"/>
+        <axis xyz="0 0 1"/></joint>
+      <joint name="elbow" type="continuous"><parent link="cart"/><child link="arm"/>
+        <origin xyz="0.3 0 0"/><axis xyz="0 1 0"/></joint></robot>""")
+    assert model.body_names[:2] == ['cart_x_virtual', 'cart_y_virtual']
+    base = ID.base_parameters(model)
+    assert base.names[:3] == ('cart_x_virtual.m', 'cart.m + cart_y_virtual.m + arm.m',
+                              'cart.mcx + 0.3*arm.m')
+    q = model.random_configuration(rng, size=100)
+    qd, qdd = rng.standard_normal((2, 100, model.nv))
+    fit = FIT.identify_consistent(model, q, qd, qdd, lm.inverse_dynamics(model, q, qd, qdd))
+    assert fit.consistent and np.all(fit.parameters[:20] == 0.0)
+
+
 @pytest.mark.parametrize('name', ['liemb_arm7', 'panda', 'solo12'])
 def test_base_parameters_span_the_regressor(name, rng):
     """Full column rank, ``Y π = Y_b β`` on other states, count = numerical rank of ``Y``."""

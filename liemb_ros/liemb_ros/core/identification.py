@@ -262,7 +262,9 @@ def base_parameters(model, friction=False, armature=False, samples=None, rng=0, 
     ``tol`` (Gram-Schmidt, twice).  The earlier of two dependent parameters is the one
     kept, so a body's dependent parameters are grouped onto its parent's and its own first
     ones, as by the rules of Gautier and Khalil ("Direct calculation of minimum set of
-    inertial parameters of serial robots", IEEE T-RA 6(3) (1990) 368–373).  Columns below
+    inertial parameters of serial robots", IEEE T-RA 6(3) (1990) 368–373); the columns of
+    bodies without mass in the model (the virtual bodies of multi-DOF joints) come last,
+    so that they are grouped onto real bodies where they can be.  Columns below
     ``tol`` times the largest are zero (they move no joint).  The count is checked against
     the numerical rank of the same matrix (its singular values above ``tol`` times the
     largest; Gautier 1991 uses QR, the SVD is the surer test): a ValueError if the two
@@ -289,9 +291,13 @@ def base_parameters(model, friction=False, armature=False, samples=None, rng=0, 
     Wn[:, ~live] = 0.0
     sv = np.linalg.svd(Wn[:, live], compute_uv=False)
     rank = int(np.count_nonzero(sv > tol * sv[0]))
+    reference = reference_parameters(model, friction, armature)
+    massless = np.zeros(p, dtype=bool)   # the columns of bodies without mass in the model
+    n_inertial = inertial_parameters(model).size
+    massless[:n_inertial] = np.repeat(reference[:n_inertial:10] <= 0.0, 10)
     basis = np.empty((Wn.shape[0], int(live.sum())))
     keep = []
-    for c in np.flatnonzero(live):
+    for c in np.r_[np.flatnonzero(live & ~massless), np.flatnonzero(live & massless)]:
         v = Wn[:, c].copy()
         for _ in range(2):
             v -= basis[:, :len(keep)] @ (basis[:, :len(keep)].T @ v)
@@ -303,14 +309,13 @@ def base_parameters(model, friction=False, armature=False, samples=None, rng=0, 
         raise ValueError(f'base_parameters: the columns kept in order ({len(keep)}) and the '
                          f'numerical rank ({rank}) differ at tol={tol:g}: the scaled '
                          'regressor has singular values near tol; choose another tol')
-    independent = np.array(keep, dtype=np.int64)
+    independent = np.sort(np.array(keep, dtype=np.int64))
     dependent = np.setdiff1d(np.arange(p), independent)
     Ks = np.linalg.lstsq(Wn[:, independent], Wn[:, dependent], rcond=None)[0]
     Ks[np.abs(Ks) <= tol] = 0.0
     scale = np.where(live, norms, 0.0)
     Kd = Ks * scale[dependent] / scale[independent][:, None]
     names = tuple(parameter_names(model, friction, armature))
-    reference = reference_parameters(model, friction, armature)
     for a in (independent, dependent, Kd, reference):
         a.setflags(write=False)
     return BaseParameters(independent, dependent, Kd,

@@ -273,8 +273,8 @@ def identify(model, q, qd, qdd, tau, base_pose=None, friction=False, armature=Fa
     inertia (the columns of :func:`~liemb_ros.core.identification.regressor`).
     ``weights``: None (every row alike), one weight per velocity coordinate (``1/σ_j``,
     ``σ_j`` the torque noise of joint ``j``), or ``'auto'``: ``σ_j`` estimated from the
-    residuals of a first unweighted fit, joint by joint (Gautier's weighted least squares:
-    joints with noisier torques count less).  ``base``: the model's
+    residuals, joint by joint, of an unweighted fit and once more of the fit so weighted
+    (joints with noisier torques count less; :data:`REWEIGHTINGS`).  ``base``: the model's
     :func:`~liemb_ros.core.identification.base_parameters` (computed if omitted).
 
     Solves ``min ‖W (τ - Y_b β)‖²`` by the SVD of the stacked, weighted base regressor with
