@@ -141,7 +141,7 @@ class _Equations:
 
     def weights(self, weights):
         """
-        Return the per-joint row weights (nv,): ones, given, or ``'auto'``: ``1/σ_j`` estimated.
+        Return each joint's row weight, (nv,): ones, given, or ``'auto'``: ``1/σ_j`` estimated.
 
         ``σ_j² = ‖r_j‖² / (N - n/nv)``, the residual variance of joint ``j`` (its share of
         the degrees of freedom), floored at :data:`NOISE_FLOOR` times the torques' RMS: from
