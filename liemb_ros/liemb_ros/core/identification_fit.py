@@ -27,7 +27,6 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import least_squares
 
 from .dynamics import inverse_dynamics
 from .identification import base_parameters, regressor
@@ -381,6 +380,7 @@ class _ConsistentProblem:
 
 def _minimise(problem, x0, who):
     """:func:`scipy.optimize.least_squares` of ``problem`` from ``x0``; joint terms ``≥ 0``."""
+    from scipy.optimize import least_squares   # here: it doubles `import liemb_ros` (0.35 s)
     lower = np.r_[np.full(problem.nt, -np.inf), np.zeros(x0.size - problem.nt)]
     res = least_squares(problem.fun, x0, jac=problem.jac, bounds=(lower, np.inf),
                         method='trf', x_scale='jac', ftol=1e-12, xtol=1e-12, gtol=1e-12,
