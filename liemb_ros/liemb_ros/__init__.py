@@ -9,7 +9,8 @@ path), ``Model``, ``link_pose``, ``forward_kinematics``, ``link_twist``,
 ``forward_dynamics``; equations of motion: ``kane_eom``, ``lagrange_eom``,
 ``system_matrices``, ``inverse_dynamics_derivatives``, ``inverse_dynamics_time_derivative``,
 ``linearize``; identification: ``regressor`` (``τ = Y π``), ``inertial_parameters``,
-``parameter_names``; ``set_num_threads``/``get_num_threads``: the threads of the batch calls;
+``parameter_names``, ``base_parameters``, ``identify`` (least squares), ``identify_consistent``,
+``identify_payload``; ``set_num_threads``/``get_num_threads``: the threads of the batch calls;
 ``KERNEL_CACHE``: the folder of the compiled kernels (:mod:`liemb_ros._cache`).
 Twists are angular first ``(ω, v)``, wrenches moment first ``(m, f)``, poses 4x4.
 """
@@ -21,7 +22,9 @@ from .core.dynamics import (coriolis_matrix, forward_dynamics, gravity_torques, 
 from .core._kernels.dispatch import get_num_threads, set_num_threads
 from .core.eom import (inverse_dynamics_derivatives, inverse_dynamics_time_derivative, kane_eom,
                        lagrange_eom, linearize, system_matrices)
-from .core.identification import inertial_parameters, parameter_names, regressor
+from .core.identification import (base_parameters, inertial_parameters, parameter_names,
+                                  regressor)
+from .core.identification_fit import identify, identify_consistent, identify_payload
 from .core.kinematics import (body_poses, body_twists, change_representation, forward_kinematics,
                               jacobian, jacobian_derivative, jacobian_factors, link_acceleration,
                               link_pose, link_twist, representation_map)
@@ -37,7 +40,8 @@ __all__ = ['load_urdf', 'load_urdf_string', 'Model', 'URDFError', 'URDFWarning',
            'mass_matrix', 'mass_matrix_derivative', 'coriolis_matrix', 'forward_dynamics',
            'kane_eom', 'lagrange_eom', 'system_matrices', 'inverse_dynamics_derivatives',
            'inverse_dynamics_time_derivative', 'linearize', 'regressor', 'inertial_parameters',
-           'parameter_names', 'set_num_threads',
+           'parameter_names', 'base_parameters', 'identify', 'identify_consistent',
+           'identify_payload', 'set_num_threads',
            'get_num_threads', 'KERNEL_CACHE', '__version__']
 
 
