@@ -77,7 +77,7 @@ from ._kernels.crba import coriolis_batch, coriolis_into, crba_batch, crba_into
 from ._kernels.dispatch import (  # noqa: F401 (as before)
     BAD_BASE, BAD_FEXT, BAD_Q, BAD_QD, BAD_QDD, BAD_TAU, OK, SINGULAR, EYE4, FORM_INDEX, FORMS,
     NO_ARM, NO_FEXT, armature_arg, as_batch, base_arg, check, fast, fext_arg, form_index,
-    out_array, run_batch, states, threads_arg)
+    out_array, plain_vectors, run_batch, states, threads_arg)
 from ._kernels.rnea import id_batch, id_into, id_plain, wrench_batch, wrench_entry
 
 # estimated time of one configuration of a batch kernel per body [ns] (run_batch's chunks)
@@ -95,6 +95,17 @@ def inverse_dynamics(model, q, qd, qdd, form='body', f_ext=None, base_pose=None,
     floating base ``tau[:6]`` is the base wrench in the base frame.  Raises ValueError on
     wrong shapes, NaN/inf or unknown names.  ``threads``: for a batch (module docstring).
     """
+    if (f_ext is None and base_pose is None and threads is None and form == 'body'
+            and plain_vectors(model, q, qd, qdd)):
+        # the most common call, once its entry point is cached: no further wrapper layers
+        entry = model.entry_points.get('id plain')
+        if entry is not None:
+            tau = np.empty(model.nv)
+            st = entry(model.packed_int, model.packed_float, model.data.work, q, qd, qdd, 0,
+                       1.0, tau)
+            if st:
+                check(model, st)
+            return tau
     fm = FORM_INDEX.get(form, -1) if form.__class__ is str else -1
     if fm < 0:
         fm = form_index(form)
@@ -309,6 +320,18 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, base_pose=None, method='aba'
     ``threads``: for a batch (module docstring; the Cholesky route threads its inverse
     dynamics and mass matrix).
     """
+    if (method == 'aba' and armature is None and f_ext is None and base_pose is None
+            and threads is None and not model.shared_coordinates
+            and plain_vectors(model, q, qd, tau)):
+        # the most common call, once its entry point is cached: no further wrapper layers
+        entry = model.entry_points.get('aba')
+        if entry is not None:
+            qdd = np.empty(model.nv)
+            st = entry(model.packed_int, model.packed_float, model.data.work, q, qd, tau,
+                       EYE4, NO_FEXT, qdd)
+            if st:
+                check(model, st)
+            return qdd
     if method not in ('aba', 'cholesky'):
         raise ValueError(f"unknown method {method!r}; expected 'aba' or 'cholesky'")
     (q, qd, tau), B = states(model, q, (('qd', qd), ('tau', tau)))
