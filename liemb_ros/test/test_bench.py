@@ -93,7 +93,7 @@ def test_rows_beside_mujoco(smoke):
     robots = mj['robots']
     stand = ('solo12', 'standing, ground contact')
     assert {(r['robot'], r['case']) for r in mj['sim']} == (
-        {(r, c) for r in robots for c in ('rk4', 'best')} | {stand})
+        {(r, c) for r in robots for c in ('rk4', 'euler', 'best')} | {stand})
     assert {(r['robot'], r['algo']) for r in mj['single']} == {
         (r, a) for r in robots for a in ('inverse_dynamics', 'forward_dynamics')}
     for r in mj['sim']:
@@ -102,10 +102,11 @@ def test_rows_beside_mujoco(smoke):
     for r in mj['single']:
         for key in ('ours_us', 'mujoco_us', 'ratio'):
             assert r[key] > 0 and math.isfinite(r[key]), (r['robot'], r['algo'], key)
-    # the same physics, the same numbers: RK4 trajectories and single calls agree with MuJoCo
+    # the same physics, the same numbers: RK4 and semi-implicit Euler trajectories and single
+    # calls agree with MuJoCo
     tol = smoke['meta']['tol']
     assert mj['all_agree']
-    assert all(r['max_dq'] <= tol for r in mj['sim'] if r['case'] == 'rk4')
+    assert all(r['max_dq'] <= tol for r in mj['sim'] if r['case'] in ('rk4', 'euler'))
     assert all(r['err'] <= tol for r in mj['single'])
     stand = [r for r in mj['sim'] if r['robot'] == 'solo12'][0]
     assert 0.2 < stand['ours_base_z'] < 0.25 and 0.2 < stand['mujoco_base_z'] < 0.25

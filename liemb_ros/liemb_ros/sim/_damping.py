@@ -15,8 +15,9 @@ from .passive import damping_rate_max
 #: 100 steps along the motion)
 STIFF_FRACTION = 0.85
 #: ``|R(-x)| <= 1`` for ``0 <= x <= limit``: stability interval of each explicit tableau
+#: (``'semi_implicit_euler'`` takes the viscous rates implicitly: no limit)
 STABILITY_LIMIT = {'euler': 2.0, 'heun': 2.0, 'midpoint': 2.0, 'rk3': 2.5127,
-                   'rk4': 2.7853, 'rk38': 2.7853}
+                   'rk4': 2.7853, 'rk38': 2.7853, 'semi_implicit_euler': float('inf')}
 
 
 class DampingMethod:

@@ -3,12 +3,13 @@ The Simulator's explicit step compiled whole: fixed base, joint coordinates, no 
 
 MuJoCo steps in compiled code with no interpreter between the stages of a step; this
 module does the same for the commonest case of :class:`~liemb_ros.sim.simulator.Simulator`
-(a fixed base in joint coordinates, an explicit RKMK tableau, no contact, no external
-wrench): :func:`explicit_steps` takes up to ``n`` whole steps in one call, each one the
-stages of the tableau over the right-hand side of :mod:`._joint` (the applied torque, the
-passive torques of :func:`~liemb_ros.sim.passive.passive_torques`, the articulated-body
-forward dynamics with the armature, the power ``Ẇ``), the update and the Simulator's check
-of the new state (:func:`~liemb_ros.sim._plausible.state_flag`).
+(a fixed base in joint coordinates, an explicit RKMK tableau or semi-implicit Euler, no
+contact): :func:`explicit_steps` takes up to ``n`` whole steps in one call, each one the
+stages of the tableau (or semi-implicit Euler's one) over the right-hand side of
+:mod:`._joint` (the applied torque, the passive torques of
+:func:`~liemb_ros.sim.passive.passive_torques`, the articulated-body forward dynamics with
+the armature, the power ``Ẇ``), the update and the Simulator's check of the new state
+(:func:`~liemb_ros.sim._plausible.state_flag`).
 
 The state is ``y = (q, q̇, W)`` on ``R^(2 nq + 1)``, where RKMK is the classical
 Runge-Kutta method.  The results are bit for bit those of the Python path
@@ -33,7 +34,7 @@ from ..core._kernels.dispatch import OK, armature_arg
 from ..core._kernels.jacobian import jacobian_link
 from ..core._kernels.layout import unpack
 from ._plausible import state_flag
-from .passive import all_finite, limit_state, passive_torques
+from .passive import all_finite, jacobian_diagonals_into, limit_state, passive_torques
 
 
 class ExplicitStep:
@@ -46,18 +47,22 @@ class ExplicitStep:
     Simulator's, changed in place); ``limited``: whether any joint has a limit;
     ``limits_implicit``: whether a step that starts in a limit is a ROS2 step
     (``damping_method='auto'`` with limits); ``speed`` (nq,): the joints' plausible
-    speeds (``Simulator.plausible.speed``).
+    speeds (``Simulator.plausible.speed``); ``semi_implicit``: semi-implicit Euler steps
+    (``_JointCoordinates._semi_implicit``) instead of the tableau's.
     """
 
-    def __init__(self, model, tableau, armature, passive, limited, limits_implicit, speed):
+    def __init__(self, model, tableau, armature, passive, limited, limits_implicit, speed,
+                 semi_implicit=False):
         m = model
         s, nq = tableau.stages, m.nq
         dim = 2 * nq + 1
         self._ki, self._kf, self._w = m.packed_int, m.packed_float, m.data.work
-        self._arm = np.zeros(0) if armature is None else armature_arg(m, armature)
+        self._arm = (armature_arg(m, 0.0 if armature is None else armature) if semi_implicit
+                     else np.zeros(0) if armature is None else armature_arg(m, armature))
         self._passive = passive
         self._speed = speed
-        self._flags = np.array([nq, s, limited, limits_implicit], dtype=np.int64)
+        self._flags = np.array([nq, s, limited, limits_implicit, semi_implicit],
+                               dtype=np.int64)
         # the tableau: a (s, s), b (s,); per stage the nonzero columns of a's row
         self._tab = np.concatenate([tableau.a.reshape(-1), tableau.b])
         nz = np.zeros((s, s + 1), dtype=np.int64)
@@ -68,8 +73,9 @@ class ExplicitStep:
         self._nz = nz
         # stage derivatives K (s, dim), psi, the stage state, the new state, the torque,
         # the weights of a stage, the update b @ K; for the wrenches: their generalized
-        # force, one's Jᵀ W, a Jacobian; last, the identity base pose
-        self._buf = np.zeros(s * dim + 4 * dim + nq + s + 16 + 8 * nq)
+        # force, one's Jᵀ W, a Jacobian; semi-implicit Euler's inertia and slopes; last, the
+        # identity base pose
+        self._buf = np.zeros(s * dim + 4 * dim + nq + s + 16 + 10 * nq)
         self._buf[-16:] = np.eye(4).reshape(-1)
         self._reaching = np.zeros(nq, dtype=np.bool_)
         self.stages = s
@@ -143,18 +149,22 @@ def explicit_steps(ki, kf, w, arm, passive, speed, flags, tab, nz, buf, reaching
     """
     Take up to ``n`` explicit RKMK steps of ``dt`` from ``y`` in place; return ``(k, t)``.
 
-    ``flags = (nq, stages, limited, limits_implicit)``; ``tab``: the tableau's ``a`` and
-    ``b``, flat; ``nz[j] = (count, columns...)``: the nonzero entries of row ``j`` of
-    ``a``; ``buf``: the workspace of :class:`ExplicitStep`; ``steps``: the step count
+    ``flags = (nq, stages, limited, limits_implicit, semi_implicit)``; ``tab``: the
+    tableau's ``a`` and ``b``, flat; ``nz[j] = (count, columns...)``: the nonzero entries
+    of row ``j`` of ``a``; ``buf``: the workspace of :class:`ExplicitStep`; ``steps``: the step count
     before the first step (the loop stops after the one that makes it a multiple of 100).
     ``links``, ``reps``, ``W``: the external wrenches (``AppliedWrenches.arrays``);
     ``work_done`` (nw,): each one's work, to which every step adds its power at the step's
     start times ``dt`` (``AppliedWrenches.add_work``).
-    A step the Python path must take (module docstring) is not taken.
+    A step the Python path must take (module docstring) is not taken.  Semi-implicit
+    Euler (``flags[4]``): one stage with the inertia ``arm + dt c``, ``c`` the viscous
+    slopes (``_JointCoordinates._semi_implicit``, the same operations in the same order);
+    it takes the steps that start in a limit too (its limit dampers are implicit).
     """
     model = unpack(ki, kf)
     work = _aba_work(w, model.parent.shape[0])
     nq, s, limited, limits_implicit = flags[0], flags[1], flags[2], flags[3]
+    semi = flags[4]
     dim = y.shape[0]
     a = tab[:s * s].reshape((s, s))
     b = tab[s * s:s * s + s]
@@ -171,6 +181,8 @@ def explicit_steps(ki, kf, w, arm, passive, speed, flags, tab, nz, buf, reaching
     ext = buf[o:o + nq]
     jw = buf[o + nq:o + 2 * nq]
     J = buf[o + 2 * nq:o + 8 * nq].reshape((6, nq))
+    arm_h = buf[o + 8 * nq:o + 9 * nq]
+    kq = buf[o + 9 * nq:o + 10 * nq]
     base = buf[buf.shape[0] - 16:].reshape((4, 4))
     scratch = (tau, ext, J, jw, base, buf[:0].reshape((0, 6)))
     wrenches = (ki, kf, links, reps, W)
@@ -179,35 +191,48 @@ def explicit_steps(ki, kf, w, arm, passive, speed, flags, tab, nz, buf, reaching
     for k in range(n):
         if limited:
             near = limit_state(y[:nq], y[nq:2 * nq], lo, hi, dt, reaching)
-            if near == 2 or (near == 1 and limits_implicit):
+            if near == 2 or (near == 1 and limits_implicit and not semi):
                 return k, t
         for i in range(links.shape[0]):     # each wrench's power at the step's start
             if jacobian_link(ki, kf, y[:nq], links[i], reps[i], J) != OK:
                 return k, t
             np.dot(J.T, W[i], jw)
             power[i] = np.dot(y[nq:2 * nq], jw)
-        for j in range(s):
-            m = nz[j, 0]
-            if m == 0:
-                ys[:] = y
-            elif m == 1:
-                c = nz[j, 1]
-                f = dt * a[j, c]
-                for i in range(dim):
-                    psi[i] = K[c, i] * f
-                    ys[i] = y[i] + psi[i]
-            else:
-                for i in range(m):
-                    hw[i] = dt * a[j, nz[j, 1 + i]]
-                np.dot(hw[:m], K[nz[j, 1:1 + m]], psi)
-                for i in range(dim):
-                    ys[i] = y[i] + psi[i]
-            if _rhs(model, work, arm, ys, nq, tau_cmd, passive, wrenches, scratch,
-                    K[j]) != OK:
+        if semi:
+            jacobian_diagonals_into(y[:nq], y[nq:2 * nq], passive, 0.0, dt, arm_h, kq)
+            for i in range(nq):
+                arm_h[i] = arm[i] + dt * arm_h[i]
+            if _rhs(model, work, arm_h, y, nq, tau_cmd, passive, wrenches, scratch,
+                    K[0]) != OK:
                 return k, t
-        np.dot(b, K, phi)
-        for i in range(dim):
-            y1[i] = y[i] + dt * phi[i]
+            for i in range(nq):
+                v1 = y[nq + i] + dt * K[0, nq + i]
+                y1[nq + i] = v1
+                y1[i] = y[i] + dt * v1
+            y1[2 * nq] = y[2 * nq] + dt * K[0, 2 * nq]
+        else:
+            for j in range(s):
+                m = nz[j, 0]
+                if m == 0:
+                    ys[:] = y
+                elif m == 1:
+                    c = nz[j, 1]
+                    f = dt * a[j, c]
+                    for i in range(dim):
+                        psi[i] = K[c, i] * f
+                        ys[i] = y[i] + psi[i]
+                else:
+                    for i in range(m):
+                        hw[i] = dt * a[j, nz[j, 1 + i]]
+                    np.dot(hw[:m], K[nz[j, 1:1 + m]], psi)
+                    for i in range(dim):
+                        ys[i] = y[i] + psi[i]
+                if _rhs(model, work, arm, ys, nq, tau_cmd, passive, wrenches, scratch,
+                        K[j]) != OK:
+                    return k, t
+            np.dot(b, K, phi)
+            for i in range(dim):
+                y1[i] = y[i] + dt * phi[i]
         if not all_finite(y1) or state_flag(y1, nq, speed) != 0:
             return k, t
         y[:] = y1

@@ -1,9 +1,10 @@
 """
-The Simulator in joint coordinates: explicit RKMK and the ROS2 W-method (:mod:`.simulator`).
+The Simulator in joint coordinates: explicit RKMK, semi-implicit Euler and the ROS2 W-method.
 
 The state ``(C_base,) (q, V, W)``, its right-hand side (the articulated-body forward
 dynamics under the applied, passive, external and contact forces) and the linearly
-implicit Rosenbrock step ROS2 with the passive forces' and contacts' Jacobian; the module
+implicit Rosenbrock step ROS2 with the passive forces' and contacts' Jacobian, the
+one-stage semi-implicit Euler step (:meth:`_JointCoordinates._semi_implicit`); the module
 docstring of :mod:`liemb_ros.sim.simulator` says when which step is taken.
 """
 import numpy as np
@@ -12,11 +13,12 @@ from numba import njit
 from ._dense import cho_solve as _cho_solve, damped_cholesky as _damped_cholesky
 from ._dense import cholesky_in_place
 from ..core._kernels.crba import crba_into
-from ..core._kernels.dispatch import EYE4, check, fast
+from ..core._kernels.dispatch import EYE4, armature_arg, check, fast
 from ._explicit import ExplicitStep
-from .passive import all_finite, jacobian_diagonals, limit_state, passive_torques
+from .passive import all_finite, jacobian_diagonals, jacobian_diagonals_into, limit_state
+from .passive import passive_torques
 from .contact import is_stiff
-from ..core.dynamics import forward_dynamics_function
+from ..core.dynamics import forward_dynamics, forward_dynamics_function
 from .integrators import TABLEAUS, SE3, IntegrationError, Product, Stepper, Vector
 
 #: ROS2's γ (Verwer, Spee, Blom & Hundsdorfer 1999): L-stable, order 2 for any Jacobian
@@ -51,10 +53,18 @@ class _JointCoordinates:
         self.o = 16 if m.floating else 0
         n = m.nq + m.nv + 1
         self.space = Product(SE3(), Vector(n)) if m.floating else Vector(n)
-        self.stepper = Stepper(self.space, self._f, TABLEAUS[sim.integrator])
+        self.semi_implicit = sim.integrator == 'semi_implicit_euler'
+        self.stepper = Stepper(self.space, self._f,
+                               TABLEAUS['euler' if self.semi_implicit else sim.integrator])
         self.y = np.zeros(self.space.size)
         self._tau = np.zeros(m.nv)
-        self._fd = forward_dynamics_function(m, sim.armature)
+        if self.semi_implicit:   # the armature plus h times the viscous slopes, per step
+            self._arm0 = armature_arg(m, 0.0 if sim.armature is None else sim.armature)
+            self._arm, self._kq = np.empty(m.nq), np.empty(m.nq)
+            self._fd = lambda q, v, tau, base=None: forward_dynamics(
+                m, q, v, tau, base_pose=base, armature=self._arm)
+        else:
+            self._fd = forward_dynamics_function(m, sim.armature)
         self._mass = _mass_function(m, sim.armature)
         self.implicit = sim.damping_method == 'implicit'
         self.limits_implicit = bool(limits_implicit)
@@ -81,7 +91,7 @@ class _JointCoordinates:
         self.compiled = (None if m.floating or m.shared_coordinates or sim.contact is not None
                          else ExplicitStep(m, self.stepper.tableau, sim.armature, self._passive,
                                            self.limited, self.limits_implicit,
-                                           sim.plausible.speed))
+                                           sim.plausible.speed, self.semi_implicit))
 
     def _f(self, t, y, contact=None):
         q, v = y[self._sq], y[self._sv]
@@ -214,12 +224,49 @@ class _JointCoordinates:
         return set(held)
 
     def _plain(self, t, h, M, near):
-        """Step without the contacts' Jacobian: ROS2 if damping or a limit is stiff; RKMK: True."""
-        if self.implicit or (self.limits_implicit and near > 0):
+        """
+        Step without the contacts' Jacobian; True unless it was a ROS2 step.
+
+        ROS2 with ``damping_method='implicit'``; else semi-implicit Euler when chosen (its
+        damping is implicit already); else ROS2 if a limit is stiff; else RKMK.
+        """
+        if self.implicit or (not self.semi_implicit and self.limits_implicit and near > 0):
             self._ros2(t, h, M)
             return False
-        self.y = self.stepper.step(t, self.y, h)
+        if self.semi_implicit:
+            self._semi_implicit(t, h)
+        else:
+            self.y = self.stepper.step(t, self.y, h)
         return True
+
+    def _semi_implicit(self, t, h):
+        """
+        One semi-implicit Euler step: ``V⁺ = V + h V̇``, ``(C, q)⁺ = (C, q) exp(h V⁺)``.
+
+        ``V̇`` is the forward dynamics with every force at the step's start and the inertia
+        ``M + diag(a + h c)``, ``c`` the viscous slopes ``-∂τ/∂q̇`` of the damping, friction
+        and limit dampers on the joints (:func:`~.passive.jacobian_diagonals` with ``g =
+        0``): the linearly implicit Euler step in the velocity, ``(M + h D) (V⁺ - V) = h
+        f``.  The work ``W`` gains ``h`` times the power at the start.  The compiled step
+        (:func:`~._explicit.explicit_steps`) does the same operations in the same order.
+        """
+        y, nb6 = self.y, self.nb6
+        c = self._arm
+        jacobian_diagonals_into(y[self._sq], y[self._sv][nb6:], self._passive, 0.0, h, c,
+                                self._kq)
+        c *= h
+        c += self._arm0
+        k = self._f(t, y)
+        self.stepper.n_f += 1
+        psi = h * k
+        v1 = y[self._sv] + psi[self._ov]
+        psi[self._oq] = h * v1[nb6:]
+        if self._a:
+            psi[:6] = h * v1[:6]
+        y1 = self.space.exp_mul(y, psi)
+        if not all_finite(y1):
+            raise IntegrationError(f'non-finite state after the step at t={t:g} (h={h:g})')
+        self.y = y1
 
     def _contact_terms(self, h, keep=None):
         """

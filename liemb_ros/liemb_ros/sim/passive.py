@@ -124,12 +124,20 @@ def jacobian_diagonals(q, qd, passive, g, h):
     the limit spring of those joints (a spring that engages within the step is stiff for
     that step already).
     """
-    d, F, vs, lo, hi, K, B = passive
     n = q.shape[0]
     c = np.empty(n)
     kq = np.zeros(n)
-    for j in range(n):
+    jacobian_diagonals_into(q, qd, passive, g, h, c, kq)
+    return c, kq
+
+
+@njit(cache=True, inline='always')
+def jacobian_diagonals_into(q, qd, passive, g, h, c, kq):
+    """:func:`jacobian_diagonals` into ``c`` and ``kq`` (nq,) (a step's loop allocates none)."""
+    d, F, vs, lo, hi, K, B = passive
+    for j in range(q.shape[0]):
         c[j] = d[j]
+        kq[j] = 0.0
         if F[j] > 0.0:
             x = abs(qd[j]) / vs
             if x < 300.0:
@@ -147,7 +155,6 @@ def jacobian_diagonals(q, qd, passive, g, h):
         if w > 0.0:
             kq[j] = w * K[j]
             c[j] += w * (B[j] + g * K[j])
-    return c, kq
 
 
 @njit(cache=True)
