@@ -237,3 +237,19 @@ def test_example_pages_carry_the_generators_prose():
         missing += [(name, key) for key, value in fields.items()
                     if isinstance(value, str) and len(value) > 40 and value not in text]
     assert len(pages.PAGES) >= 15 and not missing, missing
+
+
+def test_our_derivations_print_as_derived_not_as_the_papers(capsys):
+    """[MT14] §4 prints no step error and [MT13] §5.1 prints T0 = 13.97 kJ: ours are 'derived:'."""
+    import argparse
+    parser = argparse.ArgumentParser()
+    rp.add_arguments(parser)
+    for name, ours in (('rotating_frame', '4.166e-5'), ('heavy_top', '13972.4')):
+        assert rp.run(parser.parse_args([name, '--dt', '0.01', '--t-end', '0.02'])) == 0
+        lines = capsys.readouterr().out.split('\n')
+        paper = [x for x in lines if x.startswith('  paper:')]
+        derived = [x for x in lines if x.startswith('  derived:')]
+        assert len(paper) == 1 and ours not in paper[0] and ours in derived[0], lines
+    assert '13.97 kJ' in rp.EXAMPLES['heavy_top'].claim
+    study = rp.convergence('rotating_frame', updates=('se3',), dts=(0.1,), t_end=0.1)
+    assert '  derived: SO(3)xR^3 step error' in rp.convergence_table(study)

@@ -107,8 +107,9 @@ def add_arguments(parser):
 
 def _list():
     for name, spec in EXAMPLES.items():
+        derived = f' (derived: {spec.derived})' if spec.derived else ''
         print(f'{name:<20} {spec.section:<20} t_end={spec.t_end:g} s dt={spec.dt:g} s  '
-              f'{spec.claim}')
+              f'{spec.claim}{derived}')
 
 
 def run(args):
@@ -152,6 +153,8 @@ def run(args):
     print(f"{res['example']} ({res['paper']}): update {res['update']}, dt = {res['dt']:g} s, "
           f"t_end = {res['t_end']:g} s, {res['steps']} steps")
     print(f"  paper: {res['claim']}")
+    if res['derived']:
+        print(f"  derived: {res['derived']}")
     if res['status'] != 'ok':
         print(f"  {res['status'].upper()} at t = {res['t_stop']:g} s: {res['message']}")
         print('  maxima below are up to that time')

@@ -379,6 +379,8 @@ class Spec:
     """
     One entry of :data:`EXAMPLES`: how to build it and what the paper says.
 
+    ``claim``: what the paper prints (its words and numbers); ``derived``: numbers of our own
+    derivation that the paper does not print (printed as "derived:", never as "paper:").
     ``roundoff``: the round-off floor of its measures (default :data:`ROUNDOFF`; larger where
     positions are large: the boxes whose COM travels 100 m reach 1.1e-10 m after 1e5 steps
     with the exact SO(3)xR^3 update, so their floor is 3e-10 m).
@@ -393,6 +395,7 @@ class Spec:
     updates: tuple = ('se3', 'so3r3')
     dts_source: str = '[MT14] §5: 1e-2, 1e-3, 1e-4 s'
     roundoff: float = ROUNDOFF
+    derived: str = ''
 
 
 _001 = '[MT13] uses 1e-3 s only; the sequence of [MT14] §5 (same authors, same scheme)'
@@ -421,15 +424,17 @@ EXAMPLES = {
                            'joint 1 cylindrical: "the same accuracy" (SE(3) exact for any '
                            'step)'),
     'rotating_frame': Spec(rotating_frame, '[MT14] §4, Fig. 1', 10.0, 0.1,
-                           'midpoint rule: SE(3) exact for any step; SO(3)xR^3 step error '
-                           'r w dt - 2 r sin(w dt/2) = 4.166e-5 (r = w = 1, dt = 0.1)',
-                           dts=(1.0, 0.1, 0.01), dts_source='[MT14] §4 ("any step"); ours'),
+                           'midpoint rule: SE(3) exact for any step; SO(3)xR^3 orientation '
+                           'exact, position not (Fig. 1b)',
+                           dts=(1.0, 0.1, 0.01), dts_source='[MT14] §4 ("any step"); ours',
+                           derived='SO(3)xR^3 step error r w dt - 2 r sin(w dt/2) = 4.166e-5 m '
+                                   '(r = w = 1, dt = 0.1)'),
     'cardan': Spec(cardan, '[MT14] §5.7', 5.0, 1e-3,
                    'joint 1 exact for both; hook centre exact with SE(3); hook angle same '
                    'order', updates=('se3', 'so3r3', 'tailored')),
     'heavy_top': Spec(heavy_top_001, '[MT13] §5.1', 10.0, 1e-3,
-                      'SE(3) pivot at round-off; SO(3)xR^3 ~1e-5 m; T0 = 13972.4 J',
-                      dts_source=_001),
+                      'SE(3) pivot at round-off; SO(3)xR^3 ~1e-5 m; T0 = 13.97 kJ',
+                      dts_source=_001, derived='T0 = 13972.4 J'),
     'floating_pair': Spec(floating_pair, '[MT13] §5.3', 10.0, 1e-3,
                           'both updates similar (~1e-7 m)', dts_source=_001),
     'three_bar': Spec(three_bar, '[MT13] §5.4', 10.0, 1e-3,

@@ -38,6 +38,8 @@ def convergence_table(study, markdown=False):
         lines = [f"{study['example']} ({study['paper']}): convergence over t_end = "
                  f"{study['t_end']:g} s, step sizes from {study['dts_source']}",
                  f"  paper: {study['claim']}"]
+        if study.get('derived'):
+            lines.append(f"  derived: {study['derived']}")
         if 'omega_reference' in study:
             r = study['omega_reference']
             lines.append(f"  Omega reference: RK4 on Euler's equations, h = {r['h']:g}; its "
