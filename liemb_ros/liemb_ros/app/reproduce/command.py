@@ -87,8 +87,9 @@ def add_arguments(parser):
     parser.add_argument('--list', action='store_true', help='list the examples')
     parser.add_argument('--update', choices=UPDATES, default=None,
                         help="configuration update: se3, so3r3, tailored (SE(3) for bodies "
-                             "jointed to the ground), ulv ([HGS18]'s formulation, flip "
-                             "only); default se3, with --convergence the example's set")
+                             "jointed to the ground), ulv ([HGS18]'s formulation; flip and "
+                             "sprung_box), ulv-paper (its printed stages: forces at H_i; "
+                             "sprung_box); default se3, with --convergence the example's set")
     parser.add_argument('--dt', type=float, default=None, help='step size [s]')
     parser.add_argument('--t-end', type=float, default=None, help='duration [s]')
     parser.add_argument('--convergence', action='store_true',

@@ -10,7 +10,7 @@ Omega.
 
 #: the updates' names in the markdown table
 UPDATE_NAMES = {'se3': 'SE(3)', 'so3r3': 'SO(3)xR^3', 'tailored': 'tailored',
-                'ulv': 'ULV ([HGS18])'}
+                'ulv': 'ULV ([HGS18])', 'ulv-paper': "ULV, [HGS18]'s stages"}
 
 #: the note under the markdown table: how the orders are fitted
 ORDERS_NOTE = ('Orders: least-squares slope over the values inside the asymptotic range '
