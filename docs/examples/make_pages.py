@@ -249,6 +249,10 @@ page('flip', '[HGS18] §6', [REF003],
      'Euler\'s equations, h = 1e-5) differs from h = 2e-5 by 2.4e-5, the floor of the study. '
      '(3) We do not implement the earlier scheme "f1" (its formulation is not in [HGS18]), '
      'so the 0.0581 is not checked; our comparison is ULV against our body-twist MK-RK4. '
+     'Any RK4 scheme that integrates Euler\'s equations for Omega in the body frame gives '
+     'ULV\'s Omega (those equations do not depend on the configuration, and ULV\'s Omega is '
+     'classical RK4 on them), so a difference of 0.0581 must come from a part of f1\'s '
+     'formulation that [HGS18] does not describe. '
      '(4) Our own derivation, not a number of [HGS18]: the analytic time between flips '
      '2K(k)/p = 0.29933 s (Landau-Lifshitz), which the measured flips (t = 0.14966, 0.44899, '
      '0.74832 s) match.',
