@@ -237,3 +237,92 @@ def test_example_pages_carry_the_generators_prose():
         missing += [(name, key) for key, value in fields.items()
                     if isinstance(value, str) and len(value) > 40 and value not in text]
     assert len(pages.PAGES) >= 15 and not missing, missing
+
+
+def test_our_derivations_print_as_derived_not_as_the_papers(capsys):
+    """[MT14] §4 prints no step error and [MT13] §5.1 prints T0 = 13.97 kJ: ours are 'derived:'."""
+    import argparse
+    parser = argparse.ArgumentParser()
+    rp.add_arguments(parser)
+    for name, ours in (('rotating_frame', '4.166e-5'), ('heavy_top', '13972.4')):
+        assert rp.run(parser.parse_args([name, '--dt', '0.01', '--t-end', '0.02'])) == 0
+        lines = capsys.readouterr().out.split('\n')
+        paper = [x for x in lines if x.startswith('  paper:')]
+        derived = [x for x in lines if x.startswith('  derived:')]
+        assert len(paper) == 1 and ours not in paper[0] and ours in derived[0], lines
+    assert '13.97 kJ' in rp.EXAMPLES['heavy_top'].claim
+    study = rp.convergence('rotating_frame', updates=('se3',), dts=(0.1,), t_end=0.1)
+    assert '  derived: SO(3)xR^3 step error' in rp.convergence_table(study)
+
+
+def test_spherical_four_bar_ground_joints_exact_with_se3_inner_joints_order4():
+    """[MT14] §5.4's remark: the four-bar pendulum behaves as the double pendulum."""
+    hs = [0.004, 0.002, 0.001]
+    runs = {u: [rp.run_example('spherical_four_bar', u, h, 0.5) for h in hs]
+            for u in ('se3', 'so3r3')}
+    for r in runs['se3']:
+        assert max(r['max_violation'][f'joint{k} position [m]'] for k in (1, 4)) <= 1e-11
+    for k in (1, 4):
+        errs = [r['max_violation'][f'joint{k} position [m]'] for r in runs['so3r3']]
+        assert errs[-1] > 1e-9 and np.all(np.abs(order(errs, hs) - 4) < 0.3), errs
+    for u in ('se3', 'so3r3'):
+        for k in (2, 3):
+            errs = [r['max_violation'][f'joint{k} position [m]'] for r in runs[u]]
+            assert np.all(np.abs(order(errs, hs) - 4) < 0.3), (u, k, errs)
+    j2 = [runs[u][-1]['max_violation']['joint2 position [m]'] for u in ('se3', 'so3r3')]
+    assert 0.5 < j2[0] / j2[1] < 2                                     # "similar"
+
+
+def test_top_reference_variable_step_rk4_against_independent_solutions():
+    """[MT13] §5.1's reference: the quaternion DOP853 and the variable-step RK4 it checks."""
+    from liemb_ros.app.reproduce import top_reference as tr
+    # the step-doubling RK4 meets its accuracy goal on y' = -2 y (closed form)
+    t = np.linspace(0, 2, 5)
+    for tol in (1e-6, 1e-9):
+        y, steps = tr.adaptive_rk4(lambda t, y: -2.0 * y, [1.0], t, tol, tol * 1e-3)
+        assert np.abs(y[:, 0] - np.exp(-2 * t)).max() < 10 * tol and steps > 4
+    J = tr.pivot_inertia(21.6, np.diag([0.36, 0.306, 0.09]), [0.5, 0, 0])
+    np.testing.assert_allclose(J, np.diag([0.36, 5.706, 5.49]), atol=1e-12)
+    w0 = (0.0, 20 * math.pi, 10 * math.pi)
+    ref = tr.top_reference(tuple(J.ravel()), w0, 10.0)
+    # Omega of the tight reference against scalar RK4 on Euler's equations (flip's code)
+    np.testing.assert_allclose(ref['tight_omega'][100], rp.euler_rk4(np.diag(J), w0, 1.0, 1e-5),
+                               atol=1e-8)
+    # the spatial angular momentum R J Omega is constant; the kinetic energy too
+    L = np.einsum('nij,jk,nk->ni', ref['tight'], J, ref['tight_omega'])
+    assert np.abs(L - L[0]).max() < 1e-8 * np.linalg.norm(L[0])
+    T = 0.5 * np.einsum('ni,ij,nj->n', ref['tight_omega'], J, ref['tight_omega'])
+    assert T[0] == pytest.approx(13972.4, abs=0.1) and np.ptp(T) < 1e-8 * T[0]
+    # [MT13]'s tolerances: the reference is accurate to ~3e-4 rad over 10 s, no better
+    err = [tr.rotation_angle(a.T @ b) for a, b in zip(ref['paper'], ref['tight'])]
+    assert 1e-4 < max(err) < 1e-3
+
+
+def test_heavy_top_against_its_reference_order4_until_the_reference_floor():
+    hs = [0.002, 0.001, 0.0005]
+    res = [rp.run_example('heavy_top_reference', 'se3', h, 1.0) for h in hs]
+    tight = [r['max_violation']['orientation vs tight reference [rad]'] for r in res]
+    assert np.all(np.abs(order(tight, hs) - 4) < 0.35), tight
+    paper = [r['max_violation']['orientation vs [MT13] reference [rad]'] for r in res]
+    assert paper[-1] > 2 * tight[-1]               # the paper's reference is the coarser one
+    so3 = rp.run_example('heavy_top_reference', 'so3r3', 0.0005, 1.0)['max_violation']
+    assert so3['orientation vs tight reference [rad]'] == pytest.approx(tight[-1], rel=0.05)
+
+
+def test_sprung_box_ulv_fourth_order_with_stage_configurations_first_order_as_printed():
+    """[HGS18]'s scheme under H-dependent loads against Newton-Euler in quaternions (DOP853)."""
+    hs = [1 / 80, 1 / 160, 1 / 320]
+    key = 'COM position vs reference [m]'
+    runs = {u: [rp.run_example('sprung_box', u, h, 0.5) for h in hs]
+            for u in ('se3', 'ulv', 'ulv-paper')}
+    for u, want, tol in (('ulv', 4, 0.3), ('se3', 4, 0.3), ('ulv-paper', 1, 0.15)):
+        for k in (key, 'orientation vs reference [rad]'):
+            errs = [r['max_violation'][k] for r in runs[u]]
+            assert np.all(np.abs(order(errs, hs) - want) < tol), (u, k, errs)
+    drift = [r['max_energy_drift'] for r in runs['ulv']]
+    assert np.all(order(drift, hs) > 3.7), drift             # at least 4th order (~5 here)
+    # ULV and the body-twist Munthe-Kaas RK4 are the same arithmetic up to the constant D
+    for a, b in zip(runs['ulv'], runs['se3']):
+        assert a['max_violation'][key] == pytest.approx(b['max_violation'][key], rel=1e-6)
+    with pytest.raises(ValueError, match='sprung_box'):
+        rp.build('flip', 'ulv-paper')

@@ -87,8 +87,9 @@ def add_arguments(parser):
     parser.add_argument('--list', action='store_true', help='list the examples')
     parser.add_argument('--update', choices=UPDATES, default=None,
                         help="configuration update: se3, so3r3, tailored (SE(3) for bodies "
-                             "jointed to the ground), ulv ([HGS18]'s formulation, flip "
-                             "only); default se3, with --convergence the example's set")
+                             "jointed to the ground), ulv ([HGS18]'s formulation; flip and "
+                             "sprung_box), ulv-paper (its printed stages: forces at H_i; "
+                             "sprung_box); default se3, with --convergence the example's set")
     parser.add_argument('--dt', type=float, default=None, help='step size [s]')
     parser.add_argument('--t-end', type=float, default=None, help='duration [s]')
     parser.add_argument('--convergence', action='store_true',
@@ -107,8 +108,9 @@ def add_arguments(parser):
 
 def _list():
     for name, spec in EXAMPLES.items():
+        derived = f' (derived: {spec.derived})' if spec.derived else ''
         print(f'{name:<20} {spec.section:<20} t_end={spec.t_end:g} s dt={spec.dt:g} s  '
-              f'{spec.claim}')
+              f'{spec.claim}{derived}')
 
 
 def run(args):
@@ -152,6 +154,8 @@ def run(args):
     print(f"{res['example']} ({res['paper']}): update {res['update']}, dt = {res['dt']:g} s, "
           f"t_end = {res['t_end']:g} s, {res['steps']} steps")
     print(f"  paper: {res['claim']}")
+    if res['derived']:
+        print(f"  derived: {res['derived']}")
     if res['status'] != 'ok':
         print(f"  {res['status'].upper()} at t = {res['t_stop']:g} s: {res['message']}")
         print('  maxima below are up to that time')

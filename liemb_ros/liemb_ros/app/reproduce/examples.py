@@ -8,7 +8,8 @@ watch, the energy, the stepper) with every body on one configuration update; :da
 maps the names of ``liemb reproduce`` to a :class:`Spec` (builder, paper section, duration,
 step size, the paper's claim, its step sizes); :func:`build` builds one by name.  The flip
 of [HGS18] also has its analytic flip interval and the reference solution of its
-convergence study in :mod:`.flip_solutions`.  Running them: :mod:`.study`.
+convergence study in :mod:`.flip_solutions`, and the heavy top of [MT13] §5.1 its
+reference trajectory in :mod:`.top_reference`.  Running them: :mod:`.study`.
 """
 import dataclasses
 import math
@@ -160,6 +161,39 @@ def heavy_top_001(update):
     return Example(s, y0, _joint_measures(s), energy='kinetic')
 
 
+def heavy_top_reference(update):
+    """
+    [MT13] §5.1's top against its reference trajectory (:mod:`.top_reference`).
+
+    The top of :func:`heavy_top_001`; measures: the pivot, and the orientation error
+    ``angle(R_ref^T R)`` [rad] against [MT13]'s reference (quaternions, variable-step RK4
+    at relative/absolute accuracy 1e-6/1e-9) and against a tight one (DOP853 at 1e-13),
+    both sampled every :data:`~.top_reference.SAMPLE` s up to the example's 10 s; between
+    samples (and after 10 s) a measure keeps its last value.
+    """
+    from . import top_reference as tr
+    ex = heavy_top_001(update)
+    top = ex.system.bodies[0]
+    J = tr.pivot_inertia(top.mass, top.inertia, [0.5, 0.0, 0.0])
+    ref = tr.top_reference(tuple(J.ravel()), (0.0, 20 * math.pi, 10 * math.pi),
+                           EXAMPLES['heavy_top_reference'].t_end)
+    n_ref = len(ref['t']) - 1
+
+    def against(which):
+        last = {'e': 0.0}
+
+        def error(t, y):
+            k = t / tr.SAMPLE
+            if abs(k - round(k)) < 1e-6 and round(k) <= n_ref:
+                R = ex.rotation(y)
+                last['e'] = tr.rotation_angle(ref[which][int(round(k))].T @ R)
+            return last['e']
+        return error
+    ex.measures['orientation vs [MT13] reference [rad]'] = against('paper')
+    ex.measures['orientation vs tight reference [rad]'] = against('tight')
+    return ex
+
+
 def _links(s, update, n):
     m, theta = _box(0.2, 0.1, 0.05)
     return [s.add_body(Body(f'link{i + 1}', m, theta, update=update)) for i in range(n)]
@@ -205,6 +239,33 @@ def three_bar(update):
     C1, C2 = _pose([0.1, 0, 0]), _pose([0.2, 0.1, 0])
     w1 = np.array([3.0, 0.0, 5.0])
     y = s.state([C1, C2], [_twist(update, C1, w1, np.cross(w1, [0.1, 0, 0])), np.zeros(6)])
+    return Example(s, s.project_velocities(y), _joint_measures(s))
+
+
+def spherical_four_bar(update):
+    """
+    [MT14] §5.4's remark (own geometry): ground-link1-link2-link3-ground loop of spheres.
+
+    The three 0.2x0.1x0.05 m links of :func:`three_bar` (the third along x like the first):
+    ground point (0, 0, 0), link 1 to (0.2, 0, 0), link 2 to (0.2, 0.2, 0), link 3 to the
+    ground point (0.4, 0.2, 0), spherical joints, gravity; omega1 = (3, 0, 5) rad/s
+    projected onto the constraints (kinetic-energy metric).  The loop has 6 degrees of
+    freedom, three of them the links' spins about their own axes.
+    """
+    s = System(gravity=G)
+    m, th = _box(0.2, 0.1, 0.05)
+    th_y = np.diag(th.diagonal()[[1, 0, 2]])
+    b1 = s.add_body(Body('link1', m, th, update=update))
+    b2 = s.add_body(Body('link2', m, th_y, update=update))
+    b3 = s.add_body(Body('link3', m, th, update=update))
+    s.spherical(b1, [-0.1, 0, 0], None, np.zeros(3), name='joint1')
+    s.spherical(b1, [0.1, 0, 0], b2, [0, -0.1, 0], name='joint2')
+    s.spherical(b2, [0, 0.1, 0], b3, [-0.1, 0, 0], name='joint3')
+    s.spherical(b3, [0.1, 0, 0], None, [0.4, 0.2, 0], name='joint4')
+    C1, C2, C3 = _pose([0.1, 0, 0]), _pose([0.2, 0.1, 0]), _pose([0.3, 0.2, 0])
+    w1 = np.array([3.0, 0.0, 5.0])
+    y = s.state([C1, C2, C3], [_twist(update, C1, w1, np.cross(w1, [0.1, 0, 0])),
+                               np.zeros(6), np.zeros(6)])
     return Example(s, s.project_velocities(y), _joint_measures(s))
 
 
@@ -335,6 +396,88 @@ def cardan(update):
     return Example(s, s.project_velocities(y), _joint_measures(s), energy='kinetic')
 
 
+def _ulv_example(body, H0, U0, omega0, stages, energy, energy_fn):
+    """Return the :class:`Example` of one :class:`~liemb_ros.sim.mbs.ulv.UnifiedBody`."""
+    y0 = np.concatenate([np.asarray(H0, dtype=float).reshape(-1), body.coordinates(U0, omega0)])
+    return Example(None, y0, {}, energy=energy,
+                   stepper=lambda a: UnifiedStepper(body, stages=stages, max_angle=a),
+                   energy_fn=energy_fn,
+                   rotation=lambda y: y[:16].reshape(4, 4)[:3, :3],
+                   omega=lambda y: body.twist(y[16:])[1])
+
+
+#: the sprung box: spring point (COM frame) and world anchor [m], stiffness [N/m], start
+SPRUNG_POINT = np.array([0.5, 0.2, 0.1])
+SPRUNG_ANCHOR = np.array([0.0, 0.0, 1.0])
+SPRUNG_STIFFNESS = 50.0
+SPRUNG_V0 = np.array([1.0, -2.0, 0.5])
+SPRUNG_OMEGA0 = np.array([1.0, 5.0, -2.0])
+
+
+def sprung_box(update):
+    """
+    [HGS18] §6's box (m = 1, J = diag(5.2988, 1.1775, 4.3568)) translating under loads.
+
+    Own example (not in [HGS18]): the box starts at the origin with R = I, COM velocity
+    :data:`SPRUNG_V0` (world = body at the start) and body angular velocity
+    :data:`SPRUNG_OMEGA0`; gravity and a zero-length spring of :data:`SPRUNG_STIFFNESS` from
+    the body point :data:`SPRUNG_POINT` to the world point :data:`SPRUNG_ANCHOR` act, so
+    the force and the moment depend on the configuration and the motion translates and
+    rotates at once: what the flip (torque-free, U = 0) cannot exercise, the ``n_T``-``n_R``
+    coupling of (78) (``T_2``) and the stage configurations of (82)-(85).  ``update``:
+    'se3' (body-twist Munthe-Kaas RK4 on :class:`~liemb_ros.sim.mbs.System`), 'ulv'
+    ([HGS18]'s scheme with the forces at the Munthe-Kaas stage configurations), 'ulv-paper'
+    (forces at ``H_i`` in every stage, as printed).  Measures: the COM position [m] and the
+    orientation [rad] against :func:`.flip_solutions.newton_euler_reference`.
+    """
+    from .flip_solutions import newton_euler_reference
+    from .top_reference import rotation_angle
+    a, p, c = SPRUNG_POINT, SPRUNG_ANCHOR, SPRUNG_STIFFNESS
+    g = np.array(G)
+    if update in ('ulv', 'ulv-paper'):
+        def spring(t, H, w):
+            R = H[:3, :3]
+            F = R.T @ (-c * (H[:3, 3] + R @ a - p))
+            return F, np.cross(a, F)
+        body = UnifiedBody(1.0, np.diag(FLIP_J), gravity=G, wrench=spring)
+
+        def energy(y):
+            H = y[:16].reshape(4, 4)
+            d = H[:3, 3] + H[:3, :3] @ a - p
+            return body.kinetic_energy(y[16:]) - g @ H[:3, 3] + 0.5 * c * (d @ d)
+        ex = _ulv_example(body, np.eye(4), SPRUNG_V0, SPRUNG_OMEGA0,
+                          'paper' if update == 'ulv-paper' else 'munthe-kaas', 'total', energy)
+
+        def pose(y):
+            return y[:16].reshape(4, 4)
+    else:
+        s = System(gravity=G)
+        b = s.add_body(Body('box', 1.0, np.diag(FLIP_J), update=update))
+        s.spring(b, a, None, p, c)
+        y0 = s.state([np.eye(4)], [_twist(update, np.eye(4), SPRUNG_OMEGA0, SPRUNG_V0)])
+        ex = Example(s, y0, {})
+
+        def pose(y):
+            return s.split(y)[0][0]
+    solved = {'t_end': 0.0}
+
+    def ref(t):
+        if t > solved['t_end']:         # (re)solve up to t_end, further for a longer run
+            solved['t_end'] = max(t, EXAMPLES['sprung_box'].t_end, 2.0 * solved['t_end'])
+            solved['f'] = newton_euler_reference(1.0, np.diag(FLIP_J), np.zeros(3), SPRUNG_V0,
+                                                 SPRUNG_OMEGA0, solved['t_end'], G, p, a, c)
+        return solved['f'](t)
+
+    def position(t, y):
+        return float(np.linalg.norm(pose(y)[:3, 3] - ref(t)[0]))
+
+    def orientation(t, y):
+        return rotation_angle(ref(t)[1].T @ pose(y)[:3, :3])
+    ex.measures = {'COM position vs reference [m]': position,
+                   'orientation vs reference [rad]': orientation}
+    return ex
+
+
 def flip(update):
     """
     [HGS18] §6: free box J = diag(5.2988, 1.1775, 4.3568), m = 1, Omega0 = (0.01, 0, 100).
@@ -347,12 +490,8 @@ def flip(update):
     L0 = FLIP_J * w0
     if update == 'ulv':
         body = UnifiedBody(1.0, np.diag(FLIP_J))
-        y0 = np.concatenate([np.eye(4).reshape(-1), body.coordinates(np.zeros(3), w0)])
-        ex = Example(None, y0, {}, energy='kinetic',
-                     stepper=lambda a: UnifiedStepper(body, max_angle=a),
-                     energy_fn=lambda y: body.kinetic_energy(y[16:]),
-                     rotation=lambda y: y[:16].reshape(4, 4)[:3, :3],
-                     omega=lambda y: body.twist(y[16:])[1])
+        ex = _ulv_example(body, np.eye(4), np.zeros(3), w0, 'munthe-kaas', 'kinetic',
+                          lambda y: body.kinetic_energy(y[16:]))
     else:
         s = System()
         s.add_body(Body('box', 1.0, np.diag(FLIP_J), update=update))
@@ -379,6 +518,8 @@ class Spec:
     """
     One entry of :data:`EXAMPLES`: how to build it and what the paper says.
 
+    ``claim``: what the paper prints (its words and numbers); ``derived``: numbers of our own
+    derivation that the paper does not print (printed as "derived:", never as "paper:").
     ``roundoff``: the round-off floor of its measures (default :data:`ROUNDOFF`; larger where
     positions are large: the boxes whose COM travels 100 m reach 1.1e-10 m after 1e5 steps
     with the exact SO(3)xR^3 update, so their floor is 3e-10 m).
@@ -393,6 +534,7 @@ class Spec:
     updates: tuple = ('se3', 'so3r3')
     dts_source: str = '[MT14] §5: 1e-2, 1e-3, 1e-4 s'
     roundoff: float = ROUNDOFF
+    derived: str = ''
 
 
 _001 = '[MT13] uses 1e-3 s only; the sequence of [MT14] §5 (same authors, same scheme)'
@@ -412,6 +554,11 @@ EXAMPLES = {
     'double_pendulum': Spec(double_pendulum, '[MT14] §5.4, [MT13] §5.2', 5.0, 1e-3,
                             'joint 1 exact with SE(3); joint 2 similar for both',
                             updates=('se3', 'so3r3', 'tailored')),
+    'spherical_four_bar': Spec(spherical_four_bar, '[MT14] §5.4 (remark)', 5.0, 1e-3,
+                               '"Similar results were obtained for a spherical three-bar and '
+                               'a four-bar pendulum": ground joints exact with SE(3), joints '
+                               'between the links similar for both',
+                               updates=('se3', 'so3r3', 'tailored')),
     'four_bar': Spec(four_bar, '[MT14] §5.5', 2.0, 1e-3,
                      'ground revolutes exact with SE(3); orientation exact for both',
                      updates=('se3', 'so3r3', 'tailored')),
@@ -421,15 +568,21 @@ EXAMPLES = {
                            'joint 1 cylindrical: "the same accuracy" (SE(3) exact for any '
                            'step)'),
     'rotating_frame': Spec(rotating_frame, '[MT14] §4, Fig. 1', 10.0, 0.1,
-                           'midpoint rule: SE(3) exact for any step; SO(3)xR^3 step error '
-                           'r w dt - 2 r sin(w dt/2) = 4.166e-5 (r = w = 1, dt = 0.1)',
-                           dts=(1.0, 0.1, 0.01), dts_source='[MT14] §4 ("any step"); ours'),
+                           'midpoint rule: SE(3) exact for any step; SO(3)xR^3 orientation '
+                           'exact, position not (Fig. 1b)',
+                           dts=(1.0, 0.1, 0.01), dts_source='[MT14] §4 ("any step"); ours',
+                           derived='SO(3)xR^3 step error r w dt - 2 r sin(w dt/2) = 4.166e-5 m '
+                                   '(r = w = 1, dt = 0.1)'),
     'cardan': Spec(cardan, '[MT14] §5.7', 5.0, 1e-3,
                    'joint 1 exact for both; hook centre exact with SE(3); hook angle same '
                    'order', updates=('se3', 'so3r3', 'tailored')),
     'heavy_top': Spec(heavy_top_001, '[MT13] §5.1', 10.0, 1e-3,
-                      'SE(3) pivot at round-off; SO(3)xR^3 ~1e-5 m; T0 = 13972.4 J',
-                      dts_source=_001),
+                      'SE(3) pivot at round-off; SO(3)xR^3 ~1e-5 m; T0 = 13.97 kJ',
+                      dts_source=_001, derived='T0 = 13972.4 J'),
+    'heavy_top_reference': Spec(heavy_top_reference, '[MT13] §5.1 (reference)', 10.0, 1e-3,
+                                'a reference trajectory from Euler\'s equations in '
+                                'quaternions, variable-step RK4, relative/absolute accuracy '
+                                '1e-6/1e-9', dts_source=_001),
     'floating_pair': Spec(floating_pair, '[MT13] §5.3', 10.0, 1e-3,
                           'both updates similar (~1e-7 m)', dts_source=_001),
     'three_bar': Spec(three_bar, '[MT13] §5.4', 10.0, 1e-3,
@@ -439,17 +592,25 @@ EXAMPLES = {
                  '|det R - 1| < 1e-13; 4th order in Omega (Fig. 11, 12)',
                  dts=PAPER_003_DTS, updates=('se3', 'ulv'),
                  dts_source='[HGS18] §6, Fig. 11: h = 1/10 ... 1/5120'),
+    'sprung_box': Spec(sprung_box, '[HGS18] §6 box, own loads', 1.0, 1.0 / 1280,
+                       'RK4 Lie group scheme (82)-(87) 4th order (Fig. 11; shown for the '
+                       'torque-free flip only)',
+                       dts=PAPER_003_DTS, updates=('se3', 'ulv', 'ulv-paper'),
+                       dts_source='[HGS18] §6, Fig. 11: h = 1/10 ... 1/5120',
+                       derived='own loads: 4th order with the forces at the stage '
+                               'configurations, 1st order at H_i in every stage (as printed)'),
 }
-UPDATES = ('se3', 'so3r3', 'tailored', 'ulv')
+UPDATES = ('se3', 'so3r3', 'tailored', 'ulv', 'ulv-paper')
 
 
 def build(name, update):
     """Return the :class:`Example` ``name`` with every body on ``update``."""
     if name not in EXAMPLES:
         raise ValueError(f'unknown example {name!r}; try --list')
-    if update == 'ulv' and name != 'flip':
-        raise ValueError("update 'ulv' ([HGS18]'s formulation) covers one free rigid body: "
-                         "only the example 'flip'")
+    if update in ('ulv', 'ulv-paper') and update not in EXAMPLES[name].updates:
+        raise ValueError(f"update {update!r} ([HGS18]'s formulation) covers one free rigid "
+                         'body: only the examples ' + ', '.join(
+                             n for n, sp in EXAMPLES.items() if update in sp.updates))
     if update not in UPDATES:
         raise ValueError(f'unknown update {update!r}; one of {", ".join(UPDATES)}')
     if update == 'tailored':

@@ -29,7 +29,8 @@ def run_example(name, update='se3', dt=None, t_end=None, every=1, progress=False
     """
     Simulate an example; return a dict of results and the sampled history.
 
-    Keys: ``status`` ('ok', 'diverged' or 'refused' by the step guard) with ``message`` and
+    Keys: ``claim`` (the paper's) and ``derived`` (our own numbers, :class:`.examples.Spec`),
+    ``status`` ('ok', 'diverged' or 'refused' by the step guard) with ``message`` and
     ``t_stop``, ``max_violation`` {measure: max up to the stop}, ``energy0``,
     ``max_energy_drift``, ``max_step_angle`` (largest stage rotation [rad]), ``omega_end``
     (the first body's angular velocity at the end), ``run_time_s``, ``steps``, ``flips``
@@ -91,7 +92,8 @@ def run_example(name, update='se3', dt=None, t_end=None, every=1, progress=False
     run_time = time.perf_counter() - t0
     if own_bar is not None:
         own_bar.close()
-    return {'example': name, 'paper': spec.section, 'claim': spec.claim, 'update': update,
+    return {'example': name, 'paper': spec.section, 'claim': spec.claim,
+            'derived': spec.derived, 'update': update,
             'dt': dt, 't_end': t_end, 'steps': n, 'status': status, 'message': message,
             't_stop': t, 'max_violation': worst, 'energy0': E0, 'max_energy_drift': drift,
             'has_energy': ex.energy is not None,
@@ -150,7 +152,8 @@ def convergence(name, updates=None, dts=None, t_end=None, step_guard=True, progr
         total = len(updates) * sum(int(round(t_end / d)) for d in dts)
         bar = tqdm(total=total, mininterval=1.0, delay=1.0, file=sys.stderr, leave=False,
                    desc=f'{name} convergence')
-    out = {'example': name, 'paper': spec.section, 'claim': spec.claim, 't_end': t_end,
+    out = {'example': name, 'paper': spec.section, 'claim': spec.claim,
+           'derived': spec.derived, 't_end': t_end,
            'dts': list(dts), 'dts_source': spec.dts_source if dts == spec.dts else 'user',
            'step_guard': step_guard, 'updates': {}}
     if ref is not None:

@@ -10,7 +10,7 @@ Omega.
 
 #: the updates' names in the markdown table
 UPDATE_NAMES = {'se3': 'SE(3)', 'so3r3': 'SO(3)xR^3', 'tailored': 'tailored',
-                'ulv': 'ULV ([HGS18])'}
+                'ulv': 'ULV ([HGS18])', 'ulv-paper': "ULV, [HGS18]'s stages"}
 
 #: the note under the markdown table: how the orders are fitted
 ORDERS_NOTE = ('Orders: least-squares slope over the values inside the asymptotic range '
@@ -38,6 +38,8 @@ def convergence_table(study, markdown=False):
         lines = [f"{study['example']} ({study['paper']}): convergence over t_end = "
                  f"{study['t_end']:g} s, step sizes from {study['dts_source']}",
                  f"  paper: {study['claim']}"]
+        if study.get('derived'):
+            lines.append(f"  derived: {study['derived']}")
         if 'omega_reference' in study:
             r = study['omega_reference']
             lines.append(f"  Omega reference: RK4 on Euler's equations, h = {r['h']:g}; its "

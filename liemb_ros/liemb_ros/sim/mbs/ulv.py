@@ -141,6 +141,62 @@ def se3_tangent_inverse(n):
     return out
 
 
+def interpolation_matrix(y, half_sides=(1.0, 1.0, 1.0)):
+    """
+    Return ``N(y)`` (3x6): the body-fixed velocity of the body point ``y`` is ``N(y) w``.
+
+    [HGS18] eqs. (26)-(27), for half sides ``(l1, l2, l3)``; equal to ``[I, -y~] D^-1``
+    (the point's velocity ``U + Omega x y``).  Affine in ``y``.
+    """
+    l1, l2, l3 = (float(v) for v in half_sides)
+    y1, y2, y3 = (float(v) for v in y)
+    return _S * np.array([[1 - y2 / l2, -1 - y2 / l2, 0, 0, y3 / l1, y3 / l1],
+                          [y1 / l2, y1 / l2, 1 - y3 / l3, -1 - y3 / l3, 0, 0],
+                          [0, 0, y2 / l3, y2 / l3, 1 - y1 / l1, -1 - y1 / l1]])
+
+
+def basis_rates(w, half_sides=(1.0, 1.0, 1.0)):
+    """
+    Return ``E_dot(w)`` (3x3): the rates of the body's basis vectors in the body frame.
+
+    [HGS18] eq. (40) (its denominators read ``sqrt(2) l_i``, as in (37)-(39)); equal to
+    ``Omega~`` (the paper's footnote 1).
+    """
+    l1, l2, l3 = (float(v) for v in half_sides)
+    a = _S * (w[0] + w[1]) / l2
+    b = _S * (w[4] + w[5]) / l1
+    c = _S * (w[2] + w[3]) / l3
+    return np.array([[0.0, -a, b], [a, 0.0, -c], [-b, c, 0.0]])
+
+
+def gibbs_appell(mass, first_moment, second_moment, w, half_sides=(1.0, 1.0, 1.0)):
+    """
+    Return ``(M_bar, Gamma_bar(w))`` (6x6 each) by the integrals of Gibbs-Appell.
+
+    [HGS18] eqs. (48)-(49): ``M_bar = int rho N^T N dV``, ``Gamma_bar = int rho N^T P dV``
+    with ``P = E_dot(w) N`` (eq. (42)).  ``N(y) = N_0 + sum_k y_k N_k`` is affine in
+    ``y`` (:func:`interpolation_matrix`), so the integrals need only the body's mass
+    [kg], its ``first_moment`` ``int rho y dV`` (3, = mass x COM [kg m]) and
+    ``second_moment`` ``int rho y y^T dV`` (3x3 [kg m^2]; ``tr(J)/2 I - J`` for the inertia
+    ``J`` about a frame at the COM), all in the body frame.  The paper's alternative to the
+    Newton-Euler route of :class:`UnifiedBody` (eq. (56)); the two agree to round-off.
+    """
+    N0 = interpolation_matrix(np.zeros(3), half_sides)
+    Nk = [interpolation_matrix(e, half_sides) - N0 for e in np.eye(3)]
+    E = basis_rates(w, half_sides)
+    c = np.asarray(first_moment, dtype=float)
+    S = np.asarray(second_moment, dtype=float)
+
+    def integral(A):
+        out = mass * N0.T @ A @ N0
+        for k in range(3):
+            out = out + c[k] * (N0.T @ A @ Nk[k] + Nk[k].T @ A @ N0)
+            for m in range(3):
+                out = out + S[k, m] * (Nk[k].T @ A @ Nk[m])
+        return out
+    return integral(np.eye(3)), integral(E)
+
+
 class UnifiedBody:
     """
     One rigid body in unified local velocity coordinates ([HGS18] §3-§5).
@@ -148,22 +204,34 @@ class UnifiedBody:
     ``mass``, ``inertia`` (3x3 about the COM, body axes; the body frame is at the COM, as
     the paper assumes from §4.2 on), ``half_sides`` ``(l1, l2, l3)`` of the projection
     hexahedron (the paper: 1), ``gravity`` (world, m/s^2), ``wrench(t, H, w) -> (F, tau)``
-    an optional body-fixed force at the COM and moment.  Attributes ``D``, ``D_inv``,
-    ``M_bar``.
+    an optional body-fixed force at the COM and moment.  ``assembly``: 'newton-euler'
+    (``M_bar`` and ``Gamma_bar w`` from the body's Newton-Euler equations, eq. (56)) or
+    'gibbs-appell' (the paper's own integrals (48)-(49), :func:`gibbs_appell`; slower,
+    equal to round-off).  Attributes ``D``, ``D_inv``, ``M_bar``.
     """
 
     def __init__(self, mass, inertia, half_sides=(1.0, 1.0, 1.0), gravity=(0.0, 0.0, 0.0),
-                 wrench=None):
+                 wrench=None, assembly='newton-euler'):
         self.mass = float(mass)
         if not self.mass > 0:
             raise ValueError(f'mass must be positive, got {mass}')
         self.inertia = np.asarray(inertia, dtype=float).reshape(3, 3)
+        if assembly not in ('newton-euler', 'gibbs-appell'):
+            raise ValueError("assembly must be 'newton-euler' or 'gibbs-appell', got "
+                             f'{assembly!r}')
+        self.assembly = assembly
+        self.half_sides = tuple(float(v) for v in half_sides)
         self.D = projection_matrix(half_sides)
         self.D_inv = np.linalg.inv(self.D)
-        M = np.zeros((6, 6))
-        M[:3, :3] = self.mass * np.eye(3)
-        M[3:, 3:] = self.inertia
-        self.M_bar = self.D_inv.T @ M @ self.D_inv          # eq. (56) for l = 1
+        if assembly == 'gibbs-appell':
+            self._second = 0.5 * np.trace(self.inertia) * np.eye(3) - self.inertia
+            self.M_bar = gibbs_appell(self.mass, np.zeros(3), self._second, np.zeros(6),
+                                      half_sides)[0]
+        else:
+            M = np.zeros((6, 6))
+            M[:3, :3] = self.mass * np.eye(3)
+            M[3:, 3:] = self.inertia
+            self.M_bar = self.D_inv.T @ M @ self.D_inv          # eq. (56) for l = 1
         self._M_bar_inv = np.linalg.inv(self.M_bar)
         self.gravity = np.asarray(gravity, dtype=float).reshape(3)
         self.wrench = wrench
@@ -179,6 +247,8 @@ class UnifiedBody:
 
     def quadratic(self, w):
         """``Gamma_bar(w) w = D^-T (E m U; E J Omega)``, ``E(w) = Omega~`` (eqs. (40), (56))."""
+        if self.assembly == 'gibbs-appell':
+            return gibbs_appell(self.mass, np.zeros(3), self._second, w, self.half_sides)[1] @ w
         U, Om = self.twist(w)
         E = so3.hat(Om)
         return self.D_inv.T @ np.concatenate([E @ (self.mass * U), E @ (self.inertia @ Om)])
