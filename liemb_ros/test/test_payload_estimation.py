@@ -27,24 +27,36 @@ def model():
     return lm.load_urdf(PATH)
 
 
+def pinocchio_model(payload):
+    """Pinocchio's model of the arm holding ``payload`` (None: nothing)."""
+    pm = pin.buildModelFromUrdf(PATH)
+    if payload is not None:
+        link, mass, com, i6 = payload
+        frame = pm.frames[pm.getFrameId(link)]
+        ixx, ixy, ixz, iyy, iyz, izz = i6
+        Ic = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+        pm.inertias[frame.parentJoint] += frame.placement.act(
+            pin.Inertia(mass, np.array(com), Ic))
+    return pm
+
+
 def pinocchio_torques(payload, q, qd, qdd):
     """Pinocchio's inverse dynamics of the arm holding ``payload`` (N, nv)."""
-    pm = pin.buildModelFromUrdf(PATH)
-    link, mass, com, i6 = payload
-    frame = pm.frames[pm.getFrameId(link)]
-    ixx, ixy, ixz, iyy, iyz, izz = i6
-    Ic = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-    pm.inertias[frame.parentJoint] += frame.placement.act(pin.Inertia(mass, np.array(com), Ic))
+    pm = pinocchio_model(payload)
     data = pm.createData()
     return np.array([pin.rnea(pm, data, *x) for x in zip(q, qd, qdd)])
 
 
-def motion(seconds, seed=1, t0=0.0):
-    """A smooth motion of every joint: three sines each, ``(t, q, q̇, q̈)`` every :data:`DT`."""
+def motion(seconds, seed=1, t0=0.0, t=None):
+    """
+    A smooth motion of every joint, three sines each: ``(t, q, q̇, q̈)``.
+
+    At the times ``t`` (N,), else every :data:`DT` for ``seconds`` from ``t0``.
+    """
     rng = np.random.default_rng(seed)
     w, amp, phase = rng.uniform(0.5, 2.0, (3, 7)), rng.uniform(0.2, 0.6, (3, 7)), \
         rng.uniform(0.0, 6.0, (3, 7))
-    t = t0 + np.arange(0.0, seconds, DT)
+    t = t0 + np.arange(0.0, seconds, DT) if t is None else np.atleast_1d(t)
     arg = w * t[:, None, None] + phase
     return (t, (amp * np.sin(arg)).sum(1), (amp * w * np.cos(arg)).sum(1),
             (-amp * w * w * np.sin(arg)).sum(1))
