@@ -19,7 +19,7 @@ function of ``q`` and ``q̇`` only:
     H[τ] = (λ (Y_p - H[Y_p]) + H[Y_r]) π,   Y_p π = M(q) q̇,
 
 exact in continuous time for any filter cut-off, without lag between the two sides (both
-carry the filter's).  ``Y_p = Y(q, 0, q̇) - Y(q, 0, 0)`` and ``Y(q, q̇, 0)`` come from
+carry the filter's).  ``Y_p = Y(q, 0, q̇)`` without gravity and ``Y(q, q̇, 0)`` come from
 :func:`~liemb_ros.core.identification.regressor`; ``Ṁ q̇`` is the derivative of
 ``Y_p(q, v)`` along ``q̇`` at fixed ``v = q̇``, by a central difference of step
 ``h |q̇|_∞ = 1e-4`` (truncation ~1e-8, round-off ~1e-12 relative).  The filter is
@@ -135,6 +135,7 @@ class PayloadEstimator:
         self._K = np.zeros((known.size, 11))
         self._K[10 * body + np.arange(10), np.arange(10)] = 1.0
         self._K[:, 10] = known
+        self._weightless = model.replace(gravity=np.zeros(3))   # Y(q, 0, v): M(q) v alone
         self._lam = 2.0 * np.pi * self.cutoff
         self._R0 = np.diag(1.0 / np.asarray(PRIOR_STD))
         self.reset()
@@ -162,13 +163,13 @@ class PayloadEstimator:
         return False
 
     # -- the rows ---------------------------------------------------------------------------
-    def _regressor(self, q, qd, qdd):
-        return regressor(self.model, q, qd, qdd, friction=self.friction,
+    def _regressor(self, model, q, qd, qdd):
+        return regressor(model, q, qd, qdd, friction=self.friction,
                          armature=self._armature) @ self._K
 
     def _momentum(self, q, qd, zero):
-        """``Y_p(q, q̇)`` (nv, 11): the momentum ``M(q) q̇``'s rows."""
-        return self._regressor(q, zero, qd) - self._regressor(q, zero, zero)
+        """``Y_p(q, q̇)`` (nv, 11): the momentum ``M(q) q̇``'s rows (without gravity)."""
+        return self._regressor(self._weightless, q, zero, qd)
 
     def rows(self, q, qd):
         """
@@ -181,7 +182,7 @@ class PayloadEstimator:
         h = DIFFERENCE_STEP / max(np.abs(qd).max(), 1.0)
         dP = (self._momentum(q + h * qd, qd, zero)
               - self._momentum(q - h * qd, qd, zero)) / (2 * h)
-        return self._momentum(q, qd, zero), self._regressor(q, qd, zero) - dP
+        return self._momentum(q, qd, zero), self._regressor(self.model, q, qd, zero) - dP
 
     # -- one sample -------------------------------------------------------------------------
     def update(self, t, q, qd, tau):
