@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.ros, pytest.mark.filterwarnings('ignore::DeprecationWa
 rclpy, _, _ = ros_importorskip('rclpy', 'std_srvs.srv', 'geometry_msgs.msg')
 
 import pinocchio as pin  # noqa: E402
-from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
 from geometry_msgs.msg import InertiaStamped  # noqa: E402
 from ros_graph import RELIABLE, Latest, diagnostics, node_argv, wait_ready  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
@@ -74,7 +74,7 @@ def test_the_node_estimates_the_payload_and_applies_it_when_asked(graph):
     graph.spin_until(lambda: diagnostics(diags.msgs, STATUS)[0] is not None and int(
         diagnostics(diags.msgs, STATUS)[2]['skipped']) >= 3)
     q = stream(graph, pub, 8.0, start, held)
-    graph.spin_until(lambda: diagnostics(diags.msgs, STATUS)[0] == 0)   # OK: ready
+    graph.spin_until(lambda: diagnostics(diags.msgs, STATUS)[0] == DiagnosticStatus.OK)
     level, message, values = diagnostics(diags.msgs, STATUS)
     assert 'kg at tool0' in message and int(values['samples']) > 1000, values
     for why in ('efforts not one per name', 'not every joint of the model', 'not finite'):
