@@ -8,6 +8,7 @@ estimates the payload (``~/payload_estimate``), applies it only when asked
 with the payload.  Measured on a loaded machine: 2800 states used in 20 s (the node's
 turns), mass within 2e-5 relative, centre of mass within 0.03 mm (asked: 1 %, 1 mm).
 """
+import subprocess
 import time
 
 import numpy as np
@@ -105,3 +106,18 @@ def test_the_node_estimates_the_payload_and_applies_it_when_asked(graph):
     resp = graph.call(Trigger, '/liemb_dynamics/payload_estimate/reset', Trigger.Request())
     assert resp.success
     assert graph.procs[0][2].poll() is None
+
+
+@pytest.mark.parametrize('params,words', [
+    (['payload_estimation.link:=base_link'], ["link 'base_link' is fixed to the base"]),
+    (['payload_estimation.link:=no_such_link'], ['no_such_link']),
+    (['payload_estimation.link:=tool0', 'payload_estimation.cutoff:=0.0'],
+     ['parameter payload_estimation.cutoff', 'out of range']),
+])
+def test_estimation_parameters_that_cannot_work_end_the_node(graph, params, words):
+    """Exit 1 with the reason, no traceback: as every parameter that cannot work."""
+    res = subprocess.run(node_argv('dynamics', ['urdf_path:=liemb_arm7', *params]),
+                         env=graph.env, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert all(w in res.stderr for w in words), res.stderr
+    assert 'Traceback' not in res.stderr, res.stderr
