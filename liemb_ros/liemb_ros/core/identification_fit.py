@@ -473,11 +473,25 @@ def identify_payload(model, link, q, qd, qdd, tau, base_pose=None, reference=Non
                                      np.sqrt(REGULARIZATION))
         x = problem.parameters(_minimise(problem, log_cholesky(problem.J_ref[0]),
                                          'identify_payload'))
+    return link_payload(model, li, x, sol.covariance,
+                        residual_rms=np.sqrt(np.mean((target - A @ x) ** 2, axis=0)),
+                        condition=sol.condition, samples=tau.shape[0], projected=projected)
+
+
+def link_payload(model, li, x, covariance, residual_rms, condition, samples, projected):
+    """
+    Return the :class:`Payload` of link ``li`` from its body's ten parameters ``x`` (10,).
+
+    ``x``, ``covariance`` (10, 10): the payload's parameters in the frame of the body the
+    link is fixed to (the regressor's columns of that body) and their covariance; both are
+    moved to the link's frame, and the mass, centre of mass, inertia about it and the
+    standard errors of the first two (to first order) read off.  The other fields as given.
+    """
     T = pose_inverse(model.link_offset[li])   # body frame -> link frame: J_l = T J_b Tᵀ
     E = pseudo_inertia(np.eye(10))
     to_link = parameters_of(T @ E @ T.T).T
     p = to_link @ x
-    cov = to_link @ sol.covariance @ to_link.T
+    cov = to_link @ covariance @ to_link.T
     m = p[0]
     c = p[1:4] / m
     S = pseudo_inertia(p)[:3, :3]   # about the link origin: I_o = tr(S) 1 - S
@@ -487,5 +501,5 @@ def identify_payload(model, link, q, qd, qdd, tau, base_pose=None, reference=Non
                    inertia=I_c[(0, 0, 0, 1, 1, 2), (0, 1, 2, 1, 2, 2)], parameters=p,
                    covariance=cov, mass_std=float(np.sqrt(cov[0, 0])),
                    com_std=np.sqrt(np.diag(dc @ cov[:4, :4] @ dc.T)),
-                   residual_rms=np.sqrt(np.mean((target - A @ x) ** 2, axis=0)),
-                   condition=sol.condition, samples=tau.shape[0], projected=projected)
+                   residual_rms=residual_rms, condition=condition, samples=samples,
+                   projected=projected)

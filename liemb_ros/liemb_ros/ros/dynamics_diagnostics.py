@@ -52,11 +52,12 @@ class DynamicsDiagnostics:
         self._window = (time.monotonic(), 0)   # (time, cycles) at the last diagnostics
         self.pub_diag = node.create_publisher(DiagnosticArray, '/diagnostics', RELIABLE)
 
-    def publish(self, engine, compiling=None):
+    def publish(self, engine, compiling=None, payload=None):
         """
         Publish the status of ``engine`` (None: no robot yet).
 
-        ``compiling``: ``(robot name, Preparation)`` while a robot's kernels compile.
+        ``compiling``: ``(robot name, Preparation)`` while a robot's kernels compile;
+        ``payload``: the payload estimate's status, published with it (None: none).
         """
         node, n = self.node, self.counters
         p = (lambda name: node.get_parameter(name).value)
@@ -109,6 +110,6 @@ class DynamicsDiagnostics:
                  if p('payload.link') else 'none'),
                 ('representation', e.representation),
                 ('scheduling', self.scheduling))]
-        msg = DiagnosticArray(status=[st])
+        msg = DiagnosticArray(status=[st] if payload is None else [st, payload])
         msg.header.stamp = node.get_clock().now().to_msg()
         self.pub_diag.publish(msg)

@@ -19,7 +19,11 @@ and ``~/desired`` (``trajectory_msgs/JointTrajectoryPoint``: desired acceleratio
   representation and the frames its rows are resolved in);
 * ``~/wrench/<joint>`` (``geometry_msgs/WrenchStamped`` in the child link frame);
 * ``~/markers`` (``visualization_msgs/MarkerArray``: arrows for twists and wrenches);
-* ``/diagnostics`` (cycle-time p50/p99/max, rate, dropped messages).
+* ``/diagnostics`` (cycle-time p50/p99/max, rate, dropped messages);
+* with ``payload_estimation.link`` set, ``~/payload_estimate`` and its covariance: the
+  payload of that link estimated online from the efforts of ``joint_states``, copied into
+  the ``payload.*`` parameters only by ``~/payload_estimate/apply``
+  (:mod:`liemb_ros.ros.dynamics_payload`).
 
 Controller modes (``mode``, switchable at run time; the laws are :mod:`liemb_ros.control`):
 
@@ -123,6 +127,7 @@ from .conversions import pose_matrix, shown
 from .dynamics_diagnostics import Counters, DynamicsDiagnostics
 from .dynamics_loop import DynamicsLoop
 from .dynamics_output import RELIABLE, DynamicsOutputs, bounded
+from .dynamics_payload import PayloadEstimation
 from .dynamics_parameters import engine_settings, parameter_table
 from .dynamics_trajectories import Trajectories, read_trajectory_file
 from ..control.engine import FRAMES, DynamicsEngine, StateError
@@ -177,6 +182,7 @@ class DynamicsNode(Node):
         self.outputs = DynamicsOutputs(self, self.io_node, self.counters, self._guarded,
                                        self.p('controller_state_rate'))
         self.diagnostics = DynamicsDiagnostics(self, self.counters, self.watch, self.source)
+        self.payload_estimation = PayloadEstimation(self, self._guarded)   # ~/payload_estimate
         self.create_subscription(JointTrajectoryPoint, '~/desired', self._guarded(
             self._on_desired, '~/desired'), RELIABLE)
         self.create_subscription(JointTrajectory, '~/joint_trajectory', self._guarded(
@@ -225,6 +231,7 @@ class DynamicsNode(Node):
         """Build the engine for a new robot; ConfigError when the parameters do not fit it."""
         try:
             engine = DynamicsEngine(model, **self._settings({}))
+            self.payload_estimation.make_estimator(engine)   # the estimation's parameters fit it
         except ValueError as exc:
             raise ConfigError(f'the parameters do not fit robot {shown(model.name)} from {where}: '
                               f'{exc}') from None
@@ -244,6 +251,7 @@ class DynamicsNode(Node):
         self.engine, self._candidate, self._preparing = engine, None, None
         self.outputs.serve(engine)
         self.loop.serve(engine)
+        self.payload_estimation.serve(self.payload_estimation.make_estimator(engine))
         if model.floating and self._odom_sub is None:
             self._odom_sub = self.create_subscription(
                 Odometry, 'odom', self._guarded(self._on_odometry, 'odom'),
@@ -293,6 +301,9 @@ class DynamicsNode(Node):
                 return SetParametersResult(successful=False, reason=str(exc))
             if self.engine is not None:
                 self.outputs.make_wrench_publishers()
+                if 'gravity' in settings or 'armature' in settings:   # the known robot
+                    self.payload_estimation.serve(
+                        self.payload_estimation.make_estimator(self.engine))
         if 'publish_rate' in changes:
             self.loop.set_rate(changes['publish_rate'])
         if 'controller_state_rate' in changes:
@@ -332,7 +343,7 @@ class DynamicsNode(Node):
         compiling = None
         if self.engine is None and self._preparing is not None:
             compiling = (self._candidate.model.name, self._preparing)
-        self.diagnostics.publish(self.engine, compiling)
+        self.diagnostics.publish(self.engine, compiling, self.payload_estimation.diagnostic())
 
     def _on_odometry(self, msg):
         """Floating base: pose (in header.frame_id) and body-fixed twist (child_frame_id)."""

@@ -109,6 +109,24 @@ def parameter_table():
          'link origin)', DA, {}),
         ('payload.inertia', ENGINE, 'payload inertia about its centre of mass in link axes: '
          'ixx ixy ixz iyy iyz izz [kg m^2] (empty: a point mass)', DA, {}),
+        ('payload_estimation.link', '', 'link whose payload is estimated online from '
+         "joint_states efforts, on ~/payload_estimate ('': off); applied only by "
+         '~/payload_estimate/apply', S, dict(read_only=True)),
+        ('payload_estimation.cutoff', 2.0, 'payload estimation: cut-off of the first-order '
+         'filter of both the torques and the regressor [Hz]; a gap between joint states '
+         'longer than 1 / (4 pi cutoff) s restarts it', D,
+         dict(lo=0.01, hi=100.0, read_only=True)),
+        ('payload_estimation.memory', 0.0, 'payload estimation: forgetting time constant '
+         '[s] (0: never forget); the forgotten information is replaced by the prior\'s',
+         D, dict(lo=0.0, hi=1e6, read_only=True)),
+        ('payload_estimation.min_excitation', 1e-3, 'payload estimation: the excitation '
+         '[N^2 m^2] ~/payload_estimate/apply needs (the mean square torque of the '
+         'least-seen parameter direction, per prior standard deviation)', D,
+         dict(lo=0.0, hi=1e6, read_only=True)),
+        ('payload_estimation.friction', False, 'payload estimation: subtract the URDF joint '
+         'damping and Coulomb friction from the efforts', B, dict(read_only=True)),
+        ('payload_estimation.publish_rate', 10.0, 'payload estimation: estimates per second '
+         'on ~/payload_estimate', D, dict(lo=0.1, hi=100.0, read_only=True)),
         ('gravity', ENGINE, 'gravity in the world frame [m/s^2] (empty: the model, 0 0 -9.81)',
          DA, {}),
         ('armature', ENGINE, 'rotor inertia reflected to each joint [kg m^2 or kg]: one value '
