@@ -29,6 +29,7 @@ import sys
 import time
 
 import numpy as np
+from distributed import WorkerPlugin
 
 from ..core.model.urdf_sources import read_text
 from ..core.resources import robot_path
@@ -48,12 +49,12 @@ def robot_text(robot):
     return read_text(robot_path(robot))[0]
 
 
-class PrepareWorker:
+class PrepareWorker(WorkerPlugin):
     """
     Dask worker plugin: :func:`~.runner.prepare` the sweep's robot and kernels at start-up.
 
-    Registered by :func:`run_sweep` on every worker, present and joining; it is a plain
-    object with ``setup(worker)``, which is what ``Client.register_plugin`` takes.
+    Registered by :func:`run_sweep` on every worker, present and joining (a worker the
+    nanny restarts after a crash prepares again).
     """
 
     name = 'liemb-sweep-prepare'

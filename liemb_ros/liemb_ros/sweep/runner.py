@@ -32,7 +32,7 @@ from ..core.model import load_urdf_string
 from ..core.model.inertia import spatial_inertia, transform_inertia
 from ..sim import ContactModel, SimulationError, Simulator
 from ..sim.scenario import ready_configuration, sample_tip
-from .spec import PARAMETERS, SpecError
+from .spec import CONTROLLERS, PARAMETERS, SpecError
 
 #: the metrics of a run, in their column order (floats)
 METRICS = ('tracking_rms', 'tracking_max', 'peak_torque', 'saturation_time', 'energy_error',
@@ -57,12 +57,15 @@ def prepare(spec, robot_text):
 
     A Dask worker calls it once when it starts (:class:`~.engine.PrepareWorker`): the
     kernels come from numba's on-disk cache (a load, not a compile) and the worker's
-    first task runs at full speed.
+    first task runs at full speed.  A user's law is not called here (its first call
+    belongs to a task, where its errors are reported).
     """
     start = time.perf_counter()
-    short = dict(spec, scenario=dict(spec['scenario'], duration=spec['scenario']['dt']),
-                 trajectories=False)
-    run_one(short, robot_text, 0, {})
+    nominal, link, ref, sim = _setup(spec, robot_text, {})
+    sim.warm_up()
+    if spec['controller'] in CONTROLLERS:
+        q_d, qd_d, qdd_d = ref(0.0)
+        _law(spec, nominal, link, {})(0.0, sim.q, sim.qd, q_d, qd_d, qdd_d)
     return time.perf_counter() - start
 
 
