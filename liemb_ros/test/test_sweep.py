@@ -44,8 +44,8 @@ def client():
 
 def test_a_spec_expands_to_its_runs_in_a_fixed_order():
     grid = check_spec(spec(vary={'grid': {'payload': [0, 1], 'kp': [10, 20, 30]}}))
-    assert runs(grid) == [{'payload': p, 'kp': k} for p in (0.0, 1.0) for k in (10.0, 20.0,
-                                                                               30.0)]
+    assert runs(grid) == [{'payload': p, 'kp': k}
+                          for p in (0.0, 1.0) for k in (10.0, 20.0, 30.0)]
     rand = check_spec(spec(vary={'random': {'n': 5, 'seed': 3, 'ranges': {
         'payload': [0, 3], 'friction_scale': [0.5, 1.5]}}}))
     draws = np.random.default_rng(3).uniform([0, 0.5], [3, 1.5], size=(5, 2))

@@ -24,8 +24,8 @@ def add_arguments(parser):
                         help='accel: sample qdd, tau by inverse dynamics; torque: sample tau, '
                              'qdd by forward dynamics')
     parser.add_argument('--link', help='the link of J (default: the last link)')
-    parser.add_argument('--representation', default='body', help='of J (body, spatial, '
-                                                                  'hybrid, mixed)')
+    parser.add_argument('--representation', default='body',
+                        help='of J: body, spatial, hybrid or mixed')
     parser.add_argument('--distribution', choices=DISTRIBUTIONS, default='uniform')
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--shard-rows', type=int, default=100_000, help='rows per shard')

@@ -117,7 +117,7 @@ def chunks(items, size):
 
 
 def task_size(spec, n_runs, n_workers):
-    """Runs per task: the spec's, else about :data:`TASK_SECONDS` of work, >= 2 per worker."""
+    """Return the runs per task: the spec's, else about a second of work, >= 2 per worker."""
     if spec['runs_per_task']:
         return int(spec['runs_per_task'])
     sc = spec['scenario']
