@@ -41,7 +41,7 @@ def test_a_datasets_rows_agree_with_pinocchio(tmp_path, inputs):
     make_dataset(text, 40, tmp_path, quantities=('M', 'g', 'J'), inputs=inputs, link=link,
                  shard_rows=15, seed=4, serial=True)
     assert sorted(os.listdir(tmp_path)) == ['dataset.json', 'part-00000.parquet',
-                                           'part-00001.parquet', 'part-00002.parquet']
+                                            'part-00001.parquet', 'part-00002.parquet']
     cols, meta = read_dataset(tmp_path)
     n = model.nv
     assert cols['q'].shape == (40, n) and cols['M'].shape == (40, n * n)
