@@ -146,7 +146,7 @@ def dask_client(client=None, scheduler=None, workers=None, log=None):
     client = Client(address or cluster)
     try:
         if log is not None:
-            log(f'Dask dashboard: {client.dashboard_link}')
+            log(f"Dask dashboard: {client.dashboard_link or 'none (it needs bokeh installed)'}")
         yield client
     finally:
         client.close()
