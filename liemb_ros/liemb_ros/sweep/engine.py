@@ -38,8 +38,9 @@ from .spec import SpecError, check_spec, runs, spec_hash, varied_names
 
 #: the work a task should hold [s]: Dask's overhead per task is a few milliseconds
 TASK_SECONDS = 1.0
-#: the wall time of one simulated step with a law, for sizing tasks [s] (measured: 20-60 µs)
-STEP_SECONDS = 4e-5
+#: the wall time of one simulated step with its law, for sizing tasks [s]: the shipped arm's
+#: steps (implicit in its stiff damping) took 0.3-1 ms on a loaded two-core machine
+STEP_SECONDS = 5e-4
 RESULTS = 'results.parquet'
 MANIFEST = 'sweep.json'
 
