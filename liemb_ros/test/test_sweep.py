@@ -201,3 +201,18 @@ def test_liemb_sweep_runs_a_spec_file(tmp_path, capsys):
     assert cli.main(['sweep', str(path), '--out', str(tmp_path / 'out'), '--serial']) == 0
     assert '2 runs (2 run now, 0 already done, 0 failed)' in capsys.readouterr().out
     assert (tmp_path / 'out' / 'results.parquet').is_file()
+
+
+def test_the_packages_laws_hold_the_nominal_robot_and_feel_the_payload(tmp_path):
+    """At rest at the setpoint a law that cancels gravity holds the nominal robot exactly."""
+    s = spec(controller='gravity_compensation', gains={'kp': 200, 'kd': 20},
+             scenario={'duration': 0.05, 'contact': True},
+             vary={'grid': {'payload': [0.0, 2.0]}})
+    rows = run_sweep(s, tmp_path / 'g', serial=True)['table'].to_pylist()
+    assert [r['status'] for r in rows] == ['ok', 'ok']
+    assert rows[0]['tracking_max'] < 1e-9 < 1e-3 < rows[1]['tracking_max']
+    s = spec(controller='impedance', scenario={'duration': 0.05},
+             vary={'grid': {'payload': [0.0, 2.0]}})
+    rows = run_sweep(s, tmp_path / 'i', serial=True)['table'].to_pylist()
+    assert [r['status'] for r in rows] == ['ok', 'ok']
+    assert rows[0]['tracking_max'] < 1e-9 < 1e-3 < rows[1]['tracking_max']
