@@ -185,8 +185,13 @@ def test_a_worker_killed_mid_sweep_costs_only_its_task(client, tmp_path):
 def test_liemb_sweep_reports_bad_input_in_one_line(tmp_path, capsys):
     bad = tmp_path / 'bad.yaml'
     bad.write_text('robot: liemb_arm7\nvary: {grid: {mass: [1, 2]}}\n')
-    for argv in ([str(bad)], [str(tmp_path / 'missing.yaml')]):
-        assert cli.main(['sweep', *argv]) == 2
+    wrong = tmp_path / 'wrong.yaml'
+    wrong.write_text('robot: liemb_arm7\ngains: {kp: [1, 2]}\n')
+    nolink = tmp_path / 'nolink.yaml'
+    nolink.write_text('robot: liemb_arm7\nlink: nowhere\n')
+    for argv in ([str(bad)], [str(tmp_path / 'missing.yaml')], [str(wrong), '--serial'],
+                 [str(nolink), '--serial']):
+        assert cli.main(['sweep', *argv, '--out', str(tmp_path / 'out')]) == 2
         err = capsys.readouterr().err.strip()
         assert err.startswith('liemb sweep: ') and '\n' not in err, err
     with pytest.raises(SystemExit) as exc:

@@ -33,7 +33,7 @@ from distributed import WorkerPlugin
 
 from ..core.model.urdf_sources import read_text
 from ..core.resources import robot_path
-from .runner import METRICS, prepare, run_chunk
+from .runner import METRICS, check_run, prepare, run_chunk
 from .spec import SpecError, check_spec, runs, spec_hash, varied_names
 
 #: the work a task should hold [s]: Dask's overhead per task is a few milliseconds
@@ -166,12 +166,16 @@ def run_sweep(spec, out, *, scheduler=None, workers=None, client=None, serial=Fa
     or a ``LocalCluster`` of ``workers`` processes (default: one per core).  ``progress``:
     a tqdm bar; ``log``: a function taking a line (the dashboard address, what is skipped).
     The summary: ``path`` (the results file), ``table`` (a pyarrow Table, one row per run
-    sorted by ``run``), ``computed`` (the run indices this call ran), ``skipped``.
+    sorted by ``run``), ``computed`` (the run indices this call ran), ``skipped`` (how many
+    were already written), ``seconds`` (the wall time of the runs).  Raises
+    :class:`~.spec.SpecError` before any run when the spec or its first run cannot start.
     """
     import pyarrow as pa
     spec = check_spec(spec)
     text = robot_text(spec['robot'])
     digest = spec_hash(dict(spec, runs_per_task=None), text)
+    all_runs = runs(spec)
+    check_run(spec, text, all_runs[0])
     parts = os.path.join(out, 'parts')
     os.makedirs(parts, exist_ok=True)
     _manifest(out, spec, digest, overwrite)
@@ -180,7 +184,6 @@ def run_sweep(spec, out, *, scheduler=None, workers=None, client=None, serial=Fa
     schema = _schema(names)
     metadata = {b'liemb.sweep.hash': digest.encode(),
                 b'liemb.sweep.spec': json.dumps(spec, sort_keys=True).encode()}
-    all_runs = runs(spec)
     done = _done_runs(parts)
     todo = [(i, p) for i, p in enumerate(all_runs) if i not in done]
     if done:

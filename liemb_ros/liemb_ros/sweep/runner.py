@@ -65,7 +65,7 @@ def prepare(spec, robot_text):
     sim.warm_up()
     if spec['controller'] in CONTROLLERS:
         q_d, qd_d, qdd_d = ref(0.0)
-        _law(spec, nominal, link, {})(0.0, sim.q, sim.qd, q_d, qd_d, qdd_d)
+        _checked_law(spec, nominal, link, {})(0.0, sim.q, sim.qd, q_d, qd_d, qdd_d)
     return time.perf_counter() - start
 
 
@@ -165,17 +165,46 @@ def _law(spec, model, link, params):
         f(model, t, q, qd, q_d, qd_d, qdd_d, params), dtype=float)
 
 
-def _setup(spec, robot_text, params):
-    """Return the nominal model, the link, the reference and the Simulator of a run."""
-    nominal = robot_model(robot_text)
+def _reference(spec, nominal):
+    """Return the link and the :class:`Reference` of the spec's scenario for ``nominal``."""
     link = spec.get('link') or sample_tip(nominal)
+    if link not in nominal.link_names:
+        raise SpecError(f"link: {link!r} is not a link of {nominal.name!r} "
+                        f"({', '.join(nominal.link_names)})")
     sc = spec['scenario']
     s = sc['setpoint']
     s = ready_configuration(nominal, link) if s == 'ready' else np.asarray(s, dtype=float)
     if s.shape != (nominal.nq,):
         raise SpecError(f'scenario.setpoint: {nominal.nq} values for {nominal.name!r}')
     sine = sc['sine'] or {}
-    ref = Reference(s, sine.get('amplitude', 0.0), sine.get('period', 1.0))
+    return link, Reference(s, sine.get('amplitude', 0.0), sine.get('period', 1.0))
+
+
+def _checked_law(spec, nominal, link, params):
+    """:func:`_law`, its ValueError (gains of the wrong shape, a floating base) a SpecError."""
+    try:
+        return _law(spec, nominal, link, params)
+    except ValueError as exc:
+        raise SpecError(f"controller {spec['controller']}: {exc}") from None
+
+
+def check_run(spec, robot_text, params):
+    """
+    Raise :class:`~.spec.SpecError` if a run with ``params`` cannot start; else return.
+
+    The client calls it before it sends any task: the robot, the link, the setpoint, the
+    controller and its gains are checked here, once, instead of failing every task.
+    """
+    nominal = robot_model(robot_text)
+    link, _ = _reference(spec, nominal)
+    _checked_law(spec, nominal, link, params)
+
+
+def _setup(spec, robot_text, params):
+    """Return the nominal model, the link, the reference and the Simulator of a run."""
+    nominal = robot_model(robot_text)
+    link, ref = _reference(spec, nominal)
+    sc = spec['scenario']
     plant = plant_model(nominal, link, _value(params, 'payload'))
     q_d, qd_d, _ = ref(0.0)
     armature = _value(params, 'armature')
@@ -198,7 +227,7 @@ def run_one(spec, robot_text, index, params):
     :class:`~.spec.SpecError`.
     """
     nominal, link, ref, sim = _setup(spec, robot_text, params)
-    law = _law(spec, nominal, link, params)
+    law = _checked_law(spec, nominal, link, params)
     sc = spec['scenario']
     n = int(round(sc['duration'] / sc['dt']))
     sigma = _value(params, 'effort_noise')
