@@ -10,6 +10,7 @@ The ``liemb`` command line.
 ``liemb teleop``          keyboard twists for the servo node (``liemb launch servo``)
 ``liemb view [ROBOT]``    a live 3D view in the browser (ROS topics, ``--simulate``, ``--sliders``)
 ``liemb prepare``         compile every kernel into numba's cache (the set-up does it)
+``liemb sweep SPEC``      simulation sweeps on Dask; ``liemb dataset ROBOT N``: dynamics samples
 
 ROBOT is a URDF or xacro file or the name of a shipped robot (``liemb inspect --list``).
 """
@@ -240,6 +241,8 @@ def _launch_sets_text():
 # Subcommands implemented in their own modules: each has add_arguments(parser) and run(args).
 _PLUGGED = [
     ('dynamics', '.dynamics_cli', 'inverse dynamics, mass matrix, Coriolis and gravity terms'),
+    ('sweep', '.sweep_cli', 'simulation sweeps on Dask: a controller over varied parameters'),
+    ('dataset', '.dataset_cli', 'sampled states and their dynamics as sharded Parquet, on Dask'),
     ('reproduce', '.reproduce', 'reproduce a published Lie group integration example'),
     ('teleop', '..ros.teleop', 'keyboard twists for the servo node, in a chosen representation'),
     ('view', '.view_command', 'a live 3D view of a robot in the browser: from ROS topics, '
