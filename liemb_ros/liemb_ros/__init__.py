@@ -3,7 +3,8 @@ liemb_ros: robots as joint screws on the Lie group SE(3).
 
 Public API (design.md): ``load_urdf``, ``load_urdf_string`` (text that is never taken for a
 path), ``Model``, ``link_pose``, ``forward_kinematics``, ``link_twist``,
-``link_acceleration``, ``jacobian``, ``jacobian_derivative``; dynamics
+``link_acceleration``, ``jacobian``, ``jacobian_derivative``; third order ([M18d] §2):
+``link_jerk``, ``jacobian_second_derivative``, ``body_jerks``; dynamics
 ([M18d]): ``inverse_dynamics`` (form 'body' | 'spatial' | 'hybrid'), ``gravity_torques``,
 ``joint_wrenches``, ``mass_matrix``, ``mass_matrix_derivative``, ``coriolis_matrix``,
 ``forward_dynamics``; equations of motion: ``kane_eom``, ``lagrange_eom``,
@@ -25,6 +26,7 @@ from .core.eom import (inverse_dynamics_derivatives, inverse_dynamics_time_deriv
 from .core.identification import (base_parameters, inertial_parameters, parameter_names,
                                   regressor)
 from .core.identification_fit import identify, identify_consistent, identify_payload
+from .core.jerk import body_jerks, jacobian_second_derivative, link_jerk
 from .core.kinematics import (body_poses, body_twists, change_representation, forward_kinematics,
                               jacobian, jacobian_derivative, jacobian_factors, link_acceleration,
                               link_pose, link_twist, representation_map)
@@ -34,7 +36,8 @@ _install_old_paths()   # import liemb_ros.simulation and the like, deprecated (o
 
 __all__ = ['load_urdf', 'load_urdf_string', 'Model', 'URDFError', 'URDFWarning', 'REPRESENTATIONS',
            'link_pose', 'forward_kinematics', 'link_twist', 'link_acceleration', 'jacobian',
-           'jacobian_derivative', 'body_poses', 'body_twists', 'jacobian_factors',
+           'jacobian_derivative', 'jacobian_second_derivative', 'link_jerk', 'body_jerks',
+           'body_poses', 'body_twists', 'jacobian_factors',
            'representation_map', 'change_representation', 'inverse_dynamics', 'gravity_torques',
            'joint_wrenches',
            'mass_matrix', 'mass_matrix_derivative', 'coriolis_matrix', 'forward_dynamics',
