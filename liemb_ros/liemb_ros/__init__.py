@@ -7,7 +7,7 @@ path), ``Model``, ``link_pose``, ``forward_kinematics``, ``link_twist``,
 ``link_jerk``, ``jacobian_second_derivative``, ``body_jerks``; dynamics
 ([M18d]): ``inverse_dynamics`` (form 'body' | 'spatial' | 'hybrid'), ``gravity_torques``,
 ``joint_wrenches``, ``mass_matrix``, ``mass_matrix_derivative``, ``coriolis_matrix``,
-``forward_dynamics``; equations of motion: ``kane_eom``, ``lagrange_eom``,
+``christoffel_symbols``, ``forward_dynamics``; equations of motion: ``kane_eom``, ``lagrange_eom``,
 ``system_matrices``, ``inverse_dynamics_derivatives``, ``inverse_dynamics_time_derivative``,
 ``linearize``; identification: ``regressor`` (``τ = Y π``), ``inertial_parameters``,
 ``parameter_names``, ``base_parameters``, ``identify`` (least squares), ``identify_consistent``,
@@ -18,6 +18,7 @@ Twists are angular first ``(ω, v)``, wrenches moment first ``(m, f)``, poses 4x
 # first: numba's kernel cache folder is chosen before any kernel is defined
 from ._cache import KERNEL_CACHE, VERSION as __version__
 from ._moved import install as _install_old_paths
+from .core.christoffel import christoffel_symbols
 from .core.dynamics import (coriolis_matrix, forward_dynamics, gravity_torques, inverse_dynamics,
                             joint_wrenches, mass_matrix, mass_matrix_derivative)
 from .core._kernels.dispatch import get_num_threads, set_num_threads
@@ -40,7 +41,8 @@ __all__ = ['load_urdf', 'load_urdf_string', 'Model', 'URDFError', 'URDFWarning',
            'body_poses', 'body_twists', 'jacobian_factors',
            'representation_map', 'change_representation', 'inverse_dynamics', 'gravity_torques',
            'joint_wrenches',
-           'mass_matrix', 'mass_matrix_derivative', 'coriolis_matrix', 'forward_dynamics',
+           'mass_matrix', 'mass_matrix_derivative', 'coriolis_matrix', 'christoffel_symbols',
+           'forward_dynamics',
            'kane_eom', 'lagrange_eom', 'system_matrices', 'inverse_dynamics_derivatives',
            'inverse_dynamics_time_derivative', 'linearize', 'regressor', 'inertial_parameters',
            'parameter_names', 'base_parameters', 'identify', 'identify_consistent',
