@@ -4,7 +4,8 @@ liemb_ros: robots as joint screws on the Lie group SE(3).
 Public API (design.md): ``load_urdf``, ``load_urdf_string`` (text that is never taken for a
 path), ``Model``, ``link_pose``, ``forward_kinematics``, ``link_twist``,
 ``link_acceleration``, ``jacobian``, ``jacobian_derivative``; third order ([M18d] §2):
-``link_jerk``, ``jacobian_second_derivative``, ``body_jerks``; dynamics
+``link_jerk``, ``jacobian_second_derivative``, ``body_jerks``; inverse kinematics at
+velocity and acceleration level: ``joint_rates``; dynamics
 ([M18d]): ``inverse_dynamics`` (form 'body' | 'spatial' | 'hybrid'), ``gravity_torques``,
 ``joint_wrenches``, ``mass_matrix``, ``mass_matrix_derivative``, ``coriolis_matrix``,
 ``christoffel_symbols``, ``forward_dynamics``; equations of motion: ``kane_eom``, ``lagrange_eom``,
@@ -28,6 +29,7 @@ from .core.identification import (base_parameters, inertial_parameters, paramete
                                   regressor)
 from .core.identification_fit import identify, identify_consistent, identify_payload
 from .core.jerk import body_jerks, jacobian_second_derivative, link_jerk
+from .core.joint_rates import joint_rates
 from .core.kinematics import (body_poses, body_twists, change_representation, forward_kinematics,
                               jacobian, jacobian_derivative, jacobian_factors, link_acceleration,
                               link_pose, link_twist, representation_map)
@@ -38,6 +40,7 @@ _install_old_paths()   # import liemb_ros.simulation and the like, deprecated (o
 __all__ = ['load_urdf', 'load_urdf_string', 'Model', 'URDFError', 'URDFWarning', 'REPRESENTATIONS',
            'link_pose', 'forward_kinematics', 'link_twist', 'link_acceleration', 'jacobian',
            'jacobian_derivative', 'jacobian_second_derivative', 'link_jerk', 'body_jerks',
+           'joint_rates',
            'body_poses', 'body_twists', 'jacobian_factors',
            'representation_map', 'change_representation', 'inverse_dynamics', 'gravity_torques',
            'joint_wrenches',
