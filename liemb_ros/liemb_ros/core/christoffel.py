@@ -2,7 +2,7 @@
 Christoffel symbols of the first kind of the mass matrix, in closed form ([M18d] §5, (85)-(86)).
 
 Müller, "Screw and Lie group theory in multibody dynamics", Multibody Syst. Dyn. 42 (2018)
-219–248 ("[M18d]"); the theory is in docs/theory/recursions.md ("Christoffel symbols").
+219–248 ("[M18d]"); the theory is in docs/theory/jerk-and-christoffel.md.
 
     ``Γ_ijk = ½ (∂M_ij/∂q_k + ∂M_ik/∂q_j - ∂M_jk/∂q_i)``   (85),  ``C_ij = Σ_k Γ_ijk q̇_k``
 

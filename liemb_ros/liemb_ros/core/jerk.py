@@ -2,7 +2,7 @@
 Third-order kinematics: the jerk of a link and the second time derivative of its Jacobian.
 
 Müller, "Screw and Lie group theory in multibody dynamics", Multibody Syst. Dyn. 42 (2018)
-219–248 ("[M18d]") §2; the theory is in docs/theory/recursions.md ("Jerk").  The jerk of a
+219–248 ("[M18d]") §2; the theory is in docs/theory/jerk-and-christoffel.md.  The jerk of a
 link is ``V̈``, the second time derivative of its twist in one of the four representations
 of :mod:`liemb_ros.core.kinematics`; with the Jacobian ``J`` and its derivatives,
 
