@@ -2,11 +2,12 @@
 Inverse kinematics at velocity and acceleration level: joint rates from the bodies' twists.
 
 Müller, "Screw and Lie group theory in multibody dynamics", Multibody Syst. Dyn. 42 (2018)
-219–248 ("[M18d]") §2, Remark 1 (eq. (11)) and Remark 3; docs/theory/jerk-and-christoffel.md.  Given
-the body-fixed twists ``V_i`` and accelerations ``V̇_i`` of all bodies (measured, say, by
-body-mounted sensors), the joint velocities and accelerations follow body by body from the
-recursions (66b) and (66c) solved for the joint's own term, with ``A_i = Ad_{C_{i,λ}}``
-(``λ`` the parent, ``V_λ = V̇_λ = 0`` at the root):
+219–248 ("[M18d]") §2, Remark 1 (eq. (11)) and Remark 3;
+docs/theory/jerk-and-christoffel.md.  Given the body-fixed twists ``V_i`` and accelerations
+``V̇_i`` of all bodies (measured, say, by body-mounted sensors), the joint velocities and
+accelerations follow body by body from the recursions (66b) and (66c) solved for the
+joint's own term, with ``A_i = Ad_{C_{i,λ}}`` (``λ`` the parent, ``V_λ = V̇_λ = 0`` at the
+root):
 
     ``^iX_i θ̇_i = V_i - A_i V_λ``,    ``^iX_i θ̈_i = V̇_i - A_i V̇_λ + [V_i, A_i V_λ]``
 
