@@ -1,0 +1,172 @@
+"""
+Newton–Euler equations in an arbitrary frame, and the equations of motion in momentum form.
+
+Müller, "Screw and Lie group theory in multibody dynamics", Multibody Syst. Dyn. 42 (2018)
+219–248 ("[M18d]") §3.5 (eqs. (59)-(61)) and §5.1 (eq. (79)); the theory is in
+docs/theory/momentum.md.  Fixed-base models; NumPy over the bodies (O(n), single
+configurations): statements of the paper's forms, checked against the compiled
+inverse dynamics, not production code.
+
+**Arbitrary frame** (:func:`inverse_dynamics_in_frame`).  Every body's Newton–Euler
+equations measured and resolved in one frame ``F_j`` (the world, or a body's frame, which
+moves): with ``^jV_i = Ad_{C_j}⁻¹ V^s_i``, ``^jM_i = Ad_{C_j}ᵀ M^s_i Ad_{C_j}`` (61) and the
+frame's own twist ``^jV_j = V^b_j``,
+
+    ``^jM_i (^jV̇_i + ad_{^jV_j} ^jV_i) - ad_{^jV_i}ᵀ ^jM_i ^jV_i = ^jW_i``   (60)
+
+(the transpose on the second ``ad`` is missing in print; and ``V̇^s_i = Ad_{C_j}(^jV̇_i +
+ad_{^jV_j} ^jV_i)``, docs/theory/errata.md).  The kinematics runs in ``F_j`` too: the joint
+screws ``^jJ_i = Ad_{C_j⁻¹C_i} ^iX_i`` move relative to the frame with the relative twist
+``^jV_i - ^jV_j``, so
+
+    ``^jV_i = ^jV_λ + ^jJ_i θ̇_i``,
+    ``^jV̇_i = ^jV̇_λ + ^jJ_i θ̈_i + [^jV_i - ^jV_j, ^jJ_i] θ̇_i``,
+
+the wrenches add up the tree without transformation (as in the spatial form, which is
+``F_j`` = world) and ``τ_i = ^jJ_iᵀ ^jW_i``.  Gravity is the ground's acceleration,
+``^jV̇_0 = Ad_{C_j}⁻¹ (0, -g)``.
+
+**Momentum form** (:func:`spatial_momenta`, :func:`momentum_eom`).  (79) projects the
+spatial momentum balance of the bodies, ``Π̇^s_i = W^s_i`` (36), with the spatial
+Jacobians: ``Σ_i (J^s_i)ᵀ (Π̇^s_i - W^{s,app}_i) = τ``, ``Π^s_i = M^s_i J^s_i q̇``.  Its
+projection ``p = Σ_i (J^s_i)ᵀ Π^s_i = M q̇`` (the generalised momentum) gives first-order
+equations on the phase space ``(q, p)``:
+
+    ``q̇ = M⁻¹ p``,   ``ṗ = τ + Σ_i (J^s_i)ᵀ W^{s,app}_i + Σ_i (J̇^s_i)ᵀ Π^s_i``
+
+with ``J̇^s_j = [V^s_j, J^s_j]`` (16) column by column and ``W^{s,app}_i = M^s_i (0, g)``.
+"""
+import numpy as np
+
+from .dynamics import mass_matrix
+from .kinematics import _link, body_poses
+from .lie import se3
+
+
+def _check(model, vectors):
+    """Canonical finite vectors of the given sizes; fixed-base models only."""
+    if model.floating:
+        raise ValueError('the momentum and arbitrary-frame forms cover fixed-base models')
+    out = []
+    for name, x, n in vectors:
+        a = np.asarray(x, dtype=float)
+        if a.shape != (n,) or not np.all(np.isfinite(a)):
+            raise ValueError(f'{name} must be a finite vector of shape ({n},); got {a.shape}')
+        out.append(a)
+    return out
+
+
+def _rates(model, x, i):
+    """``θ``-rate of body ``i`` from the coordinate-sized vector ``x`` (mimic ratio)."""
+    return model.q_mult[i] * x[model.q_index[i]]
+
+
+def _project(model, S, W):
+    """Joint forces ``Σ μ_i S_iᵀ W_i`` over the bodies of each coordinate."""
+    tau = np.zeros(model.nq)
+    np.add.at(tau, model.q_index, model.q_mult * np.einsum('ij,ij->i', S, W))
+    return tau
+
+
+def _frame_pose(model, C, frame):
+    """Pose of the frame ``F_j`` and the body it moves with (-1: the world)."""
+    if frame == 'world':
+        return np.eye(4), -1
+    body, T = _link(model, frame)
+    if body < 0:
+        return T, -1
+    return C[body] @ T, body
+
+
+def inverse_dynamics_in_frame(model, q, qd, qdd, frame='world'):
+    """
+    Joint forces (nq,) by the Newton–Euler equations (60) of every body in frame ``frame``.
+
+    ``frame``: 'world' or a link name (module docstring: all twists, inertias and wrenches
+    measured and resolved in that frame, moving with its body).  Gravity from the model,
+    no external wrenches.  Equals :func:`liemb_ros.core.dynamics.inverse_dynamics`
+    whichever frame is chosen (the paper's point: the frame is a choice of coordinates).
+    """
+    q, qd, qdd = _check(model, (('q', q, model.nq), ('qd', qd, model.nv),
+                                ('qdd', qdd, model.nv)))
+    C = body_poses(model, q)
+    Cj, fbody = _frame_pose(model, C, frame)
+    Cj_inv = se3.inverse(Cj)
+    nb = model.nb
+    J = np.einsum('nij,nj->ni', se3.Ad(Cj_inv @ C), model.X)                 # ^jJ_i
+    V = np.zeros((nb, 6))
+    for i in range(nb):
+        p = model.parent[i]
+        V[i] = (V[p] if p >= 0 else 0.0) + J[i] * _rates(model, qd, i)
+    Vj = np.zeros(6) if fbody < 0 else V[fbody]   # ^jV_j = V^b_j: the frame moves with its body
+    a0 = se3.Ad_inv(Cj) @ np.concatenate([np.zeros(3), -model.gravity])
+    Vd = np.zeros((nb, 6))
+    for i in range(nb):
+        p = model.parent[i]
+        Vd[i] = ((Vd[p] if p >= 0 else a0) + J[i] * _rates(model, qdd, i)
+                 + se3.ad(V[i] - Vj) @ J[i] * _rates(model, qd, i))
+    W = np.zeros((nb, 6))
+    Ai = se3.Ad_inv(Cj_inv @ C)                                               # Ad_{C_{j,i}}⁻¹
+    adVj = se3.ad(Vj)
+    for i in reversed(range(nb)):
+        Mj = Ai[i].T @ model.inertia[i] @ Ai[i]                               # (61)
+        W[i] += Mj @ (Vd[i] + adVj @ V[i]) - se3.ad(V[i]).T @ Mj @ V[i]     # (60)
+        if model.parent[i] >= 0:
+            W[model.parent[i]] += W[i]
+    return _project(model, J, W)
+
+
+def _spatial(model, q, qd):
+    """Poses, spatial columns ``J^s_i`` (nb, 6), twists ``V^s_i`` and inertias ``M^s_i``."""
+    C = body_poses(model, q)
+    J = np.einsum('nij,nj->ni', se3.Ad(C), model.X)
+    V = np.zeros((model.nb, 6))
+    for i in range(model.nb):
+        p = model.parent[i]
+        V[i] = (V[p] if p >= 0 else 0.0) + J[i] * _rates(model, qd, i)
+    Ai = se3.Ad_inv(C)
+    Ms = np.einsum('nji,njk,nkl->nil', Ai, model.inertia, Ai)                # (34)
+    return C, J, V, Ms
+
+
+def spatial_momenta(model, q, qd):
+    """
+    Spatial momenta ``Π^s_i = M^s_i V^s_i`` of all bodies, (nb, 6), ``(L, P)`` ([M18d] (35)).
+
+    Angular momentum about the world origin and linear momentum, both in the world frame,
+    order of ``model.body_names``.
+    """
+    q, qd = _check(model, (('q', q, model.nq), ('qd', qd, model.nv)))
+    _, _, V, Ms = _spatial(model, q, qd)
+    return np.einsum('nij,nj->ni', Ms, V)
+
+
+def momentum_eom(model, q, p, tau):
+    """
+    Phase-space equations of motion from (79): ``(q̇, ṗ)`` at ``(q, p)`` under ``tau``.
+
+    ``p = M q̇`` (nq,) is the generalised momentum ``Σ_i (J^s_i)ᵀ Π^s_i``; ``q̇ = M⁻¹ p``
+    and ``ṗ = τ + Σ_i (J^s_i)ᵀ W^{s,grav}_i + Σ_i (J̇^s_i)ᵀ Π^s_i`` (module docstring).
+    """
+    q, p, tau = _check(model, (('q', q, model.nq), ('p', p, model.nv), ('tau', tau, model.nv)))
+    qd = np.linalg.solve(mass_matrix(model, q), p)
+    _, J, V, Ms = _spatial(model, q, qd)
+    Pi = np.einsum('nij,nj->ni', Ms, V)
+    grav = np.einsum('nij,j->ni', Ms, np.concatenate([np.zeros(3), model.gravity]))
+    pd = tau.copy()
+    for i in range(model.nb):
+        anc = np.nonzero(model.support[i])[0]                 # the columns of body i
+        pd += _project_subset(model, anc, J, V, grav[i], Pi[i])
+    return qd, pd
+
+
+def _project_subset(model, cols, J, V, W, Pi):
+    """``Σ_a μ_a (J_aᵀ W + [V_a, J_a]ᵀ Π)`` over the bodies ``cols``, at their coordinates."""
+    out = np.zeros(model.nq)
+    for a in cols:
+        Jd = se3.ad(V[a]) @ J[a]
+        out[model.q_index[a]] += model.q_mult[a] * (J[a] @ W + Jd @ Pi)
+    return out
+
+
+__all__ = ['inverse_dynamics_in_frame', 'spatial_momenta', 'momentum_eom']
