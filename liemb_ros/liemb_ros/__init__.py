@@ -8,7 +8,9 @@ path), ``Model``, ``link_pose``, ``forward_kinematics``, ``link_twist``,
 velocity and acceleration level: ``joint_rates``; dynamics
 ([M18d]): ``inverse_dynamics`` (form 'body' | 'spatial' | 'hybrid'), ``gravity_torques``,
 ``joint_wrenches``, ``mass_matrix``, ``mass_matrix_derivative``, ``coriolis_matrix``,
-``christoffel_symbols``, ``forward_dynamics``; equations of motion: ``kane_eom``, ``lagrange_eom``,
+``christoffel_symbols``, ``forward_dynamics``, ``inverse_dynamics_in_frame``,
+``spatial_momenta``, ``momentum_eom``, ``geometric_sensitivity`` (NumPy statements of
+[M18d] (60), (79), §6.2); equations of motion: ``kane_eom``, ``lagrange_eom``,
 ``system_matrices``, ``inverse_dynamics_derivatives``, ``inverse_dynamics_time_derivative``,
 ``linearize``; identification: ``regressor`` (``τ = Y π``), ``inertial_parameters``,
 ``parameter_names``, ``base_parameters``, ``identify`` (least squares), ``identify_consistent``,
@@ -33,7 +35,9 @@ from .core.joint_rates import joint_rates
 from .core.kinematics import (body_poses, body_twists, change_representation, forward_kinematics,
                               jacobian, jacobian_derivative, jacobian_factors, link_acceleration,
                               link_pose, link_twist, representation_map)
+from .core.momentum import inverse_dynamics_in_frame, momentum_eom, spatial_momenta
 from .core.model import REPRESENTATIONS, Model, URDFError, URDFWarning, load_urdf, load_urdf_string
+from .core.sensitivity import geometric_sensitivity
 
 _install_old_paths()   # import liemb_ros.simulation and the like, deprecated (one release)
 
@@ -45,7 +49,8 @@ __all__ = ['load_urdf', 'load_urdf_string', 'Model', 'URDFError', 'URDFWarning',
            'representation_map', 'change_representation', 'inverse_dynamics', 'gravity_torques',
            'joint_wrenches',
            'mass_matrix', 'mass_matrix_derivative', 'coriolis_matrix', 'christoffel_symbols',
-           'forward_dynamics',
+           'forward_dynamics', 'inverse_dynamics_in_frame', 'spatial_momenta', 'momentum_eom',
+           'geometric_sensitivity',
            'kane_eom', 'lagrange_eom', 'system_matrices', 'inverse_dynamics_derivatives',
            'inverse_dynamics_time_derivative', 'linearize', 'regressor', 'inertial_parameters',
            'parameter_names', 'base_parameters', 'identify', 'identify_consistent',
