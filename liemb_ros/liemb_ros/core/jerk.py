@@ -43,6 +43,7 @@ finite differences of :func:`~liemb_ros.core.kinematics.link_acceleration`.
 """
 import numpy as np
 
+from ._joint_space import body_rate as _rates
 from ._kernels.dispatch import as_batch, base_arg, rep_index
 from .kinematics import _link, body_poses
 from .lie import se3
@@ -58,11 +59,6 @@ def _ad(X):
 def _cross(a, B):
     """Return ``a × B`` column by column: ``a`` (3,), ``B`` (3, m)."""
     return np.cross(a[:, None], B, axis=0)
-
-
-def _rates(model, x, i):
-    """``θ``-rate of body ``i`` from the velocity-sized vector ``x`` (mimic scaling)."""
-    return model.q_mult[i] * x[model.nv - model.nq + model.q_index[i]]
 
 
 def _base_motion(model, base, qd, qdd, qddd):

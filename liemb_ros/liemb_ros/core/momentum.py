@@ -38,34 +38,11 @@ with ``J̇^s_j = [V^s_j, J^s_j]`` (16) column by column and ``W^{s,app}_i = M^s_
 """
 import numpy as np
 
+from ._joint_space import (body_rate as _rates, fixed_base_vectors, project as _project,
+                           spatial_state)
 from .dynamics import mass_matrix
 from .kinematics import _link, body_poses
 from .lie import se3
-
-
-def _check(model, vectors):
-    """Canonical finite vectors of the given sizes; fixed-base models only."""
-    if model.floating:
-        raise ValueError('the momentum and arbitrary-frame forms cover fixed-base models')
-    out = []
-    for name, x, n in vectors:
-        a = np.asarray(x, dtype=float)
-        if a.shape != (n,) or not np.all(np.isfinite(a)):
-            raise ValueError(f'{name} must be a finite vector of shape ({n},); got {a.shape}')
-        out.append(a)
-    return out
-
-
-def _rates(model, x, i):
-    """``θ``-rate of body ``i`` from the coordinate-sized vector ``x`` (mimic ratio)."""
-    return model.q_mult[i] * x[model.q_index[i]]
-
-
-def _project(model, S, W):
-    """Joint forces ``Σ μ_i S_iᵀ W_i`` over the bodies of each coordinate."""
-    tau = np.zeros(model.nq)
-    np.add.at(tau, model.q_index, model.q_mult * np.einsum('ij,ij->i', S, W))
-    return tau
 
 
 def _frame_pose(model, C, frame):
@@ -87,8 +64,8 @@ def inverse_dynamics_in_frame(model, q, qd, qdd, frame='world'):
     no external wrenches.  Equals :func:`liemb_ros.core.dynamics.inverse_dynamics`
     whichever frame is chosen (the paper's point: the frame is a choice of coordinates).
     """
-    q, qd, qdd = _check(model, (('q', q, model.nq), ('qd', qd, model.nv),
-                                ('qdd', qdd, model.nv)))
+    q, qd, qdd = fixed_base_vectors(model, 'inverse_dynamics_in_frame', (
+        ('q', q, model.nq), ('qd', qd, model.nv), ('qdd', qdd, model.nv)))
     C = body_poses(model, q)
     Cj, fbody = _frame_pose(model, C, frame)
     Cj_inv = se3.inverse(Cj)
@@ -116,19 +93,6 @@ def inverse_dynamics_in_frame(model, q, qd, qdd, frame='world'):
     return _project(model, J, W)
 
 
-def _spatial(model, q, qd):
-    """Poses, spatial columns ``J^s_i`` (nb, 6), twists ``V^s_i`` and inertias ``M^s_i``."""
-    C = body_poses(model, q)
-    J = np.einsum('nij,nj->ni', se3.Ad(C), model.X)
-    V = np.zeros((model.nb, 6))
-    for i in range(model.nb):
-        p = model.parent[i]
-        V[i] = (V[p] if p >= 0 else 0.0) + J[i] * _rates(model, qd, i)
-    Ai = se3.Ad_inv(C)
-    Ms = np.einsum('nji,njk,nkl->nil', Ai, model.inertia, Ai)                # (34)
-    return C, J, V, Ms
-
-
 def spatial_momenta(model, q, qd):
     """
     Spatial momenta ``Π^s_i = M^s_i V^s_i`` of all bodies, (nb, 6), ``(L, P)`` ([M18d] (35)).
@@ -136,8 +100,9 @@ def spatial_momenta(model, q, qd):
     Angular momentum about the world origin and linear momentum, both in the world frame,
     order of ``model.body_names``.
     """
-    q, qd = _check(model, (('q', q, model.nq), ('qd', qd, model.nv)))
-    _, _, V, Ms = _spatial(model, q, qd)
+    q, qd = fixed_base_vectors(model, 'spatial_momenta',
+                               (('q', q, model.nq), ('qd', qd, model.nv)))
+    _, _, V, Ms = spatial_state(model, q, qd)
     return np.einsum('nij,nj->ni', Ms, V)
 
 
@@ -148,9 +113,10 @@ def momentum_eom(model, q, p, tau):
     ``p = M q̇`` (nq,) is the generalised momentum ``Σ_i (J^s_i)ᵀ Π^s_i``; ``q̇ = M⁻¹ p``
     and ``ṗ = τ + Σ_i (J^s_i)ᵀ W^{s,grav}_i + Σ_i (J̇^s_i)ᵀ Π^s_i`` (module docstring).
     """
-    q, p, tau = _check(model, (('q', q, model.nq), ('p', p, model.nv), ('tau', tau, model.nv)))
+    q, p, tau = fixed_base_vectors(model, 'momentum_eom', (
+        ('q', q, model.nq), ('p', p, model.nv), ('tau', tau, model.nv)))
     qd = np.linalg.solve(mass_matrix(model, q), p)
-    _, J, V, Ms = _spatial(model, q, qd)
+    _, J, V, Ms = spatial_state(model, q, qd)
     Pi = np.einsum('nij,nj->ni', Ms, V)
     grav = np.einsum('nij,j->ni', Ms, np.concatenate([np.zeros(3), model.gravity]))
     pd = tau.copy()

@@ -34,6 +34,7 @@ from collections import Counter
 
 import numpy as np
 
+from ._joint_space import fixed_base_vectors, project as _project
 from .kinematics import body_poses
 from .lie import se3
 
@@ -102,13 +103,6 @@ def _poses(model, q, ops):
     C = body_poses(model, q)
     ops.n['pose products'] += model.nb
     return C
-
-
-def _project(model, S, W):
-    """Joint forces ``τ = Σ μ_i S_iᵀ W_i`` over the bodies of each coordinate."""
-    tau = np.zeros(model.nq)
-    np.add.at(tau, model.q_index, model.q_mult * np.einsum('ij,ij->i', S, W))
-    return tau
 
 
 def _body(model, q, qd, qdd, a0, ops):
@@ -202,12 +196,8 @@ def newton_euler_counts(model, q, qd, qdd, form='body', gravity=True):
     """
     if form not in FORMS:
         raise ValueError(f'unknown form {form!r}; expected one of {", ".join(FORMS)}')
-    if model.floating:
-        raise ValueError('newton_euler_counts covers fixed-base models')
-    args = [np.asarray(x, dtype=float) for x in (q, qd, qdd)]
-    for name, x, n in zip(('q', 'qd', 'qdd'), args, (model.nq, model.nv, model.nv)):
-        if x.shape != (n,) or not np.all(np.isfinite(x)):
-            raise ValueError(f'{name} must be a finite vector of shape ({n},); got {x.shape}')
+    args = fixed_base_vectors(model, 'newton_euler_counts', (
+        ('q', q, model.nq), ('qd', qd, model.nv), ('qdd', qdd, model.nv)))
     a0 = np.zeros(6)
     if gravity:
         a0[3:] = -model.gravity

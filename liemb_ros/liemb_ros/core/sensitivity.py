@@ -27,33 +27,23 @@ configurations, O(n) per parameter.
 """
 import numpy as np
 
-from .kinematics import body_poses
+from ._joint_space import body_rate as _rates, fixed_base_vectors, project, spatial_state
 from .lie import se3
-
-
-def _rates(model, x, i):
-    """``θ``-rate of body ``i`` from the coordinate-sized vector ``x`` (mimic ratio)."""
-    return model.q_mult[i] * x[model.q_index[i]]
 
 
 class _Spatial:
     """The spatial Newton–Euler quantities of one state ((70)-(71), gravity as ``V̇_0``)."""
 
     def __init__(self, model, q, qd, qdd):
-        self.C = body_poses(model, q)
+        self.C, self.J, self.V, self.M = spatial_state(model, q, qd)
         nb = model.nb
-        self.J = np.einsum('nij,nj->ni', se3.Ad(self.C), model.X)
         self.t = np.array([[_rates(model, x, i) for i in range(nb)] for x in (qd, qdd)])
-        self.V, self.Vd = np.zeros((nb, 6)), np.zeros((nb, 6))
+        self.Vd = np.zeros((nb, 6))
         a0 = np.concatenate([np.zeros(3), -model.gravity])
-        for i in range(nb):
+        for i in range(nb):                                              # (70d)
             p = model.parent[i]
-            Vp, Vdp = (np.zeros(6), a0) if p < 0 else (self.V[p], self.Vd[p])
-            self.V[i] = Vp + self.J[i] * self.t[0, i]
-            self.Vd[i] = (Vdp + self.J[i] * self.t[1, i]
+            self.Vd[i] = ((a0 if p < 0 else self.Vd[p]) + self.J[i] * self.t[1, i]
                           + se3.ad(self.V[i]) @ self.J[i] * self.t[0, i])
-        Ai = se3.Ad_inv(self.C)
-        self.M = np.einsum('nji,njk,nkl->nil', Ai, model.inertia, Ai)
         self.W = np.einsum('nij,nj->ni', self.M, self.Vd) - np.einsum(
             'nji,nj->ni', se3.ad(self.V), np.einsum('nij,nj->ni', self.M, self.V))
         for i in reversed(range(nb)):
@@ -87,10 +77,7 @@ def _variation(model, s, c, sigma, dX):
     for i in reversed(range(nb)):
         if model.parent[i] >= 0:
             dW[model.parent[i]] += dW[i]
-    tau = np.zeros(model.nq)
-    np.add.at(tau, model.q_index, model.q_mult * (np.einsum('ij,ij->i', dJ, s.W)
-                                                  + np.einsum('ij,ij->i', s.J, dW)))
-    return tau
+    return project(model, dJ, s.W) + project(model, s.J, dW)
 
 
 def geometric_sensitivity(model, q, qd, qdd):
@@ -103,14 +90,8 @@ def geometric_sensitivity(model, q, qd, qdd):
     ``τ`` is :func:`liemb_ros.core.dynamics.inverse_dynamics` with the model's gravity, no
     external wrenches; fixed-base models (module docstring: [M18d] §6.2, closed form).
     """
-    if model.floating:
-        raise ValueError('geometric_sensitivity covers fixed-base models')
-    args = []
-    for name, x, n in (('q', q, model.nq), ('qd', qd, model.nv), ('qdd', qdd, model.nv)):
-        a = np.asarray(x, dtype=float)
-        if a.shape != (n,) or not np.all(np.isfinite(a)):
-            raise ValueError(f'{name} must be a finite vector of shape ({n},); got {a.shape}')
-        args.append(a)
+    args = fixed_base_vectors(model, 'geometric_sensitivity', (
+        ('q', q, model.nq), ('qd', qd, model.nv), ('qdd', qdd, model.nv)))
     s = _Spatial(model, *args)
     d_ref = np.empty((model.nb, 6, model.nq))
     d_scr = np.empty((model.nb, 6, model.nq))
