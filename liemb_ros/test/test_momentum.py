@@ -10,7 +10,7 @@ from test_dynamics import make_tree
 
 @pytest.mark.parametrize('seed', range(2))
 def test_any_frame_gives_the_inverse_dynamics(seed):
-    """(60) in the world, in every body's frame and in an offset link frame = the RNEA."""
+    """(60) in the world and every link frame, (63) resolved in a third frame = the RNEA."""
     rng = np.random.default_rng(seed)
     model = make_tree(rng, 6, gravity=(0.5, -0.3, -9.81))
     q, qd, qdd = rng.standard_normal((3, model.nq))
@@ -18,6 +18,10 @@ def test_any_frame_gives_the_inverse_dynamics(seed):
     for frame in ['world'] + model.link_names:
         np.testing.assert_allclose(P.inverse_dynamics_in_frame(model, q, qd, qdd, frame), tau,
                                    rtol=0, atol=1e-12 * np.abs(tau).max(), err_msg=frame)
+    for frame, k in [('world', 'b3'), ('b2', 'world'), ('b1', 'b4'), ('b4', 'b0')]:
+        np.testing.assert_allclose(   # (62)-(64): measured at F_j, resolved in F_k
+            P.inverse_dynamics_in_frame(model, q, qd, qdd, frame, resolved_in=k), tau,
+            rtol=0, atol=1e-12 * np.abs(tau).max(), err_msg=f'{frame} in {k}')
 
 
 def test_spatial_momenta_and_their_rate():

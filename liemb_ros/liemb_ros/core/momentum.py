@@ -24,7 +24,15 @@ screws ``^jJ_i = Ad_{C_j⁻¹C_i} ^iX_i`` move relative to the frame with the re
 
 the wrenches add up the tree without transformation (as in the spatial form, which is
 ``F_j`` = world) and ``τ_i = ^jJ_iᵀ ^jW_i``.  Gravity is the ground's acceleration,
-``^jV̇_0 = Ad_{C_j}⁻¹ (0, -g)``.
+``^jV̇_0 = Ad_{C_j}⁻¹ (0, -g)``.  Resolved in a third frame ``F_k`` ((62)-(64)), with
+``R = R_{k,j}`` mapping ``F_j`` coordinates to ``F_k``'s, ``^kV = Ad_R ^jV``,
+``^kM = Ad_R ^jM Ad_Rᵀ`` (64, with the rotation read this way round) and ``ω_j``, ``ω_k``
+the angular velocities of the two frames in ``F_k``:
+
+    ``^kM (^kV̇ + (ad_{^kV_j} + ad_{ω_k - ω_j}) ^kV) - ad_{^kV}ᵀ ^kM ^kV = ^kW``   (63)
+
+and the screws turn relative to ``F_k`` as well, ``d/dt ^kJ_i = [^kV_i - ^kV_j + (ω_j -
+ω_k, 0), ^kJ_i]``.
 
 **Momentum form** (:func:`spatial_momenta`, :func:`momentum_eom`).  (79) projects the
 spatial momentum balance of the bodies, ``Π̇^s_i = W^s_i`` (36), with the spatial
@@ -55,19 +63,22 @@ def _frame_pose(model, C, frame):
     return C[body] @ T, body
 
 
-def inverse_dynamics_in_frame(model, q, qd, qdd, frame='world'):
+def inverse_dynamics_in_frame(model, q, qd, qdd, frame='world', resolved_in=None):
     """
-    Joint forces (nq,) by the Newton–Euler equations (60) of every body in frame ``frame``.
+    Joint forces (nq,) by the Newton–Euler equations of every body in frame ``frame``.
 
-    ``frame``: 'world' or a link name (module docstring: all twists, inertias and wrenches
-    measured and resolved in that frame, moving with its body).  Gravity from the model,
-    no external wrenches.  Equals :func:`liemb_ros.core.dynamics.inverse_dynamics`
-    whichever frame is chosen (the paper's point: the frame is a choice of coordinates).
+    ``frame``: 'world' or a link name: twists, inertias and wrenches are measured at that
+    frame, which moves with its body (module docstring, (60)-(61)); ``resolved_in``: the
+    frame ``F_k`` their coordinates are resolved in, (62)-(64) (default ``frame``).
+    Gravity from the model, no external wrenches.  Equals
+    :func:`liemb_ros.core.dynamics.inverse_dynamics` whichever frames are chosen (the
+    paper's point: the frame is a choice of coordinates).
     """
     q, qd, qdd = fixed_base_vectors(model, 'inverse_dynamics_in_frame', (
         ('q', q, model.nq), ('qd', qd, model.nv), ('qdd', qdd, model.nv)))
     C = body_poses(model, q)
     Cj, fbody = _frame_pose(model, C, frame)
+    Ck, kbody = _frame_pose(model, C, frame if resolved_in is None else resolved_in)
     Cj_inv = se3.inverse(Cj)
     nb = model.nb
     J = np.einsum('nij,nj->ni', se3.Ad(Cj_inv @ C), model.X)                 # ^jJ_i
@@ -76,18 +87,24 @@ def inverse_dynamics_in_frame(model, q, qd, qdd, frame='world'):
         p = model.parent[i]
         V[i] = (V[p] if p >= 0 else 0.0) + J[i] * _rates(model, qd, i)
     Vj = np.zeros(6) if fbody < 0 else V[fbody]   # ^jV_j = V^b_j: the frame moves with its body
-    a0 = se3.Ad_inv(Cj) @ np.concatenate([np.zeros(3), -model.gravity])
+    R = Ck[:3, :3].T @ Cj[:3, :3]                 # R_{k,j}: F_j coordinates to F_k's
+    w_j = R @ Vj[:3]                              # angular velocities of F_j and F_k, in F_k
+    w_k = np.zeros(3) if kbody < 0 else (se3.Ad(se3.inverse(Ck) @ Cj) @ V[kbody])[:3]
+    AdR = se3.Ad_R(R)
+    J, V, Vj = J @ AdR.T, V @ AdR.T, AdR @ Vj    # ^kJ_i, ^kV_i, ^kV_j^j  (62)
+    w_rel = np.concatenate([w_j - w_k, np.zeros(3)])
+    a0 = AdR @ se3.Ad_inv(Cj) @ np.concatenate([np.zeros(3), -model.gravity])
     Vd = np.zeros((nb, 6))
-    for i in range(nb):
+    for i in range(nb):              # d/dt ^kJ_i = [^kV_i - ^kV_j + (ω_j - ω_k, 0), ^kJ_i]
         p = model.parent[i]
         Vd[i] = ((Vd[p] if p >= 0 else a0) + J[i] * _rates(model, qdd, i)
-                 + se3.ad(V[i] - Vj) @ J[i] * _rates(model, qd, i))
+                 + se3.ad(V[i] - Vj + w_rel) @ J[i] * _rates(model, qd, i))
     W = np.zeros((nb, 6))
     Ai = se3.Ad_inv(Cj_inv @ C)                                               # Ad_{C_{j,i}}⁻¹
-    adVj = se3.ad(Vj)
+    frame_term = se3.ad(Vj - w_rel)                   # ad_{^kV_j} + ad_{(ω_k - ω_j, 0)}
     for i in reversed(range(nb)):
-        Mj = Ai[i].T @ model.inertia[i] @ Ai[i]                               # (61)
-        W[i] += Mj @ (Vd[i] + adVj @ V[i]) - se3.ad(V[i]).T @ Mj @ V[i]     # (60)
+        Mk = AdR @ Ai[i].T @ model.inertia[i] @ Ai[i] @ AdR.T          # (61), (64)
+        W[i] += Mk @ (Vd[i] + frame_term @ V[i]) - se3.ad(V[i]).T @ Mk @ V[i]   # (63)
         if model.parent[i] >= 0:
             W[model.parent[i]] += W[i]
     return _project(model, J, W)
