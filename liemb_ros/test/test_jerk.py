@@ -6,6 +6,7 @@ import liemb_ros as lm
 from liemb_ros.core import jerk as JK
 from liemb_ros.core.lie import se3
 from liemb_ros.core.model.synthetic import random_model, random_pose
+from conftest import erd_path
 from test_dynamics import make_tree
 
 REPS = ('body', 'spatial', 'hybrid', 'mixed')
@@ -142,7 +143,6 @@ def test_closed_form_13_and_its_erratum():
 
 def test_mimic_coupling_and_batches():
     """Coupled joints (panda's fingers) by differences; a batch equals its configurations."""
-    from conftest import erd_path
     model = lm.load_urdf(erd_path('panda'), mimic='couple')
     rng = np.random.default_rng(11)
     B = 3
@@ -174,3 +174,25 @@ def test_bad_input():
         lm.body_jerks(model, q[None], qd[None], qdd[None], qddd[None])
     with pytest.raises(ValueError, match='batch shapes'):
         JK.link_jerk(model, q[None], qd, qdd, qddd, 'b2')
+
+
+@pytest.mark.parametrize('robot', ['ur5', 'panda'])
+def test_against_pinocchio_acceleration_derivatives(robot):
+    """Body and spatial jerk = Pinocchio's ∂a/∂q q̇ + ∂a/∂v q̈ + ∂a/∂a q⃛ (LOCAL, WORLD)."""
+    import pinocchio as pin
+    from conftest import SWAP
+    path = erd_path(robot)
+    model = lm.load_urdf(path)
+    pm = pin.buildModelFromUrdf(path)
+    data = pm.createData()
+    rng = np.random.default_rng(21)
+    q = model.random_configuration(rng)
+    qd, qdd, qddd = rng.standard_normal((3, model.nv))
+    link = model.link_names[-1]
+    pin.computeForwardKinematicsDerivatives(pm, data, q, qd, qdd)
+    for rep, ref in (('body', pin.LOCAL), ('spatial', pin.WORLD)):
+        _, da_dq, da_dv, da_da = pin.getFrameAccelerationDerivatives(
+            pm, data, pm.getFrameId(link), ref)
+        expect = SWAP @ (da_dq @ qd + da_dv @ qdd + da_da @ qddd)
+        jerk = lm.link_jerk(model, q, qd, qdd, qddd, link, rep)
+        np.testing.assert_allclose(jerk, expect, rtol=0, atol=1e-10 * np.abs(jerk).max())
