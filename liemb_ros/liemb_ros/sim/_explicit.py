@@ -151,8 +151,9 @@ def explicit_steps(ki, kf, w, arm, passive, speed, flags, tab, nz, buf, reaching
 
     ``flags = (nq, stages, limited, limits_implicit, semi_implicit)``; ``tab``: the
     tableau's ``a`` and ``b``, flat; ``nz[j] = (count, columns...)``: the nonzero entries
-    of row ``j`` of ``a``; ``buf``: the workspace of :class:`ExplicitStep`; ``steps``: the step count
-    before the first step (the loop stops after the one that makes it a multiple of 100).
+    of row ``j`` of ``a``; ``buf``: the workspace of :class:`ExplicitStep`; ``steps``: the
+    step count before the first step (the loop stops after the one that makes it a
+    multiple of 100).
     ``links``, ``reps``, ``W``: the external wrenches (``AppliedWrenches.arrays``);
     ``work_done`` (nw,): each one's work, to which every step adds its power at the step's
     start times ``dt`` (``AppliedWrenches.add_work``).
