@@ -68,7 +68,8 @@ def add_arguments(parser):
     parser.add_argument('--lead', type=float, default=2.0, metavar='S',
                         help='time_from_start of the first point, the rest pose [s] '
                              '(default 2: from where the arm is to the start)')
-    parser.add_argument('--plot', metavar='PNG', help='draw q, qd and qdd over a period to this picture')
+    parser.add_argument('--plot', metavar='PNG',
+                        help='draw q, qd and qdd over a period to this picture')
     parser.add_argument('--quiet', action='store_true', help='no progress bar')
 
 
