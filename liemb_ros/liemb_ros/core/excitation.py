@@ -202,17 +202,18 @@ class Excitation:
 
     def text(self):
         """Return the condition numbers and each joint's use of its limits as a table."""
+        w = max(len(name) for name in self.joint_names + ('joint',)) + 2
         lines = [f'condition number of the stacked base regressor ({self.base.count} base '
                  f'parameters, {self.times.size} samples, columns scaled): '
                  f'{self.condition:.4g} (random feasible start: {self.start_condition:.4g})',
                  f'limits used (max over a period at {CHECK_STEP * 1e3:g} ms, each limit '
                  f'shrunk by a margin of {100 * self.margin:g} %):',
-                 f"{'joint':<16}{'position':>10}{'velocity':>10}{'accel.':>10}{'effort':>10}"]
+                 f"{'joint':<{w}}{'position':>10}{'velocity':>10}{'accel.':>10}{'effort':>10}"]
         keys = ('position', 'velocity', 'acceleration', 'effort')
         for j, name in enumerate(self.joint_names):
             cells = ['-' if not np.isfinite(self.usage[k][j]) else
                      f'{100 * self.usage[k][j]:.1f} %' for k in keys]
-            lines.append(f'{name:<16}' + ''.join(f'{c:>10}' for c in cells))
+            lines.append(f'{name:<{w}}' + ''.join(f'{c:>10}' for c in cells))
         return '\n'.join(lines)
 
 
