@@ -133,11 +133,18 @@ def test_the_file_reads_back_and_every_limit_holds_at_a_dense_sampling(optimised
     check_limits(model, traj)   # the dynamics node's check accepts it
 
 
-def test_acceleration_limit_holds(tmp_path):
+def test_acceleration_limit_friction_and_armature_columns():
     model = _model('ur5')
-    result = EX.excitation_trajectory(model, acceleration=2.0, **SMALL)
+    result = EX.excitation_trajectory(model, acceleration=2.0, friction=True, armature=True,
+                                      **SMALL)
     q, qd, qdd = result.trajectory.states(np.arange(0.0, 6.0, 5e-4))
     assert np.abs(qdd).max() <= (1 - result.margin / 2) * 2.0
+    assert result.base.count == lm.base_parameters(model, friction=True, armature=True).count
+    q, qd, qdd = result.trajectory.states(result.times)
+    A = lm.regressor(model, q, qd, qdd, friction=True, armature=True)[
+        ..., result.base.independent].reshape(-1, result.base.count)
+    cond = np.linalg.cond(A / np.linalg.norm(A, axis=0))
+    assert cond == pytest.approx(result.condition, rel=1e-6)
     assert result.condition < result.start_condition
 
 

@@ -25,7 +25,9 @@ optimiser works in the ``2K - 3`` coordinates per joint that satisfy these exact
 
 **The criterion**: ``cond`` of the base regressor (:class:`~.identification.BaseParameters`;
 friction and armature columns optional) stacked over ``samples`` times evenly spread over
-one period (more periods repeat the same rows), each column scaled to unit norm: the
+one period (at the middles of ``samples`` equal intervals: not at the rest at ``t = 0``,
+where a Coulomb column's ``sign(q̇)`` would be round-off's; more periods repeat the same
+rows), each column scaled to unit norm: the
 ``condition`` that :func:`~.identification_fit.identify` reports for an unweighted fit of a
 recording of it, and independent of the units of the parameters.  Minimised as
 ``log cond``.
@@ -440,7 +442,7 @@ def excitation_trajectory(model, harmonics=5, period=10.0, samples=100, friction
                          f'{-(-base.count // model.nv)}')
     K = int(harmonics)
     problem = _Problem(model, base, K, float(period), rest_basis(K),
-                       np.arange(samples) * (period / samples),
+                       (np.arange(samples) + 0.5) * (period / samples),
                        *_limits(model, acceleration, margin), bool(friction), bool(armature))
     nc = constraint_samples or max(samples, CONSTRAINT_SAMPLES * K)
     dense = math.ceil(period / CHECK_STEP)
