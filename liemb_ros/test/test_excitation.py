@@ -24,7 +24,7 @@ from conftest import erd_path, ros_importorskip
 #: the optimisation of the tests: (harmonics, period [s], samples, SLSQP iterations)
 SMALL = dict(harmonics=3, period=6.0, samples=30, maxiter=15)
 #: the bound each robot's optimised condition number must be below (measured with SMALL and
-#: seed 3: 8.0 for the arm, 6.5 for the UR5; their random feasible starts 57 and 62)
+#: seed 3: 7.9 for the arm, 6.3 for the UR5; their random feasible starts 57 and 62)
 BOUND = {'liemb_arm7': 12.0, 'ur5': 12.0}
 
 
