@@ -3,6 +3,7 @@ The ``liemb`` command line.
 
 ``liemb inspect ROBOT``   joint screws (spatial Y_i, body-fixed X_i) and the link tree
 ``liemb dynamics ROBOT``  inverse dynamics, mass matrix, Coriolis and gravity terms
+``liemb excite ROBOT``    an optimised excitation trajectory for identification (a file)
 ``liemb reproduce NAME``  reproduce a published Lie group integration example
 ``liemb demo``            simulation + dynamics node on the default robot, a live 3D view
 ``liemb record FILE``     record ROS 2 topics to MCAP; ``liemb plot FILE`` draws a recording
@@ -243,6 +244,8 @@ _PLUGGED = [
     ('dynamics', '.dynamics_cli', 'inverse dynamics, mass matrix, Coriolis and gravity terms'),
     ('sweep', '.sweep_cli', 'simulation sweeps on Dask: a controller over varied parameters'),
     ('dataset', '.dataset_cli', 'sampled states and their dynamics as sharded Parquet, on Dask'),
+    ('excite', '.excite_cli', 'an optimised excitation trajectory for identification, '
+                              'written as a trajectory file'),
     ('reproduce', '.reproduce', 'reproduce a published Lie group integration example'),
     ('teleop', '..ros.teleop', 'keyboard twists for the servo node, in a chosen representation'),
     ('view', '.view_command', 'a live 3D view of a robot in the browser: from ROS topics, '
