@@ -161,6 +161,26 @@ def test_the_derivative_is_exact_to_fourth_order():
     assert np.abs(d - w * np.cos(w * t)).max() < (w * h) ** 2 * w   # the one-sided ends
 
 
+def test_held_efforts_are_fitted_at_the_interval_midpoints():
+    """
+    A unit inertia driven by efforts held over each interval (exact integration, closed
+    form): at the midpoints the acceleration is the effort to 1e-6; at the samples it is
+    half a sample late, an error of about ω h / 2 of it.
+    """
+    h, w = 1.0 / RATE, 2 * np.pi
+    t = np.arange(0.0, 6.0, h)
+    tau = np.sin(w * t)                       # tau[k]: held over (t[k-1], t[k]]
+    v = np.r_[0.0, np.cumsum(h * tau[1:])]    # q̇ of q̈ = tau
+    q = np.r_[0.0, np.cumsum(h * v[:-1] + 0.5 * h * h * tau[1:])]
+    _, _, a, inner = signals.joint_signals(t, q[:, None], v[:, None], 20.0, held=True)
+    assert np.abs(a[inner, 0] - tau[inner]).max() < 1e-6
+    _, _, a, inner = signals.joint_signals(t, q[:, None], v[:, None], 20.0)
+    assert np.abs(a[inner, 0] - tau[inner]).max() > 0.3 * w * h / 2
+    x = np.sin(w * t)
+    m = signals.interval_midpoints(x)
+    assert np.abs(m - np.sin(w * (t - h / 2)))[2:-1].max() < (w * h) ** 4 / 10
+
+
 def test_stamps_must_be_uniform():
     with pytest.raises(ValueError, match='not uniform'):
         signals.sample_period(np.r_[np.arange(0.0, 1.0, 0.01), np.arange(1.5, 2.0, 0.01)])

@@ -5,7 +5,8 @@ Reads every ``joint_states`` message of the recording (positions, velocities and
 measured efforts, stamped; no down-sampling), computes the accelerations as the
 derivative of the velocities low-pass filtered without delay (a forward-backward
 Butterworth; ``--cutoff``, :mod:`liemb_ros.core.signals`; velocities from the filtered
-positions when none were recorded), and fits the base parameters, the viscous and Coulomb
+positions when none were recorded; ``--effort-held`` for efforts held over the interval
+before their stamps, as a lock-step simulation records them), and fits the base parameters, the viscous and Coulomb
 friction and the rotor inertia (armature) of every joint by weighted least squares, then
 the physically consistent parameters (:mod:`liemb_ros.core.identification_fit`).  The
 last ``--holdout`` part of the run is kept out of the fits and used to validate them.
@@ -63,6 +64,10 @@ def add_arguments(parser):
                         help='cut-off frequency of the zero-phase low-pass filter of the '
                              f'velocities before differentiation (default {CUTOFF:g} Hz: a '
                              'few times above the motion, below the noise)')
+    parser.add_argument('--effort-held', action='store_true',
+                        help='each effort was held over the interval before its stamp (a '
+                             'lock-step simulation, commanded torques): fit at the interval '
+                             'midpoints')
     parser.add_argument('--holdout', type=float, default=HOLDOUT, metavar='FRACTION',
                         help='the end of the run kept out of the fit for validation '
                              f'(default {HOLDOUT:g})')
@@ -383,7 +388,7 @@ def identify_run(args):
             raise IdentifyError(str(exc)) from None
     t, q, qd, effort = recording_arrays(rec, model, args.file, args.topic)
     try:
-        qd, qdd, inner = joint_signals(t, q, qd, args.cutoff)
+        q, qd, qdd, inner = joint_signals(t, q, qd, args.cutoff, held=args.effort_held)
     except ValueError as exc:
         raise IdentifyError(f'{args.file}: {exc}') from None
     used = np.flatnonzero(inner)

@@ -27,6 +27,15 @@ Systems Magazine 27(5) (2007) 58–71):
   ``(ω h)⁴ / 30`` for a sine: 1e-8 at 2 Hz sampled at 500 Hz); second-order one-sided
   differences at the two first and last samples (inside the edges left out).  Central
   differences have no delay either.
+- **Held efforts** (``held=True`` of :func:`joint_signals`): when each sample's effort was
+  held constant over the interval before its stamp (a lock-step simulation publishes the
+  command it has just applied; a digital controller's commands), the acceleration jumps at
+  every sample and the effort belongs to the interval, not to its ends: the fit then uses
+  the **interval midpoints**, ``q`` and ``q̇`` interpolated there by cubics
+  (:func:`interval_midpoints`, error ``O(h⁴)``) and ``q̈`` the interval's mean
+  ``(q̇[k] - q̇[k-1]) / h`` (the acceleration at the midpoint to ``O(h²)``), each paired
+  with the effort of the interval's end sample.  Without it, the half-sample delay of such
+  efforts biases the fit by about ``ω h / 2`` of the torque.
 
 Units: seconds, and whatever the signal's (rad, m); shapes ``(N, n)``, samples first.
 """
@@ -35,9 +44,10 @@ import numpy as np
 #: the Butterworth filter's order (the forward-backward pass doubles it)
 FILTER_ORDER = 4
 #: the filter's edges: the odd extension and the samples left out at each end, in periods
-#: of the cut-off frequency (an order-4 Butterworth's impulse response has decayed to
-#: below 1e-6 of its peak after four periods of its cut-off)
-EDGE_PERIODS = 4.0
+#: of the cut-off frequency.  The start-up transient decays as ``exp(-2π f_c sin(π/2n) t)``
+#: (the slowest pole of an order-n Butterworth): ``5e-7`` after six periods (order 4), and
+#: the extension's own start is six periods further out
+EDGE_PERIODS = 6.0
 #: the largest deviation of a sample interval from the median one, relative to it, that
 #: counts as uniform sampling (stamps of a real recording jitter; a gap is a lost sample)
 MAX_JITTER = 0.5
@@ -110,15 +120,33 @@ def derivative(x, h):
     return d
 
 
-def joint_signals(t, q, qd, cutoff):
+def interval_midpoints(x):
     """
-    Return ``(qd, qdd, inner)`` of a recording for identification.
+    Return ``x`` (N, ...) at the midpoints of its sample intervals, row ``k`` the one before ``k``.
+
+    ``(-x[k-2] + 9 x[k-1] + 9 x[k] - x[k+1]) / 16``: the cubic through the four samples
+    around the midpoint (error ``O(h⁴)``); rows 0, 1 and N - 1, which lack a neighbour,
+    repeat the nearest row computed.  Needs N >= 4.
+    """
+    x = np.asarray(x, dtype=float)
+    m = np.empty_like(x)
+    m[2:-1] = (-x[:-3] + 9.0 * x[1:-2] + 9.0 * x[2:-1] - x[3:]) / 16.0
+    m[:2], m[-1] = m[2], m[-2]
+    return m
+
+
+def joint_signals(t, q, qd, cutoff, held=False):
+    """
+    Return ``(q, qd, qdd, inner)`` of a recording for identification.
 
     ``t`` (N,): stamps [s], uniform (:func:`sample_period`); ``q`` (N, n) positions;
     ``qd`` (N, n) recorded velocities, or None: then the derivative of the filtered ``q``;
-    ``cutoff`` [Hz]: of :func:`lowpass`.  Returns the filtered velocities, the
-    accelerations (:func:`derivative` of them) and ``inner`` (N,) bool: the samples away
-    from the filter's edges (:func:`edge_samples`), those a fit may use.  Raises ValueError
+    ``cutoff`` [Hz]: of :func:`lowpass`.  Returns the positions (as recorded), the
+    filtered velocities, the accelerations (:func:`derivative` of them) and ``inner``
+    (N,) bool: the samples away from the filter's edges (:func:`edge_samples`), those a
+    fit may use.  ``held``: the efforts were held over the interval before their stamps
+    (module docstring): row ``k`` then holds the state at the midpoint of the interval
+    before sample ``k``, the one that goes with effort ``k``.  Raises ValueError
     (non-uniform stamps, a cut-off above the Nyquist frequency, a recording too short to
     keep any sample inside its edges).
     """
@@ -129,7 +157,13 @@ def joint_signals(t, q, qd, cutoff):
         raise ValueError(f'{n} samples ({(n - 1) * h:.3g} s) are too few for a {cutoff:g} Hz '
                          f'filter, whose first and last {edge} samples ({edge * h:.3g} s) '
                          'are left out: record longer or raise the cut-off')
+    q = np.asarray(q, dtype=float)
     v = lowpass(qd, h, cutoff) if qd is not None else derivative(lowpass(q, h, cutoff), h)
     inner = np.zeros(n, dtype=bool)
     inner[edge:n - edge] = True
-    return v, derivative(v, h), inner
+    if not held:
+        return q, v, derivative(v, h), inner
+    a = np.empty_like(v)
+    a[1:] = np.diff(v, axis=0) / h
+    a[0] = a[1]
+    return interval_midpoints(q), interval_midpoints(v), a, inner
