@@ -6,10 +6,13 @@ measured efforts, stamped; no down-sampling), computes the accelerations as the
 derivative of the velocities low-pass filtered without delay (a forward-backward
 Butterworth; ``--cutoff``, :mod:`liemb_ros.core.signals`; velocities from the filtered
 positions when none were recorded; ``--effort-held`` for efforts held over the interval
-before their stamps, as a lock-step simulation records them), and fits the base parameters, the viscous and Coulomb
-friction and the rotor inertia (armature) of every joint by weighted least squares, then
-the physically consistent parameters (:mod:`liemb_ros.core.identification_fit`).  The
-last ``--holdout`` part of the run is kept out of the fits and used to validate them.
+before their stamps, as a lock-step simulation records them), leaves out the samples where
+a joint is near rest (``--min-velocity``: it sticks, and Coulomb friction is no function
+of its velocity there), and fits the base parameters, the viscous and Coulomb friction
+and the rotor inertia (armature) of every joint by weighted least squares, then the
+physically consistent parameters (:mod:`liemb_ros.core.identification_fit`).  The last
+``--holdout`` part of the run is kept out of the fits and used to validate them (its
+samples where every joint moves).
 
 It prints a table (parameter, URDF value, identified value, standard error; the standard
 parameters the torques cannot tell apart marked "not identifiable") and writes, into
@@ -39,6 +42,9 @@ import numpy as np
 CUTOFF = 20.0
 #: the default held-out fraction of the run (its end)
 HOLDOUT = 0.2
+#: the default slowest joint speed of a sample used [rad/s or m/s]: near rest a joint with
+#: Coulomb friction sticks, its friction anything in [-F, F], not F sign(q̇)
+MIN_VELOCITY = 0.05
 #: rows of the growing arrays of :func:`read_joint_states`
 BLOCK = 4096
 
@@ -63,7 +69,8 @@ def add_arguments(parser):
     parser.add_argument('--cutoff', type=float, default=CUTOFF, metavar='HZ',
                         help='cut-off frequency of the zero-phase low-pass filter of the '
                              f'velocities before differentiation (default {CUTOFF:g} Hz: a '
-                             'few times above the motion, below the noise)')
+                             'few times above the motion, below the noise; 0: no filter, '
+                             'for velocities without noise such as a simulation\'s)')
     parser.add_argument('--effort-held', action='store_true',
                         help='each effort was held over the interval before its stamp (a '
                              'lock-step simulation, commanded torques): fit at the interval '
@@ -71,6 +78,10 @@ def add_arguments(parser):
     parser.add_argument('--holdout', type=float, default=HOLDOUT, metavar='FRACTION',
                         help='the end of the run kept out of the fit for validation '
                              f'(default {HOLDOUT:g})')
+    parser.add_argument('--min-velocity', type=float, default=MIN_VELOCITY, metavar='V',
+                        help='leave out the samples where a joint moves slower than V rad/s '
+                             '(or m/s): a joint near rest sticks, its friction is not '
+                             f'F sign(qd) (default {MIN_VELOCITY:g}; 0 keeps every sample)')
     parser.add_argument('--topic', default='/joint_states', help='the joint_states topic')
     parser.add_argument('--no-friction', action='store_true',
                         help='fit no viscous and Coulomb friction')
@@ -367,8 +378,10 @@ def identify_run(args):
     from .robots import load_robot
     if not 0.0 < args.holdout < 1.0:
         raise IdentifyError(f'--holdout must be in (0, 1), got {args.holdout:g}')
-    if not args.cutoff > 0.0:
-        raise IdentifyError(f'--cutoff must be positive, got {args.cutoff:g}')
+    if not args.cutoff >= 0.0:
+        raise IdentifyError(f'--cutoff must be 0 (no filter) or more, got {args.cutoff:g}')
+    if not args.min_velocity >= 0.0:
+        raise IdentifyError(f'--min-velocity must be 0 or more, got {args.min_velocity:g}')
     if args.params and not args.payload:
         raise IdentifyError('--params goes with --payload')
     try:
@@ -393,7 +406,17 @@ def identify_run(args):
         raise IdentifyError(f'{args.file}: {exc}') from None
     used = np.flatnonzero(inner)
     split = used[int(round((1.0 - args.holdout) * used.size))]
-    fit, held = inner & (np.arange(t.size) < split), inner & (np.arange(t.size) >= split)
+    slow = np.abs(qd[inner]) < args.min_velocity
+    moving = np.all(np.abs(qd) >= args.min_velocity, axis=1)
+    if moving[inner].sum() < 0.1 * inner.sum():
+        j = int(slow.mean(axis=0).argmax())
+        raise IdentifyError(f'only {int(moving[inner].sum())} of {int(inner.sum())} samples have '
+                            f'every joint faster than --min-velocity {args.min_velocity:g} '
+                            f'({model.joint_names[j]} is slower in {100 * slow[:, j].mean():.0f} '
+                            '% of them): move every joint, or lower --min-velocity (0 keeps '
+                            'every sample)')
+    fit = inner & moving & (np.arange(t.size) < split)
+    held = inner & moving & (np.arange(t.size) >= split)
     signals = (q, qd, qdd, effort)
     out = {'model': model, 'fit': fit, 'validation': held, 'ls': None, 'consistent': None,
            'payload': None, 'files': []}
@@ -403,7 +426,8 @@ def identify_run(args):
     folder = args.out or os.path.dirname(os.path.abspath(args.file))
     stem = os.path.join(folder, os.path.splitext(os.path.basename(args.file))[0])
     os.makedirs(folder, exist_ok=True)
-    command = 'liemb identify ' + ' '.join(sys.argv[2:]) if len(sys.argv) > 2 else ''
+    command = f'liemb identify {args.file} --robot {args.robot}' + (
+        f' --payload {args.payload}' if args.payload else '')
     try:
         if args.payload:
             with _progress(args.quiet, 1, 'fitting the payload') as bar:

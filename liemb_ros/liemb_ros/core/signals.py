@@ -141,7 +141,9 @@ def joint_signals(t, q, qd, cutoff, held=False):
 
     ``t`` (N,): stamps [s], uniform (:func:`sample_period`); ``q`` (N, n) positions;
     ``qd`` (N, n) recorded velocities, or None: then the derivative of the filtered ``q``;
-    ``cutoff`` [Hz]: of :func:`lowpass`.  Returns the positions (as recorded), the
+    ``cutoff`` [Hz]: of :func:`lowpass` (0: no filter, for recordings without noise in
+    ``q`` and ``q̇``, such as a simulation's: a motion with content above the cut-off,
+    as a stick-slip, is otherwise distorted).  Returns the positions (as recorded), the
     filtered velocities, the accelerations (:func:`derivative` of them) and ``inner``
     (N,) bool: the samples away from the filter's edges (:func:`edge_samples`), those a
     fit may use.  ``held``: the efforts were held over the interval before their stamps
@@ -152,13 +154,16 @@ def joint_signals(t, q, qd, cutoff, held=False):
     """
     h = sample_period(t)
     n = len(t)
-    edge = edge_samples(h, cutoff)
+    edge = edge_samples(h, cutoff) if cutoff else 2
     if n <= 2 * edge:
         raise ValueError(f'{n} samples ({(n - 1) * h:.3g} s) are too few for a {cutoff:g} Hz '
                          f'filter, whose first and last {edge} samples ({edge * h:.3g} s) '
                          'are left out: record longer or raise the cut-off')
     q = np.asarray(q, dtype=float)
-    v = lowpass(qd, h, cutoff) if qd is not None else derivative(lowpass(q, h, cutoff), h)
+    if qd is None:
+        v = derivative(lowpass(q, h, cutoff) if cutoff else q, h)
+    else:
+        v = lowpass(qd, h, cutoff) if cutoff else np.asarray(qd, dtype=float)
     inner = np.zeros(n, dtype=bool)
     inner[edge:n - edge] = True
     if not held:
