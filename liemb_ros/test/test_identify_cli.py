@@ -255,9 +255,9 @@ def test_the_table_names_every_base_parameter_and_the_unidentifiable(run, capsys
 
 def test_noisy_efforts_give_parameters_within_their_standard_errors(run, tmp_path):
     """
-    Efforts with Gaussian noise of 0.5 N m (1.5 % of joint 2's torque RMS, 190 % of joint 7's): the base parameters'
-    errors over their reported standard errors look standard normal (|z| < 4.5, RMS z
-    within [0.5, 2]), and the consistent fit is consistent.
+    Efforts with Gaussian noise of 0.5 N m (1.5 % of joint 2's torque RMS, 190 % of joint
+    7's): the base parameters' errors over their reported standard errors look standard
+    normal (|z| < 4.5, RMS z within [0.5, 2]), and the consistent fit is consistent.
     """
     _, true, armature, (t, q, qd, _, tau) = run
     path = tmp_path / 'noisy.mcap'
