@@ -7,6 +7,7 @@ The ``liemb`` command line.
 ``liemb reproduce NAME``  reproduce a published Lie group integration example
 ``liemb demo``            simulation + dynamics node on the default robot, a live 3D view
 ``liemb record FILE``     record ROS 2 topics to MCAP; ``liemb plot FILE`` draws a recording
+``liemb identify FILE``   identify the robot's dynamics from a recording (URDF, YAML, plot)
 ``liemb launch NAME``     start a node set with launch arguments (stand-in for ros2 launch)
 ``liemb teleop``          keyboard twists for the servo node (``liemb launch servo``)
 ``liemb view [ROBOT]``    a live 3D view in the browser (ROS topics, ``--simulate``, ``--sliders``)
@@ -246,6 +247,8 @@ _PLUGGED = [
     ('dataset', '.dataset_cli', 'sampled states and their dynamics as sharded Parquet, on Dask'),
     ('excite', '.excite_cli', 'an optimised excitation trajectory for identification, '
                               'written as a trajectory file'),
+    ('identify', '.identify_cli', 'identify inertial parameters, friction, armature or a '
+                                  'payload from a recording (MCAP)'),
     ('reproduce', '.reproduce', 'reproduce a published Lie group integration example'),
     ('teleop', '..ros.teleop', 'keyboard twists for the servo node, in a chosen representation'),
     ('view', '.view_command', 'a live 3D view of a robot in the browser: from ROS topics, '

@@ -1,0 +1,168 @@
+"""
+End to end as a user would: a "true" robot simulated, recorded, identified with ``liemb identify``.
+
+The simulation node runs the true robot (:func:`test_identify_cli.true_robot`: the shipped
+arm with its links' masses and inertias scaled by factors in [0.7, 1.3], other joint
+friction, a rotor inertia of :data:`ARMATURE` on every joint: the simulation node takes one
+value for all) in lock-step with the dynamics node, which tracks a sum-of-sines
+trajectory file in ``computed_torque`` with the *unchanged* URDF; ``liemb record`` records
+``/joint_states`` to MCAP.  ``liemb identify`` then starts from the unchanged URDF.  The
+efforts of a lock-step simulation are held over the interval before their stamps
+(``--effort-held``); its velocities have no noise (``--cutoff 0``: no filter, which would
+distort the stick-slip of the joints at reversals).  The simulation's Coulomb friction is
+``F tanh(q̇ / v_s)`` (``friction_velocity``), the fit's ``F sign(q̇)``: the samples where
+a joint is slower than 0.05 rad/s are left out (``--min-velocity``'s default).
+"""
+import os
+import signal
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import ros_importorskip
+
+pytestmark = [pytest.mark.ros, pytest.mark.filterwarnings('ignore::DeprecationWarning:lark.*')]
+rclpy, _ = ros_importorskip('rclpy', 'mcap_ros2')
+
+from ros_graph import Latest, node_argv  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from test_identify_cli import (Recording, joint_state, sum_of_sines, true_parameters,  # noqa
+                               true_robot)
+
+from liemb_ros.app import cli, identify_cli  # noqa: E402
+from liemb_ros.core.model import load_urdf_string  # noqa: E402
+
+RATE = 500.0         # joint_states per simulated second: the loop's rate
+SECONDS = 14.0       # simulated seconds recorded
+START = 0.5          # the trajectory's first point [s]
+ARMATURE = 0.05      # kg m^2 on every joint of the true robot
+NOISE = 0.2          # N m: standard deviation of the noise added to the efforts
+PEAK = 0.8           # rad: the largest amplitude of a joint (the velocities within limits)
+
+
+def _trajectory_file(path, model):
+    """Write a sum-of-sines trajectory file (100 points a second, then rest); return q(0)."""
+    import yaml
+    t = np.arange(0.0, SECONDS + 1.0, 0.01)
+    q, qd, qdd = sum_of_sines(model, t, peak=PEAK)
+    points = [{'time_from_start': float(START + s), 'positions': a.tolist(),
+               'velocities': b.tolist(), 'accelerations': c.tolist()}
+              for s, a, b, c in zip(t, q, qd, qdd)]
+    points.append({'time_from_start': points[-1]['time_from_start'] + 2.0,   # to rest
+                   'positions': (q[-1] + qd[-1]).tolist(), 'velocities': [0.0] * model.nq,
+                   'accelerations': [0.0] * model.nq})
+    with open(path, 'w', encoding='utf-8') as f:
+        yaml.safe_dump({'joint_names': model.joint_names, 'points': points}, f)
+    return q[0]
+
+
+def _stamp(msg):
+    return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+
+
+@pytest.fixture(scope='module')
+def recorded(tmp_path_factory):
+    """Run the true robot under computed torque, recorded; return the MCAP path and truth."""
+    from ros_graph import Graph
+    tmp = tmp_path_factory.mktemp('identify_e2e')
+    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    xml = true_robot()[0]
+    true = load_urdf_string(xml)
+    (tmp / 'true.urdf').write_text(xml)
+    q0 = _trajectory_file(tmp / 'excitation.yaml', true)
+    path = tmp / 'run.mcap'
+    graph = Graph(tmp)
+    try:
+        recorder = graph.run('record', [sys.executable, '-m', 'liemb_ros.app.cli', 'record',
+                                        str(path), '/joint_states'])
+        graph.spin_until(lambda: 'liemb record: writing' in graph.output('record'))
+        graph.run('simulation', node_argv('simulation', [
+            f'urdf_path:={tmp / "true.urdf"}', 'lockstep:=true', 'publish_clock:=true',
+            f'publish_rate:={RATE}', 'real_time_factor:=0.0', f'armature:={ARMATURE}',
+            'wait_for_command:=true', 'test_torque_amplitude:=[0.0]',
+            f"initial_positions:=[{', '.join(map(str, q0))}]"]))
+        graph.run('dynamics', node_argv('dynamics', [
+            'urdf_path:=liemb_arm7', 'mode:=computed_torque', 'use_sim_time:=true',
+            'publish_rate:=0.0', 'computed_torque.kp:=[900.0]', 'computed_torque.kd:=[60.0]',
+            f'computed_torque.trajectory_file:={tmp / "excitation.yaml"}'])
+            + ['-r', '~/effort_command:=/liemb_simulation/effort_command'])
+        states = Latest(graph, JointState, '/joint_states')
+        graph.spin_until(lambda: states.msgs and _stamp(states.msgs[-1]) > START + SECONDS,
+                         timeout=300)
+        recorder.send_signal(signal.SIGINT)
+        assert recorder.wait(timeout=60) == 0, graph.output('record')
+        assert 'tracking' in graph.output('dynamics'), graph.output('dynamics')
+    finally:
+        graph.close()
+    return path, true
+
+
+def _identify(path, *argv):
+    args = cli.build_parser().parse_args(['identify', str(path), '--robot', 'liemb_arm7',
+                                          '--effort-held', '--cutoff', '0', '--quiet',
+                                          *map(str, argv)])
+    return identify_cli.identify_run(args)
+
+
+def _truth(true):
+    return true_parameters(true, np.full(true.nq, ARMATURE))
+
+
+def test_the_identified_robot_is_the_simulated_one(recorded):
+    """
+    Without noise: the held-out torques within 1 % of their RMS (the URDF's: 10-50 %), a
+    consistent fit, the base parameters within 1e-4 of the largest (measured: 3e-5).
+    """
+    path, true = recorded
+    out = _identify(path)
+    ls = out['ls']
+    beta = ls.base.from_standard(_truth(true))
+    err = np.abs(ls.values - beta) / np.abs(beta).max()
+    held, urdf = out['errors']['identified'], out['errors']['URDF']
+    print(f'\ne2e: {ls.samples} samples, base parameters within {err.max():.2e} of the largest '
+          f'({ls.names[int(err.argmax())]}); held-out torque error / RMS per joint '
+          f'{np.round(held, 5).tolist()} (URDF: {np.round(urdf, 3).tolist()}); condition '
+          f'{ls.condition:.3g}')
+    assert out['consistent'].consistent
+    assert held.max() < 0.01, held
+    assert np.all(held < 0.1 * urdf), (held, urdf)
+    assert err.max() < 1e-4, err
+
+
+@pytest.mark.xfail(strict=True, reason="issue 32's 1e-6 is not reached through the "
+                   "simulation node (3e-5): its Coulomb friction is F tanh(q̇/v_s), the fit's "
+                   'F sign(q̇), and the midpoint states of held efforts are second order in '
+                   'the 2 ms sample period; test_identify_cli.py reaches it on exact data')
+def test_the_base_parameters_to_1e_6(recorded):
+    """The base parameters to 1e-6 of the largest without noise (issue 32)."""
+    path, true = recorded
+    ls = _identify(path)['ls']
+    beta = ls.base.from_standard(_truth(true))
+    assert np.abs(ls.values - beta).max() / np.abs(beta).max() < 1e-6
+
+
+def test_noisy_efforts_give_parameters_within_their_standard_errors(recorded, tmp_path):
+    """
+    The recording's efforts plus Gaussian noise of NOISE N m (0.8-80 % of the joints' torque
+    RMS): the base parameters within 4.5 reported standard errors of the truth, and the
+    errors over them about standard normal (RMS in [0.5, 2]); the consistent fit consistent.
+    """
+    path, true = recorded
+    rec = identify_cli.read_joint_states(str(path))
+    rng = np.random.default_rng(3)
+    noisy = tmp_path / 'noisy.mcap'
+    out = Recording(noisy)
+    for k in range(rec['t'].size):
+        out.add('/joint_states', joint_state(rec['t'][k], rec['names'], rec['q'][k],
+                                             rec['qd'][k], rec['effort'][k]
+                                             + NOISE * rng.standard_normal(true.nq)))
+    out.finish()
+    res = _identify(noisy)
+    ls = res['ls']
+    z = (ls.values - ls.base.from_standard(_truth(true))) / ls.std
+    print(f'\ne2e noise {NOISE} N m: |z| max {np.abs(z).max():.2f}, RMS '
+          f'{np.sqrt(np.mean(z ** 2)):.2f} ({ls.names[int(np.abs(z).argmax())]})')
+    assert res['consistent'].consistent
+    assert np.abs(z).max() < 4.5, z
+    assert 0.5 < np.sqrt(np.mean(z ** 2)) < 2.0, z
