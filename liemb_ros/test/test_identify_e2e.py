@@ -4,8 +4,10 @@ End to end as a user would: a "true" robot simulated, recorded, identified with 
 The simulation node runs the true robot (:func:`test_identify_cli.true_robot`: the shipped
 arm with its links' masses and inertias scaled by factors in [0.7, 1.3], other joint
 friction, a rotor inertia of :data:`ARMATURE` on every joint: the simulation node takes one
-value for all) in lock-step with the dynamics node, which tracks a sum-of-sines
-trajectory file in ``computed_torque`` with the *unchanged* URDF; ``liemb record`` records
+value for all) in lock-step with the dynamics node, which tracks the shipped optimised
+excitation (``config/excitation_liemb_arm7.yaml``, written by ``liemb excite liemb_arm7
+--friction --armature --step 0.02``: 2 s at rest at its start pose, then 10 s of motion)
+in ``computed_torque`` with the *unchanged* URDF; ``liemb record`` records
 ``/joint_states`` to MCAP.  ``liemb identify`` then starts from the unchanged URDF.  The
 efforts of a lock-step simulation are held over the interval before their stamps
 (``--effort-held``); its velocities have no noise (``--cutoff 0``: no filter, which would
@@ -27,34 +29,26 @@ rclpy, _ = ros_importorskip('rclpy', 'mcap_ros2')
 
 from ros_graph import Latest, node_argv  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
-from test_identify_cli import (Recording, joint_state, sum_of_sines, true_parameters,  # noqa
-                               true_robot)
+from test_identify_cli import Recording, joint_state, true_parameters, true_robot  # noqa
 
 from liemb_ros.app import cli, identify_cli  # noqa: E402
+from liemb_ros.core import resources  # noqa: E402
 from liemb_ros.core.model import load_urdf_string  # noqa: E402
 
 RATE = 500.0         # joint_states per simulated second: the loop's rate
-SECONDS = 14.0       # simulated seconds recorded
-START = 0.5          # the trajectory's first point [s]
+SECONDS = 12.5       # simulated seconds recorded: the excitation's rest, motion and end
 ARMATURE = 0.05      # kg m^2 on every joint of the true robot
 NOISE = 0.2          # N m: standard deviation of the noise added to the efforts
-PEAK = 0.8           # rad: the largest amplitude of a joint (the velocities within limits)
 
 
-def _trajectory_file(path, model):
-    """Write a sum-of-sines trajectory file (100 points a second, then rest); return q(0)."""
+def _trajectory_file(path):
+    """Copy the shipped excitation to ``path``; return its start pose (its first point)."""
+    import shutil
     import yaml
-    t = np.arange(0.0, SECONDS + 1.0, 0.01)
-    q, qd, qdd = sum_of_sines(model, t, peak=PEAK)
-    points = [{'time_from_start': float(START + s), 'positions': a.tolist(),
-               'velocities': b.tolist(), 'accelerations': c.tolist()}
-              for s, a, b, c in zip(t, q, qd, qdd)]
-    points.append({'time_from_start': points[-1]['time_from_start'] + 2.0,   # to rest
-                   'positions': (q[-1] + qd[-1]).tolist(), 'velocities': [0.0] * model.nq,
-                   'accelerations': [0.0] * model.nq})
-    with open(path, 'w', encoding='utf-8') as f:
-        yaml.safe_dump({'joint_names': model.joint_names, 'points': points}, f)
-    return q[0]
+    shipped = resources.find('config', 'excitation_liemb_arm7.yaml')
+    shutil.copyfile(shipped, path)
+    with open(shipped, encoding='utf-8') as f:
+        return np.array(yaml.safe_load(f)['points'][0]['positions'])
 
 
 def _stamp(msg):
@@ -70,7 +64,7 @@ def recorded(tmp_path_factory):
     xml = true_robot()[0]
     true = load_urdf_string(xml)
     (tmp / 'true.urdf').write_text(xml)
-    q0 = _trajectory_file(tmp / 'excitation.yaml', true)
+    q0 = _trajectory_file(tmp / 'excitation.yaml')
     path = tmp / 'run.mcap'
     graph = Graph(tmp)
     try:
@@ -88,7 +82,7 @@ def recorded(tmp_path_factory):
             f'computed_torque.trajectory_file:={tmp / "excitation.yaml"}'])
             + ['-r', '~/effort_command:=/liemb_simulation/effort_command'])
         states = Latest(graph, JointState, '/joint_states')
-        graph.spin_until(lambda: states.msgs and _stamp(states.msgs[-1]) > START + SECONDS,
+        graph.spin_until(lambda: states.msgs and _stamp(states.msgs[-1]) > SECONDS,
                          timeout=300)
         recorder.send_signal(signal.SIGINT)
         assert recorder.wait(timeout=60) == 0, graph.output('record')
@@ -112,7 +106,7 @@ def _truth(true):
 def test_the_identified_robot_is_the_simulated_one(recorded):
     """
     Without noise: the held-out torques within 1 % of their RMS (the URDF's: 10-50 %), a
-    consistent fit, the base parameters within 1e-4 of the largest (measured: 3e-5).
+    consistent fit, the base parameters within 1e-4 of the largest (measured: 2.0e-5).
     """
     path, true = recorded
     out = _identify(path)
@@ -131,7 +125,7 @@ def test_the_identified_robot_is_the_simulated_one(recorded):
 
 
 @pytest.mark.xfail(strict=True, reason="issue 32's 1e-6 is not reached through the "
-                   "simulation node (3e-5): its Coulomb friction is F tanh(q̇/v_s), the fit's "
+                   "simulation node (2e-5): its Coulomb friction is F tanh(q̇/v_s), the fit's "
                    'F sign(q̇), and the midpoint states of held efforts are second order in '
                    'the 2 ms sample period; test_identify_cli.py reaches it on exact data')
 def test_the_base_parameters_to_1e_6(recorded):
