@@ -10,7 +10,6 @@ configuration; bench/run.py has the batches on every core).
 """
 import argparse
 import os
-import statistics
 import sys
 import time
 
@@ -20,20 +19,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 '..', 'liemb_ros', 'test'))
 
 import liemb_ros as lm  # noqa: E402
+from _timing import median_us  # noqa: E402
 import pinocchio as pin  # noqa: E402
 from conftest import erd_path  # noqa: E402
-
-
-def median_us(fn, calls):
-    """Return the median wall time of ``fn()`` in microseconds (after a warm-up)."""
-    for _ in range(min(1000, calls)):
-        fn()
-    times = []
-    for _ in range(calls):
-        t0 = time.perf_counter_ns()
-        fn()
-        times.append(time.perf_counter_ns() - t0)
-    return statistics.median(times) / 1e3
 
 
 def per_config_us(fn, batch):

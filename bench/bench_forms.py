@@ -14,9 +14,7 @@ run it twice.
 """
 import argparse
 import os
-import statistics
 import sys
-import time
 
 import numpy as np
 
@@ -24,6 +22,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 '..', 'liemb_ros', 'test'))
 
 import liemb_ros as lm  # noqa: E402
+from _timing import median_us  # noqa: E402
 from liemb_ros.core import operation_counts as OC  # noqa: E402
 from liemb_ros.core.model.synthetic import random_model  # noqa: E402
 from conftest import erd_path  # noqa: E402
@@ -32,18 +31,6 @@ SHORT = {'frame transformations': 'frame', 'screw transformations': 'screw',
          'inertia transformations': 'inertia', 'translational transformations': 'transl',
          'rotational transformations': 'rot', 'rotational inertia transformations': 'rot-inertia',
          'Lie brackets': 'brackets'}
-
-
-def median_us(fn, calls):
-    """Return the median wall time of ``fn()`` in microseconds (after a warm-up)."""
-    for _ in range(min(200, calls)):
-        fn()
-    times = []
-    for _ in range(calls):
-        t0 = time.perf_counter_ns()
-        fn()
-        times.append(time.perf_counter_ns() - t0)
-    return statistics.median(times) / 1e3
 
 
 def models():
@@ -71,10 +58,10 @@ def main():
             counts = OC.newton_euler_counts(model, q, qd, qdd, form, gravity=False)[1]
             text = ', '.join(f'{SHORT[k]} {v}' for k, v in counts.items() if k in SHORT)
             single = median_us(lambda: lm.inverse_dynamics(model, q, qd, qdd, form=form),
-                               args.calls)
+                               args.calls, warmup=200)
             batch = median_us(lambda: lm.inverse_dynamics(model, Q, Qd, Qdd, form=form,
                                                           threads=1),
-                              max(5, args.calls // 200)) / args.batch
+                              max(5, args.calls // 200), warmup=200) / args.batch
             if base is None:
                 base = (single, batch)
             print(f'{label:12} {form:8} {text:58} {single:8.2f} {single / base[0]:6.2f} '

@@ -12,7 +12,6 @@ with LOCAL_WORLD_ALIGNED),
 """
 import argparse
 import os
-import statistics
 import sys
 import time
 
@@ -22,23 +21,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 '..', 'liemb_ros', 'test'))
 
 import liemb_ros as lm  # noqa: E402
+from _timing import median_us  # noqa: E402
 import pinocchio as pin  # noqa: E402
 from conftest import erd_path  # noqa: E402
 
 PIN_REF = {'body': pin.LOCAL, 'spatial': pin.WORLD, 'hybrid': pin.LOCAL_WORLD_ALIGNED,
            'mixed': pin.LOCAL_WORLD_ALIGNED}
-
-
-def median_us(fn, calls):
-    """Return the median wall time of ``fn()`` in microseconds (after a warm-up)."""
-    for _ in range(min(1000, calls)):
-        fn()
-    times = []
-    for _ in range(calls):
-        t0 = time.perf_counter_ns()
-        fn()
-        times.append(time.perf_counter_ns() - t0)
-    return statistics.median(times) / 1e3
 
 
 def bench_robot(name, link, calls, batch):

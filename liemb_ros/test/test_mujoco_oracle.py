@@ -93,9 +93,8 @@ def test_inverse_and_forward_dynamics_equal_mujoco(robot, rng):
     assert err_fd <= fd_bound
 
 
-def test_simulated_trajectory_equals_mujoco_rk4(robot):
-    name, model, r = robot
-    q_bound, qd_bound = BOUNDS[name][2:]
+def _torque_profile(model):
+    """``q0`` and ``tau(t)``: gravity compensation at ``q0`` plus a sinusoid per joint."""
     q0 = sample_configuration(model)
     g0 = lm.gravity_torques(model, q0)
     amp = np.diag(lm.mass_matrix(model, q0))
@@ -103,16 +102,27 @@ def test_simulated_trajectory_equals_mujoco_rk4(robot):
 
     def tau(t):
         return g0 + amp * np.sin(w * t)
+    return q0, tau
 
+
+def _mujoco_run(r, q0, tau, n):
+    """Step MuJoCo ``n`` steps of 1 ms from ``q0`` at rest, ``tau`` held over each step."""
+    r.set_joint_state(q0, np.zeros(r.m.nv))
+    r.d.time = 0.0
+    for k in range(n):
+        r.set_joint_state(r.joints(r.d.qpos), tau=tau(k * 1e-3))
+        mujoco.mj_step(r.m, r.d)
+
+
+def test_simulated_trajectory_equals_mujoco_rk4(robot):
+    name, model, r = robot
+    q_bound, qd_bound = BOUNDS[name][2:]
+    q0, tau = _torque_profile(model)
     sim = Simulator(model, dt=1e-3, integrator='rk4', damping=0.0, friction=0.0,
                     limits=False, effort_limits=False, armature=0.0,
                     damping_method='explicit', q0=q0)
     sim.step(tau, n=1000)
-    r.set_joint_state(q0, np.zeros(model.nv))
-    r.d.time = 0.0
-    for k in range(1000):
-        r.set_joint_state(r.joints(r.d.qpos), tau=tau(k * 1e-3))
-        mujoco.mj_step(r.m, r.d)
+    _mujoco_run(r, q0, tau, 1000)
     assert sim.t == pytest.approx(1.0) and r.d.time == pytest.approx(1.0)
     dq = float(np.max(np.abs(sim.q - r.joints(r.d.qpos))))
     dqd = float(np.max(np.abs(sim.qd - r.joints(r.d.qvel))))
@@ -139,22 +149,11 @@ def test_semi_implicit_euler_equals_mujoco_euler(robot):
     armature = np.linspace(0.01, 0.1, model.nq)
     r.m.dof_damping[r.dadr] = damping
     r.m.dof_armature[r.dadr] = armature
-    q0 = sample_configuration(model)
-    g0 = lm.gravity_torques(model, q0)
-    amp = np.diag(lm.mass_matrix(model, q0))
-    w = 2.0 * np.pi * np.arange(1, model.nq + 1) / model.nq
-
-    def tau(t):
-        return g0 + amp * np.sin(w * t)
-
+    q0, tau = _torque_profile(model)
     sim = Simulator(model, dt=1e-3, integrator='semi_implicit_euler', damping=damping,
                     friction=0.0, limits=False, effort_limits=False, armature=armature, q0=q0)
     sim.step(tau, n=1000)
-    r.set_joint_state(q0, np.zeros(model.nv))
-    r.d.time = 0.0
-    for k in range(1000):
-        r.set_joint_state(r.joints(r.d.qpos), tau=tau(k * 1e-3))
-        mujoco.mj_step(r.m, r.d)
+    _mujoco_run(r, q0, tau, 1000)
     dq = float(np.max(np.abs(sim.q - r.joints(r.d.qpos))))
     dqd = float(np.max(np.abs(sim.qd - r.joints(r.d.qvel))))
     print(f'\n{name}: semi-implicit Euler after 1 s |q - q_MuJoCo| {dq:.1e} rad, '
