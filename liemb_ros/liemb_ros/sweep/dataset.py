@@ -106,7 +106,13 @@ def shard(settings, robot_text, index, rows, threads=None):
         tau = _box(rng, -e, e, rows, dist)
         qdd = forward_dynamics(model, q, qd, tau, threads=threads)
     out = {'q': q, 'qd': qd, 'qdd': qdd, 'tau': tau}
-    wanted = settings['quantities']
+    out.update(quantities_at(model, settings, q, threads))
+    return out
+
+
+def quantities_at(model, settings, q, threads=None):
+    """Return the configuration quantities ``M``, ``g``, ``J`` of ``settings`` at ``q`` (B, nq)."""
+    wanted, out, rows = settings['quantities'], {}, q.shape[0]
     if 'M' in wanted:
         out['M'] = mass_matrix(model, q, threads=threads).reshape(rows, -1)
     if 'g' in wanted:
@@ -159,43 +165,64 @@ def make_dataset(robot_text, n, out, *, quantities=('M', 'g'), inputs='accel', l
     :func:`~.engine.run_sweep`).  Raises :class:`~.spec.SpecError` on bad arguments.
     """
     model = load_urdf_string(robot_text, source='dataset')
-    if model.floating:
-        raise SpecError(f'dataset: {model.name!r} has a floating base; fixed-base robots only')
-    bad = [x for x in quantities if x not in QUANTITIES]
-    if bad or inputs not in INPUTS or distribution not in DISTRIBUTIONS or (
-            representation not in REPRESENTATIONS):
-        raise SpecError(f'dataset: quantities from {QUANTITIES}, inputs from {INPUTS}, '
-                        f'distribution from {DISTRIBUTIONS}, representation from '
-                        f'{REPRESENTATIONS}')
+    if inputs not in INPUTS or distribution not in DISTRIBUTIONS:
+        raise SpecError(f'dataset: inputs from {INPUTS}, distribution from {DISTRIBUTIONS}')
     if int(n) < 1 or int(shard_rows) < 1:
         raise SpecError('dataset: N and shard rows must be at least 1')
+    settings = dict(base_settings(model, quantities, link, representation), n=int(n),
+                    inputs=inputs, distribution=distribution, seed=int(seed),
+                    velocity_scale=float(velocity_scale), acceleration=float(acceleration),
+                    shard_rows=int(shard_rows))
+    sizes = [min(shard_rows, n - s) for s in range(0, n, shard_rows)]
+    jobs = [(settings, robot_text, i, rows, 1) for i, rows in enumerate(sizes)]
+    return write_shards(settings, out, shard, jobs, client=client, scheduler=scheduler,
+                        workers=workers, serial=serial, log=log)
+
+
+def base_settings(model, quantities, link, representation):
+    """
+    Return the settings every dataset has: the robot, its hash, the version, the quantities.
+
+    Checks them (SpecError): a fixed base, known quantities and representation, a known
+    ``link`` of ``J`` (default: the last link).
+    """
+    if model.floating:
+        raise SpecError(f'dataset: {model.name!r} has a floating base; fixed-base robots only')
+    if [x for x in quantities if x not in QUANTITIES] or representation not in REPRESENTATIONS:
+        raise SpecError(f'dataset: quantities from {QUANTITIES}, representation from '
+                        f'{REPRESENTATIONS}')
     if 'J' in quantities:
         link = link or model.link_names[-1]
         if link not in model.link_names:
             raise SpecError(f'dataset: unknown link {link!r}; links: '
                             f"{', '.join(model.link_names)}")
-    settings = {'robot': model.name, 'model_hash': model_hash(model), 'version': VERSION,
-                'joint_names': list(model.joint_names), 'n': int(n),
-                'quantities': list(quantities), 'inputs': inputs, 'link': link,
-                'representation': representation, 'distribution': distribution,
-                'seed': int(seed), 'velocity_scale': float(velocity_scale),
-                'acceleration': float(acceleration), 'shard_rows': int(shard_rows)}
+    return {'robot': model.name, 'model_hash': model_hash(model), 'version': VERSION,
+            'joint_names': list(model.joint_names), 'quantities': list(quantities),
+            'link': link, 'representation': representation}
+
+
+def write_shards(settings, out, fn, jobs, *, client=None, scheduler=None, workers=None,
+                 serial=False, log=None):
+    """
+    Write shard ``i`` = ``fn(*jobs[i])`` (a dict of (rows, k) columns) to ``out``; return settings.
+
+    ``settings`` go to ``OUT/dataset.json`` and into every shard's schema metadata
+    (``liemb.KEY``: JSON); ``settings['seconds']`` gets the time taken.  ``serial``: the
+    jobs here, one after the other; else each is a Dask task (:func:`~.engine.dask_client`).
+    """
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, 'dataset.json'), 'w', encoding='utf-8') as f:
         json.dump(settings, f, indent=1)
     metadata = {f'liemb.{k}'.encode(): json.dumps(v).encode() for k, v in settings.items()}
-    sizes = [min(shard_rows, n - s) for s in range(0, n, shard_rows)]
     log = log or (lambda line: None)
     start = time.perf_counter()
     if serial:
-        for i, rows in enumerate(sizes):
-            _write_shard(shard(settings, robot_text, i, rows),
-                         os.path.join(out, f'part-{i:05d}.parquet'), metadata)
+        for i, job in enumerate(jobs):
+            _write_shard(fn(*job), os.path.join(out, f'part-{i:05d}.parquet'), metadata)
     else:
         from distributed import as_completed
         with dask_client(client, scheduler, workers, log) as client:
-            futures = {client.submit(shard, settings, robot_text, i, rows, 1, pure=False): i
-                       for i, rows in enumerate(sizes)}
+            futures = {client.submit(fn, *job, pure=False): i for i, job in enumerate(jobs)}
             for future in as_completed(futures):
                 i = futures[future]
                 _write_shard(future.result(), os.path.join(out, f'part-{i:05d}.parquet'),
