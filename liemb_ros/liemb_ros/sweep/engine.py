@@ -25,6 +25,7 @@ import glob
 import json
 import math
 import os
+import re
 import sys
 import time
 
@@ -34,7 +35,7 @@ from distributed import WorkerPlugin
 from ..core.model.urdf_sources import read_text
 from ..core.resources import robot_path
 from .runner import METRICS, check_run, prepare, run_chunk
-from .spec import SpecError, check_spec, runs, spec_hash, varied_names
+from .spec import PARAMETERS, SpecError, check_spec, runs, spec_hash, varied_names
 
 #: the work a task should hold [s]: Dask's overhead per task is a few milliseconds
 TASK_SECONDS = 1.0
@@ -248,6 +249,18 @@ def merge(out, metadata=None):
     return table
 
 
+#: the plot's axis labels: each metric with its unit (:mod:`.runner`)
+METRIC_LABELS = {'tracking_rms': 'tracking RMS [rad, m]', 'tracking_max': 'tracking max [rad, m]',
+                 'peak_torque': 'peak torque [N m, N]', 'saturation_time': 'saturated [s]',
+                 'energy_error': 'energy error [J]'}
+
+
+def _parameter_label(name):
+    """Return a varied parameter with the unit its description states (``PARAMETERS``)."""
+    unit = re.search(r'\[[^\]]*\]', PARAMETERS.get(name, ('',))[0])
+    return f'{name} {unit.group(0)}' if unit else name
+
+
 def plot(table, names, path):
     """Draw each metric against each varied parameter (failed runs as red crosses)."""
     import matplotlib
@@ -265,8 +278,8 @@ def plot(table, names, path):
             ax = axes[i, j]
             ax.plot(x[ok], y[ok], 'o', ms=3)
             ax.plot(x[~ok], y[~ok], 'x', color='red', ms=4)
-            ax.set_xlabel(name)
-            ax.set_ylabel(m)
+            ax.set_xlabel(_parameter_label(name))
+            ax.set_ylabel(METRIC_LABELS.get(m, m))
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
