@@ -183,11 +183,40 @@ def test_held_efforts_are_fitted_at_the_interval_midpoints():
     assert np.abs(m - np.sin(w * (t - h / 2)))[2:-1].max() < (w * h) ** 4 / 10
 
 
-def test_stamps_must_be_uniform():
-    with pytest.raises(ValueError, match='not uniform'):
-        signals.sample_period(np.r_[np.arange(0.0, 1.0, 0.01), np.arange(1.5, 2.0, 0.01)])
+def test_stamps_are_uniform_runs_between_lost_samples():
+    h, runs = signals.uniform_runs(np.r_[np.arange(0.0, 1.0, 0.01), np.arange(1.5, 2.0, 0.01)])
+    assert h == pytest.approx(0.01) and runs == [(0, 100), (100, 150)]
     with pytest.raises(ValueError, match='do not increase'):
-        signals.sample_period([0.0, 0.1, 0.1, 0.2])
+        signals.uniform_runs([0.0, 0.1, 0.1, 0.2])
+    with pytest.raises(ValueError, match='not uniform'):     # jitter past half a period
+        signals.uniform_runs([0.0, 0.1, 0.2, 0.23, 0.4, 0.5])
+
+
+@pytest.mark.parametrize('cutoff', [0.0, 20.0])
+def test_lost_samples_split_the_recording_into_runs(cutoff):
+    """
+    Samples lost in a recording: each run between them is filtered and differentiated
+    alone, its edges left out; inside, the signals are those of the whole recording
+    (equal without a filter; to 1e-6 of the largest with a 20 Hz one, whose start-up at the
+    gap's edges is left out).
+    """
+    t = np.arange(0.0, 3.0, 0.002)
+    q = np.sin(2 * np.pi * 0.7 * t)[:, None] * [1.0, 0.5]
+    qd = 2 * np.pi * 0.7 * np.cos(2 * np.pi * 0.7 * t)[:, None] * [1.0, 0.5]
+    keep = np.ones(t.size, dtype=bool)
+    keep[700:705] = False                        # 10 ms lost
+    full = signals.joint_signals(t, q, qd, cutoff)
+    cut = signals.joint_signals(t[keep], q[keep], qd[keep], cutoff)
+    inner = cut[3]
+    edge = signals.edge_samples(0.002, cutoff) if cutoff else 2
+    assert not inner[700 - edge:700 + edge].any()             # the gap's edges left out
+    assert inner[700 - edge - 1] and inner[700 + edge]
+    for a, b in zip(full[:3], cut[:3]):
+        x, y = a[keep][inner], b[inner]
+        if cutoff:
+            assert np.abs(x - y).max() <= 1e-6 * np.abs(a).max()
+        else:
+            np.testing.assert_array_equal(x, y)
 
 
 # --------------------------------------------------------------------------- URDF writer

@@ -53,13 +53,16 @@ EDGE_PERIODS = 6.0
 MAX_JITTER = 0.5
 
 
-def sample_period(t):
+def uniform_runs(t):
     """
-    Return the sample period [s] of stamps ``t`` (N,): the median interval.
+    Return ``(h, runs)``: the sample period [s] (the median interval) and the uniform runs.
 
+    ``runs``: ``[(start, stop), ...]`` index ranges of ``t`` (N,) between gaps, an interval
+    longer than ``(1 + MAX_JITTER) h`` (samples lost, or the recording paused): the
+    derivatives need uniform samples, so each run is filtered and differentiated alone.
     Raises ValueError when there are fewer than two samples, a stamp does not increase, or
-    an interval differs from the median by more than :data:`MAX_JITTER` of it (samples lost,
-    or two recordings in one: the derivatives need uniform sampling).
+    an interval is shorter than ``(1 - MAX_JITTER) h`` (stamps jittering more than that are
+    not a sampled signal).
     """
     t = np.asarray(t, dtype=float)
     if t.ndim != 1 or t.size < 2:
@@ -70,13 +73,15 @@ def sample_period(t):
         raise ValueError(f'the stamps do not increase at sample {k + 1} '
                          f'({t[k]:.9g} s then {t[k + 1]:.9g} s)')
     h = float(np.median(dt))
-    bad = np.abs(dt - h) > MAX_JITTER * h
-    if np.any(bad):
-        k = int(np.flatnonzero(bad)[0])
-        raise ValueError(f'the samples are not uniform: {int(bad.sum())} intervals differ from '
-                         f'the median {h:.6g} s by more than {100 * MAX_JITTER:.0f} % (the '
-                         f'first after {t[k] - t[0]:.6g} s: {dt[k]:.6g} s); samples were lost')
-    return h
+    short = dt < (1.0 - MAX_JITTER) * h
+    if np.any(short):
+        k = int(np.flatnonzero(short)[0])
+        raise ValueError(f'the samples are not uniform: {int(short.sum())} intervals are shorter '
+                         f'than the median {h:.6g} s by more than {100 * MAX_JITTER:.0f} % (the '
+                         f'first after {t[k] - t[0]:.6g} s: {dt[k]:.6g} s)')
+    cuts = np.flatnonzero(dt > (1.0 + MAX_JITTER) * h) + 1
+    bounds = np.r_[0, cuts, t.size]
+    return h, [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 def edge_samples(h, cutoff):
@@ -139,36 +144,51 @@ def joint_signals(t, q, qd, cutoff, held=False):
     """
     Return ``(q, qd, qdd, inner)`` of a recording for identification.
 
-    ``t`` (N,): stamps [s], uniform (:func:`sample_period`); ``q`` (N, n) positions;
-    ``qd`` (N, n) recorded velocities, or None: then the derivative of the filtered ``q``;
+    ``t`` (N,): stamps [s], uniform between gaps (:func:`uniform_runs`: each run between
+    lost samples is filtered and differentiated alone); ``q`` (N, n) positions; ``qd``
+    (N, n) recorded velocities, or None: then the derivative of the filtered ``q``;
     ``cutoff`` [Hz]: of :func:`lowpass` (0: no filter, for recordings without noise in
     ``q`` and ``q̇``, such as a simulation's: a motion with content above the cut-off,
     as a stick-slip, is otherwise distorted).  Returns the positions (as recorded), the
     filtered velocities, the accelerations (:func:`derivative` of them) and ``inner``
-    (N,) bool: the samples away from the filter's edges (:func:`edge_samples`), those a
-    fit may use.  ``held``: the efforts were held over the interval before their stamps
-    (module docstring): row ``k`` then holds the state at the midpoint of the interval
-    before sample ``k``, the one that goes with effort ``k``.  Raises ValueError
-    (non-uniform stamps, a cut-off above the Nyquist frequency, a recording too short to
-    keep any sample inside its edges).
+    (N,) bool: the samples away from every run's filter edges (:func:`edge_samples`; a
+    run too short to have any is left out whole), those a fit may use.  ``held``: the
+    efforts were held over the interval before their stamps (module docstring): row ``k``
+    then holds the state at the midpoint of the interval before sample ``k``, the one that
+    goes with effort ``k``.  Raises ValueError (stamps that are not a sampled signal, a
+    cut-off above the Nyquist frequency, no run long enough to keep a sample inside its
+    edges).
     """
-    h = sample_period(t)
-    n = len(t)
+    h, runs = uniform_runs(t)
     edge = edge_samples(h, cutoff) if cutoff else 2
-    if n <= 2 * edge:
-        raise ValueError(f'{n} samples ({(n - 1) * h:.3g} s) are too few for a {cutoff:g} Hz '
-                         f'filter, whose first and last {edge} samples ({edge * h:.3g} s) '
-                         'are left out: record longer or raise the cut-off')
+    longest = max(b - a for a, b in runs)
+    if longest <= 2 * edge:
+        raise ValueError(f'{longest} uniform samples ({(longest - 1) * h:.3g} s, the longest run '
+                         f'between lost samples) are too few for a {cutoff:g} Hz filter, whose '
+                         f'first and last {edge} samples ({edge * h:.3g} s) are left out: record '
+                         'longer or raise the cut-off')
     q = np.asarray(q, dtype=float)
+    out = [q.copy(), np.zeros_like(q) if qd is None else np.array(qd, dtype=float),
+           np.zeros_like(q)]
+    inner = np.zeros(len(q), dtype=bool)
+    for a, b in runs:
+        if b - a > 2 * edge:
+            for x, y in zip(out, _uniform_signals(h, q[a:b], None if qd is None else qd[a:b],
+                                                  cutoff, held)):
+                x[a:b] = y
+            inner[a + edge:b - edge] = True
+    return (*out, inner)
+
+
+def _uniform_signals(h, q, qd, cutoff, held):
+    """:func:`joint_signals`' ``(q, qd, qdd)`` of one run of uniform samples, period ``h``."""
     if qd is None:
         v = derivative(lowpass(q, h, cutoff) if cutoff else q, h)
     else:
         v = lowpass(qd, h, cutoff) if cutoff else np.asarray(qd, dtype=float)
-    inner = np.zeros(n, dtype=bool)
-    inner[edge:n - edge] = True
     if not held:
-        return q, v, derivative(v, h), inner
+        return q, v, derivative(v, h)
     a = np.empty_like(v)
     a[1:] = np.diff(v, axis=0) / h
     a[0] = a[1]
-    return interval_midpoints(q), interval_midpoints(v), a, inner
+    return interval_midpoints(q), interval_midpoints(v), a
