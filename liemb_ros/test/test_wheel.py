@@ -64,6 +64,14 @@ def test_the_wheel_needs_no_ros_and_runs_the_readme_example(clean_venv):
                           text=True, timeout=300,
                           env={k: v for k, v in os.environ.items() if k != 'PYTHONPATH'})
     assert proc.returncode == 0 and "robot 'liemb_arm7'" in proc.stdout, proc.stderr
+    # without the 'sweep' extra (Dask, pyarrow) a dataset says what to install, in one line
+    for extra in ('dask', 'distributed', 'pyarrow'):
+        assert extra + '==' not in listed, extra
+    proc = subprocess.run([liemb, 'dataset', 'liemb_arm7', '10', '--serial', '--out', 'd'],
+                          cwd=tmp, capture_output=True, text=True, timeout=300,
+                          env={k: v for k, v in os.environ.items() if k != 'PYTHONPATH'})
+    assert proc.returncode == 2 and 'pip install "dask[distributed]"' in proc.stderr and (
+        proc.stderr.strip().count('\n') == 0), proc.stderr
 
 
 def test_the_first_import_says_how_to_prepare_the_kernels(clean_venv):

@@ -13,7 +13,7 @@ recorded efforts and the model's torques and quantities at them
 ``DASK_SCHEDULER_ADDRESS``.
 """
 from ..core.model import URDFError
-from .sweep_cli import engine_arguments, fail
+from .sweep_cli import engine_arguments, fail, missing_engine
 
 
 def add_arguments(parser):
@@ -72,6 +72,8 @@ def run(args):
             what = f"{settings['n']} samples"
     except (SpecError, FileNotFoundError, URDFError, OSError) as exc:
         return fail('dataset', exc)
+    except ModuleNotFoundError as exc:
+        return missing_engine('dataset', exc)
     print(f"{what} of {settings['robot']} (model {settings['model_hash']}) "
           f"in {settings['seconds']:.1f} s: {args.out}")
     return 0

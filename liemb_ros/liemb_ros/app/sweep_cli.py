@@ -38,6 +38,14 @@ def fail(command, exc):
     return 2
 
 
+def missing_engine(command, exc):
+    """``liemb COMMAND`` without Dask or pyarrow installed: one line, exit 2; else re-raise."""
+    from ..sweep.engine import MISSING
+    if (exc.name or '').split('.')[0] not in ('pyarrow', 'distributed', 'dask'):
+        raise exc
+    return fail(command, MISSING)
+
+
 def run(args):
     """Run ``liemb sweep``; return the exit status (2 and one line on bad input)."""
     from ..sweep import SpecError, load_spec, run_sweep
@@ -48,6 +56,8 @@ def run(args):
                            log=print)
     except (SpecError, FileNotFoundError, URDFError, OSError) as exc:
         return fail('sweep', exc)
+    except ModuleNotFoundError as exc:
+        return missing_engine('sweep', exc)
     table = result['table']
     failed = sum(s != 'ok' for s in table.column('status').to_pylist())
     print(f"{table.num_rows} runs ({len(result['computed'])} run now, {result['skipped']} "

@@ -30,7 +30,11 @@ import sys
 import time
 
 import numpy as np
-from distributed import WorkerPlugin
+
+try:
+    from distributed import WorkerPlugin
+except ImportError:   # installed without the 'sweep' extra: dask_client says what is missing
+    WorkerPlugin = object
 
 from ..core.model.urdf_sources import read_text
 from ..core.resources import robot_path
@@ -42,6 +46,9 @@ TASK_SECONDS = 1.0
 #: the wall time of one simulated step with its law, for sizing tasks [s]: the shipped arm's
 #: steps (implicit in its stiff damping) took 0.3-1 ms on a loaded two-core machine
 STEP_SECONDS = 5e-4
+#: what a sweep or a dataset says when Dask or pyarrow is not installed
+MISSING = ('sweeps and datasets need Dask and pyarrow: pip install "dask[distributed]" pyarrow '
+           "bokeh (liemb_ros's 'sweep' extra; the set-up installs them)")
 RESULTS = 'results.parquet'
 MANIFEST = 'sweep.json'
 
@@ -140,7 +147,10 @@ def dask_client(client=None, scheduler=None, workers=None, log=None):
     if client is not None:
         yield client
         return
-    from distributed import Client, LocalCluster
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise SpecError(MISSING) from None
     address = scheduler or os.environ.get('DASK_SCHEDULER_ADDRESS')
     cluster = None if address else LocalCluster(
         n_workers=workers or os.cpu_count(), threads_per_worker=1, processes=True,
