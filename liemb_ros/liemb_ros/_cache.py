@@ -164,7 +164,7 @@ def hint_once(folder, stream=None):
         return
     print(f'liemb_ros: no prepared kernels in {folder}: each function compiles its kernels '
           'on its first call (seconds to a minute); `liemb prepare` compiles every one once '
-          '(about 150 s on two cores)', file=stream or sys.stderr)
+          '(about 270 s on two cores)', file=stream or sys.stderr)
 
 
 #: the package's version
