@@ -41,6 +41,7 @@ METRICS = ('tracking_rms', 'tracking_max', 'peak_torque', 'saturation_time', 'en
 STATUSES = ('ok', 'diverged', 'lost')
 
 _ROBOTS = {}   # URDF text -> Model: each process parses a robot once
+_PREPARED = set()   # (URDF text, controller, scenario) this process has prepared
 
 
 def robot_model(robot_text):
@@ -58,14 +59,20 @@ def prepare(spec, robot_text):
     A Dask worker calls it once when it starts (:class:`~.engine.PrepareWorker`): the
     kernels come from numba's on-disk cache (a load, not a compile) and the worker's
     first task runs at full speed.  A user's law is not called here (its first call
-    belongs to a task, where its errors are reported).
+    belongs to a task, where its errors are reported).  A process that has prepared the
+    same robot, controller and scenario returns at once (0.0): every sweep registers the
+    plugin again, and a worker that ran the last sweep has nothing to load.
     """
     start = time.perf_counter()
+    key = (robot_text, spec['controller'], repr(sorted(spec['scenario'].items())))
+    if key in _PREPARED:
+        return 0.0
     nominal, link, ref, sim = _setup(spec, robot_text, {})
     sim.warm_up()
     if spec['controller'] in CONTROLLERS:
         q_d, qd_d, qdd_d = ref(0.0)
         _checked_law(spec, nominal, link, {})(0.0, sim.q, sim.qd, q_d, qd_d, qdd_d)
+    _PREPARED.add(key)
     return time.perf_counter() - start
 
 
