@@ -45,6 +45,8 @@ HOLDOUT = 0.2
 #: the default slowest joint speed of a sample used [rad/s or m/s]: near rest a joint with
 #: Coulomb friction sticks, its friction anything in [-F, F], not F sign(q̇)
 MIN_VELOCITY = 0.05
+#: samples per call of interval_regressor in held_rows: bounded temporaries on long runs
+HELD_CHUNK = 20000
 #: rows of the growing arrays of :func:`read_joint_states`
 BLOCK = 4096
 
@@ -73,8 +75,9 @@ def add_arguments(parser):
                              'for velocities without noise such as a simulation\'s)')
     parser.add_argument('--effort-held', action='store_true',
                         help='each effort was held over the interval before its stamp (a '
-                             'lock-step simulation, commanded torques): fit at the interval '
-                             'midpoints')
+                             'lock-step simulation, commanded torques): fit the equations of '
+                             'motion integrated over each interval (momentum form, no '
+                             'accelerations)')
     parser.add_argument('--holdout', type=float, default=HOLDOUT, metavar='FRACTION',
                         help='the end of the run kept out of the fit for validation '
                              f'(default {HOLDOUT:g})')
@@ -229,6 +232,10 @@ class _KnownRobot:
         return regressor(self.model, q, qd, qdd, base_pose=base_pose, friction=True,
                          armature=True) @ self.parameters
 
+    def predict_rows(self, Y):
+        """Return the torques (N, nv) of regressor rows ``Y`` with every column."""
+        return Y @ self.parameters
+
 
 def _armature_of(path, model):
     """Return the dynamics node's ``armature`` (nq,) of a parameter file (zeros: no file)."""
@@ -276,12 +283,82 @@ def table_text(model, ls, consistent):
     return '\n'.join(rows)
 
 
-def _fit(model, signals, fit, args, bar):
+class _Data:
+    """
+    A recording's samples for the fits: states and efforts, or rows and efforts.
+
+    States ``(q, qd, qdd)``; or, for held efforts, ``rows`` (N, nv, p): each sample's
+    regressor row of the interval before it, with every column (:func:`held_rows`).
+    """
+
+    def __init__(self, q, qd, qdd, effort, rows):
+        self.q, self.qd, self.qdd, self.effort, self._rows = q, qd, qdd, effort, rows
+
+    def states(self, mask):
+        """Return ``(q, qd, qdd)`` of the samples ``mask`` (Nones with rows)."""
+        if self._rows is not None:
+            return None, None, None
+        return self.q[mask], self.qd[mask], self.qdd[mask]
+
+    def rows(self, mask):
+        """Return the rows of the samples ``mask``, or None (states)."""
+        return None if self._rows is None else self._rows[mask]
+
+    def predict(self, fit, mask):
+        """Return the torques (N, nv) of an Identification (or _KnownRobot) at ``mask``."""
+        if self._rows is not None:
+            return fit.predict_rows(self._rows[mask])
+        return fit.predict(*self.states(mask))
+
+
+def held_rows(model, t, q, qd, cutoff):
+    """
+    Return ``(rows, inner, speed)`` of a recording whose efforts were held over its intervals.
+
+    ``rows`` (N, nv, p): row ``k`` the momentum-form regressor of the interval before sample
+    ``k`` (:func:`~liemb_ros.core.held_efforts.interval_regressor`, friction and armature
+    columns all there), from ``q`` and ``qd`` (``cutoff`` > 0: low-pass filtered first,
+    :func:`~liemb_ros.core.signals.lowpass`; ``qd`` None: the derivative of ``q``);
+    ``inner`` (N,): the samples whose row a fit may use (inside a uniform run, after its
+    first sample, away from the filter's edges); ``speed`` (N, nv): the smallest ``|q̇|``
+    over each sample's interval.  Intervals across a lost sample have no row (each uniform
+    run is taken alone, :func:`~liemb_ros.core.signals.uniform_runs`).
+    """
+    from ..core.held_efforts import interval_regressor
+    from ..core.identification import parameter_count
+    from ..core.signals import derivative, edge_samples, lowpass, uniform_runs
+    h, runs = uniform_runs(t)
+    edge = edge_samples(h, cutoff) if cutoff else 1
+    n = len(t)
+    rows = np.zeros((n, model.nv, parameter_count(model, True, True)))
+    inner = np.zeros(n, dtype=bool)
+    speed = np.zeros((n, model.nv))
+    for a, b in runs:
+        if b - a <= 2 * edge:
+            continue
+        x = lowpass(q[a:b], h, cutoff) if cutoff else q[a:b]
+        v = (derivative(x, h) if qd is None else
+             lowpass(qd[a:b], h, cutoff) if cutoff else qd[a:b])
+        for c in range(0, b - a - 1, HELD_CHUNK):   # bounded temporaries on long runs
+            d = min(c + HELD_CHUNK, b - a - 1)
+            A, s = interval_regressor(model, h, x[c:d + 1], v[c:d + 1], friction=True,
+                                      armature=True)
+            rows[a + c + 1:a + d + 1], speed[a + c + 1:a + d + 1] = A, s
+        inner[a + edge:b - edge] = True
+    if not inner.any():
+        raise ValueError(f'no uniform run of {(max(b - a for a, b in runs) - 1) * h:.3g} s is '
+                         f'long enough for a {cutoff:g} Hz filter: record longer or raise the '
+                         'cut-off')
+    return rows, inner, speed
+
+
+def _fit(model, data, fit, args, bar):
     """Return the least-squares and consistent fits on the samples ``fit``; advance ``bar``."""
     from ..core import identification_fit as idf
-    q, qd, qdd, tau = (a[fit] for a in signals)
+    q, qd, qdd = data.states(fit)
+    tau, Y = data.effort[fit], data.rows(fit)
     options = dict(friction=not args.no_friction, armature=not args.no_armature,
-                   weights='auto')
+                   weights='auto', Y=Y)
     ls = idf.identify(model, q, qd, qdd, tau, **options)
     bar.update(1)
     consistent = idf.identify_consistent(model, q, qd, qdd, tau, base=ls.base, **options)
@@ -400,14 +477,20 @@ def identify_run(args):
         except (RecordingError, OSError) as exc:
             raise IdentifyError(str(exc)) from None
     t, q, qd, effort = recording_arrays(rec, model, args.file, args.topic)
+    rows = None   # held efforts: each sample's row of the interval before it (every column)
     try:
-        q, qd, qdd, inner = joint_signals(t, q, qd, args.cutoff, held=args.effort_held)
+        if args.effort_held:
+            rows, inner, speed = held_rows(model, t, q, qd, args.cutoff)
+            q = qd = qdd = None
+        else:
+            q, qd, qdd, inner = joint_signals(t, q, qd, args.cutoff)
+            speed = np.abs(qd)
     except ValueError as exc:
         raise IdentifyError(f'{args.file}: {exc}') from None
     used = np.flatnonzero(inner)
     split = used[int(round((1.0 - args.holdout) * used.size))]
-    slow = np.abs(qd[inner]) < args.min_velocity
-    moving = np.all(np.abs(qd) >= args.min_velocity, axis=1)
+    slow = speed[inner] < args.min_velocity
+    moving = np.all(speed >= args.min_velocity, axis=1)
     if moving[inner].sum() < 0.1 * inner.sum():
         j = int(slow.mean(axis=0).argmax())
         raise IdentifyError(f'only {int(moving[inner].sum())} of {int(inner.sum())} samples have '
@@ -417,12 +500,12 @@ def identify_run(args):
                             'every sample)')
     fit = inner & moving & (np.arange(t.size) < split)
     held = inner & moving & (np.arange(t.size) >= split)
-    signals = (q, qd, qdd, effort)
+    data = _Data(q, qd, qdd, effort, rows)
     out = {'model': model, 'fit': fit, 'validation': held, 'ls': None, 'consistent': None,
            'payload': None, 'files': []}
     from ..core import identification_fit as idf
     reference = _KnownRobot(model, _armature_of(args.params, model))
-    before = reference.predict(q[held], qd[held], qdd[held])
+    before = data.predict(reference, held)
     folder = args.out or os.path.dirname(os.path.abspath(args.file))
     stem = os.path.join(folder, os.path.splitext(os.path.basename(args.file))[0])
     os.makedirs(folder, exist_ok=True)
@@ -431,17 +514,18 @@ def identify_run(args):
     try:
         if args.payload:
             with _progress(args.quiet, 1, 'fitting the payload') as bar:
-                payload = idf.identify_payload(model, args.payload, *(a[fit] for a in signals),
-                                               reference=reference, weights='auto')
+                payload = idf.identify_payload(model, args.payload, *data.states(fit),
+                                               effort[fit], reference=reference,
+                                               weights='auto', Y=data.rows(fit))
                 bar.update(1)
-            after = before + _payload_torques(model, payload, q[held], qd[held], qdd[held])
+            after = before + _payload_torques(model, payload, data, held)
             out['payload'] = payload
             out['table'] = payload_text(payload)
             files = {'.yaml': parameter_file(model, payload=payload, command=command)}
         else:
             with _progress(args.quiet, 2, 'fitting') as bar:
-                ls, consistent = _fit(model, signals, fit, args, bar)
-            after = consistent.predict(q[held], qd[held], qdd[held])
+                ls, consistent = _fit(model, data, fit, args, bar)
+            after = data.predict(consistent, held)
             out.update(ls=ls, consistent=consistent, table=table_text(model, ls, consistent))
             viscous, coulomb, armature = _joint_terms(model, consistent)
             xml = read_text(model.source)[0]
@@ -468,15 +552,18 @@ def identify_run(args):
     return out
 
 
-def _payload_torques(model, payload, q, qd, qdd):
-    """Return the joint torques (N, nv) of ``payload`` on its link (its ten parameters)."""
+def _payload_torques(model, payload, data, mask):
+    """Return the joint torques (N, nv) of ``payload`` on its link at the samples ``mask``."""
     from ..core.identification import regressor
     from ..core.pseudo_inertia import parameters_of, pseudo_inertia
     li = model.link_index(payload.link)
     body = int(model.link_body[li])
     T = model.link_offset[li]   # link frame -> body frame
     x = parameters_of(T @ pseudo_inertia(payload.parameters) @ T.T)
-    return regressor(model, q, qd, qdd)[..., 10 * body:10 * body + 10] @ x
+    Y = data.rows(mask)
+    if Y is None:
+        Y = regressor(model, *data.states(mask))
+    return Y[..., 10 * body:10 * body + 10] @ x
 
 
 def payload_text(payload):

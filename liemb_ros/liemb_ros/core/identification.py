@@ -63,6 +63,19 @@ def parameter_count(model, friction=False, armature=False):
             + model.nq * ((2 if friction else 0) + (1 if armature else 0)))
 
 
+def regressor_columns(model, friction=False, armature=False):
+    """
+    Return where the columns of ``friction`` and ``armature`` lie among all the columns.
+
+    The indices (p,) of :func:`regressor`'s columns with ``friction`` and ``armature`` inside
+    those of ``regressor(..., friction=True, armature=True)``: one regressor with every
+    column serves fits with fewer terms (``Y_all[..., regressor_columns(model, f, a)]``).
+    """
+    n, nq = 10 * (model.nb + (1 if model.floating else 0)), model.nq
+    return np.concatenate([np.arange(n)] + ([np.arange(n, n + 2 * nq)] if friction else [])
+                          + ([np.arange(n + 2 * nq, n + 3 * nq)] if armature else []))
+
+
 def regressor(model, q, qd, qdd, base_pose=None, friction=False, armature=False, out=None,
               threads=None):
     """

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .dynamics import inverse_dynamics
-from .identification import base_parameters, regressor
+from .identification import base_parameters, regressor, regressor_columns
 from .model.inertia import pose_inverse
 from .pseudo_inertia import (body_eigenvalues, body_parameters, divergence_residual, log_cholesky,
                              made_consistent, parameters_of, pseudo_inertia, upper_factor)
@@ -55,11 +55,28 @@ PAYLOAD_PARAMETERS = ('payload.link', 'payload.mass', 'payload.com', 'payload.in
 
 
 # --------------------------------------------------------------------------- data, weights
-def _recording(model, q, qd, qdd, tau):
-    """Check a recording's shapes: samples of ``q`` (N, nq), ``qd``, ``qdd``, ``tau`` (N, nv)."""
+def _recording(model, q, qd, qdd, tau, Y=None):
+    """
+    Check a recording's shapes: samples of ``q`` (N, nq), ``qd``, ``qdd``, ``tau`` (N, nv).
+
+    With rows ``Y`` (N, nv, p) given instead of the states: ``(None, None, None, tau)``, ``Y``
+    checked against ``tau``.
+    """
+    if Y is not None:
+        tau, = _recording_arrays(model, (('tau', tau, model.nv),))
+        if Y.ndim != 3 or Y.shape[:2] != tau.shape:
+            raise ValueError(f'Y must have shape ({tau.shape[0]}, {model.nv}, p), got {Y.shape}')
+        if not np.all(np.isfinite(Y)):
+            raise ValueError('Y contains NaN or inf')
+        return None, None, None, tau
+    return _recording_arrays(model, (('q', q, model.nq), ('qd', qd, model.nv),
+                                     ('qdd', qdd, model.nv), ('tau', tau, model.nv)))
+
+
+def _recording_arrays(model, named):
+    """Check named arrays (name, x, columns): (N, columns) each, the same N, finite."""
     arrays = []
-    for name, x, n in (('q', q, model.nq), ('qd', qd, model.nv), ('qdd', qdd, model.nv),
-                       ('tau', tau, model.nv)):
+    for name, x, n in named:
         x = np.asarray(x, dtype=float)
         if x.ndim != 2 or x.shape[1] != n:
             raise ValueError(f'{name} must have shape (N, {n}) (N samples), got {x.shape}')
@@ -224,6 +241,11 @@ class Identification:
                          friction=self.base.friction, armature=self.base.armature
                          ) @ self.parameters
 
+    def predict_rows(self, Y):
+        """Return the torques (N, nv) of regressor rows ``Y`` with every column (all terms)."""
+        return Y[..., regressor_columns(self.model, self.base.friction, self.base.armature)
+                 ] @ self.parameters
+
     def table(self):
         """Return the base parameters as text: name, value, standard error and its percent."""
         rows = [f'{"value":>13} {"std":>10} {"%":>7}  name']
@@ -233,15 +255,19 @@ class Identification:
         return '\n'.join(rows)
 
 
-def _least_squares(model, q, qd, qdd, tau, base_pose, friction, armature, weights, base):
+def _least_squares(model, q, qd, qdd, tau, base_pose, friction, armature, weights, base, Y):
     """Fit by least squares (:func:`identify`); also return ``Y``, ``tau`` and the solution."""
-    q, qd, qdd, tau = _recording(model, q, qd, qdd, tau)
+    q, qd, qdd, tau = _recording(model, q, qd, qdd, tau, Y)
     if base is None:
         base = base_parameters(model, friction=friction, armature=armature)
     elif (base.friction, base.armature) != (bool(friction), bool(armature)):
         raise ValueError(f'base has friction={base.friction}, armature={base.armature}; the '
                          f'fit asks friction={bool(friction)}, armature={bool(armature)}')
-    Y = regressor(model, q, qd, qdd, base_pose=base_pose, friction=friction, armature=armature)
+    if Y is None:
+        Y = regressor(model, q, qd, qdd, base_pose=base_pose, friction=friction,
+                      armature=armature)
+    else:
+        Y = _given_rows(model, Y, friction, armature)
     A = base.regressor(Y)
     equations = _Equations(A, tau, 'base parameters')
     w = equations.weights(weights)
@@ -249,6 +275,18 @@ def _least_squares(model, q, qd, qdd, tau, base_pose, friction, armature, weight
     pi = base.to_standard(sol.x)
     fit = _result(model, base, sol, pi, w, tau - Y @ pi, 'least squares')
     return fit, Y, tau, sol
+
+
+def _given_rows(model, Y, friction, armature):
+    """``Y`` given to a fit: its own columns, or those of the fit's terms out of every column."""
+    from .identification import parameter_count
+    p = parameter_count(model, friction, armature)
+    if Y.shape[2] == p:
+        return Y
+    if Y.shape[2] == parameter_count(model, True, True):
+        return Y[..., regressor_columns(model, friction, armature)]
+    raise ValueError(f'Y has {Y.shape[2]} columns: the fit takes {p} (friction={bool(friction)}, '
+                     f'armature={bool(armature)}) or all {parameter_count(model, True, True)}')
 
 
 def _result(model, base, sol, pi, w, residual, method):
@@ -263,7 +301,7 @@ def _result(model, base, sol, pi, w, residual, method):
 
 
 def identify(model, q, qd, qdd, tau, base_pose=None, friction=False, armature=False,
-             weights=None, base=None):
+             weights=None, base=None, Y=None):
     """
     Identify the base parameters by weighted least squares (:class:`Identification`).
 
@@ -275,6 +313,10 @@ def identify(model, q, qd, qdd, tau, base_pose=None, friction=False, armature=Fa
     residuals, joint by joint, of an unweighted fit and once more of the fit so weighted
     (joints with noisier torques count less; :data:`REWEIGHTINGS`).  ``base``: the model's
     :func:`~liemb_ros.core.identification.base_parameters` (computed if omitted).
+    ``Y``: the recording's regressor rows (N, nv, p) when they are not ``Y(q, q̇, q̈)`` at
+    sampled states (efforts held over sample intervals:
+    :func:`~liemb_ros.core.held_efforts.interval_regressor`), with the columns of
+    ``friction`` and ``armature`` or all of them; ``q``, ``qd``, ``qdd`` are then unused (None).
 
     Solves ``min ‖W (τ - Y_b β)‖²`` by the SVD of the stacked, weighted base regressor with
     unit-norm columns; the standard errors are ``sqrt(diag(σ̂² (AᵀA)⁻¹))``, ``A = W Y_b``,
@@ -283,18 +325,19 @@ def identify(model, q, qd, qdd, tau, base_pose=None, friction=False, armature=Fa
     number above :data:`MAX_CONDITION`, given in the message).
     """
     return _least_squares(model, q, qd, qdd, tau, base_pose, friction, armature, weights,
-                          base)[0]
+                          base, Y)[0]
 
 
 def identify_consistent(model, q, qd, qdd, tau, base_pose=None, friction=False,
                         armature=False, weights=None, base=None,
-                        regularization=REGULARIZATION):
+                        regularization=REGULARIZATION, Y=None):
     """
     Identify physically consistent standard parameters (:class:`Identification`).
 
     Every body with mass in ``model`` has its pseudo-inertia ``J = U Uᵀ`` in log-Cholesky
     coordinates (Rucker and Wensing 2022): positive definite for every value of them, so the
-    result is consistent by construction.  Viscous and Coulomb friction and the armature
+    result is consistent by construction.  ``Y``: rows given instead of states, as
+    :func:`identify`'s.  Viscous and Coulomb friction and the armature
     (``friction``, ``armature``) are bounded below by zero; massless bodies (virtual bodies
     of multi-DOF joints) keep their zero parameters.  Minimises, with
     :func:`scipy.optimize.least_squares` (trust region, exact derivatives), from the model's
@@ -318,7 +361,7 @@ def identify_consistent(model, q, qd, qdd, tau, base_pose=None, friction=False,
     if not regularization > 0.0:
         raise ValueError(f'regularization must be positive, got {regularization}')
     ls, Y, tau, sol = _least_squares(model, q, qd, qdd, tau, base_pose, friction, armature,
-                                     weights, base)
+                                     weights, base, Y)
     ref = ls.base.reference
     bodies = model.nb + (1 if model.floating else 0)
     free = [b for b in range(bodies) if ref[10 * b] > 0.0]
@@ -435,7 +478,7 @@ class Payload:
 
 
 def identify_payload(model, link, q, qd, qdd, tau, base_pose=None, reference=None,
-                     weights=None):
+                     weights=None, Y=None):
     """
     Identify the mass, centre of mass and inertia of what ``link`` holds (:class:`Payload`).
 
@@ -451,17 +494,26 @@ def identify_payload(model, link, q, qd, qdd, tau, base_pose=None, reference=Non
     pseudo-inertia raised to ``1e-6`` of the largest).  The result is moved to the link's
     frame.  Raises ValueError for a link fixed to a fixed base and for data that cannot
     identify the ten parameters (condition number above :data:`MAX_CONDITION`: a payload
-    on a link that only turns about one axis, say).
+    on a link that only turns about one axis, say).  ``Y``: the recording's rows with every
+    column, given instead of states (:func:`identify`; the reference's torques are then its
+    ``predict_rows(Y)``).
     """
-    q, qd, qdd, tau = _recording(model, q, qd, qdd, tau)
+    q, qd, qdd, tau = _recording(model, q, qd, qdd, tau, Y)
     li = model.link_index(link)
     body = int(model.link_body[li])
     if body < 0 and not model.floating:
         raise ValueError(f'link {link!r} is fixed to the base: a payload there moves no joint')
     col = 10 * (body + 1 if model.floating else body)
-    rest = (reference.predict(q, qd, qdd, base_pose) if reference is not None
-            else inverse_dynamics(model, q, qd, qdd, base_pose=base_pose))
-    A = regressor(model, q, qd, qdd, base_pose=base_pose)[..., col:col + 10]
+    if Y is not None:
+        from .identification import inertial_parameters
+        n = inertial_parameters(model).size
+        rest = (reference.predict_rows(Y) if reference is not None
+                else Y[..., :n] @ inertial_parameters(model))
+        A = Y[..., col:col + 10]
+    else:
+        rest = (reference.predict(q, qd, qdd, base_pose) if reference is not None
+                else inverse_dynamics(model, q, qd, qdd, base_pose=base_pose))
+        A = regressor(model, q, qd, qdd, base_pose=base_pose)[..., col:col + 10]
     target = tau - rest
     equations = _Equations(A, target, 'payload parameters')
     sol = equations.solve(equations.weights(weights))

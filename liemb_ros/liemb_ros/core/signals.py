@@ -30,8 +30,11 @@ Systems Magazine 27(5) (2007) 58–71):
 - **Held efforts** (``held=True`` of :func:`joint_signals`): when each sample's effort was
   held constant over the interval before its stamp (a lock-step simulation publishes the
   command it has just applied; a digital controller's commands), the acceleration jumps at
-  every sample and the effort belongs to the interval, not to its ends: the fit then uses
-  the **interval midpoints**, ``q`` and ``q̇`` interpolated there by cubics
+  every sample and the effort belongs to the interval, not to its ends: the samples are
+  then the **interval midpoints** (what a dataset of states and efforts holds,
+  ``liemb dataset --recordings --effort-held``; ``liemb identify --effort-held`` fits the
+  equations integrated over each interval instead, :mod:`liemb_ros.core.held_efforts`,
+  which needs no ``q̈`` and is exact to ``O(h⁴)``), ``q`` and ``q̇`` interpolated there by cubics
   (:func:`interval_midpoints`, error ``O(h⁴)``) and ``q̈`` the interval's mean
   ``(q̇[k] - q̇[k-1]) / h`` (the acceleration at the midpoint to ``O(h²)``), each paired
   with the effort of the interval's end sample.  Without it, the half-sample delay of such
