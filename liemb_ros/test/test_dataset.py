@@ -1,9 +1,10 @@
 """
-Dynamics datasets (issue 34): sampled states and their quantities, sharded Parquet.
+Dynamics datasets (issue 34): sampled states and their quantities, sharded Parquet or Zarr.
 
 A sample of each dataset's rows is checked against Pinocchio (RNEA, CRBA, ABA, generalized
 gravity, the frame Jacobian), the shards' metadata against the model and the package, and
-a dataset computed on a two-worker LocalCluster against the same computed serially.
+a dataset computed on a two-worker LocalCluster against the same computed serially, Zarr
+shards against the Parquet ones.
 """
 import json
 import os
@@ -100,6 +101,37 @@ def test_a_dataset_on_a_local_cluster_equals_the_serial_one(tmp_path):
     assert a.keys() == b.keys()
     for k in a:
         assert np.array_equal(a[k], b[k]), k
+
+
+def test_zarr_shards_hold_the_parquet_shards_numbers(tmp_path, capsys):
+    """
+    ``liemb dataset --format zarr``: one Zarr group per shard, the same numbers bit for bit
+    and the same metadata as the Parquet shards of the same seed; Dask reads a column lazily.
+    """
+    zarr = pytest.importorskip('zarr')
+    da = pytest.importorskip('dask.array')
+    for fmt in ('parquet', 'zarr'):
+        assert cli.main(['dataset', 'liemb_arm7', '25', '--quantities', 'M', 'J', '--shard-rows',
+                         '10', '--seed', '3', '--out', str(tmp_path / fmt), '--format', fmt,
+                         '--serial']) == 0
+    assert '25 samples of' in capsys.readouterr().out
+    assert sorted(os.listdir(tmp_path / 'zarr')) == ['dataset.json', 'part-00000.zarr',
+                                                     'part-00001.zarr', 'part-00002.zarr']
+    a, meta_a = read_dataset(tmp_path / 'parquet')
+    b, meta_b = read_dataset(tmp_path / 'zarr')
+    assert list(a) == list(b) == ['q', 'qd', 'qdd', 'tau', 'M', 'J']
+    for k in a:
+        assert a[k].shape == b[k].shape and np.array_equal(a[k], b[k]), k
+    assert json.loads(meta_b['liemb.format']) == 'zarr'
+    assert json.loads(meta_a['liemb.format']) == 'parquet'
+    same = {k for k in meta_a if k != 'liemb.format' and k in meta_b}
+    assert same >= {'liemb.model_hash', 'liemb.version', 'liemb.joint_names', 'liemb.seed'}
+    assert all(meta_a[k] == meta_b[k] for k in same)
+    lazy = da.concatenate([da.from_zarr(str(tmp_path / 'zarr' / f'part-0000{i}.zarr'),
+                                        component='M') for i in range(3)])
+    assert lazy.shape == (25, 49) and np.array_equal(lazy.compute(), a['M'])
+    assert zarr.open_group(str(tmp_path / 'zarr' / 'part-00001.zarr'), mode='r')['q'].shape \
+        == (10, 7)
 
 
 def test_liemb_dataset_reports_bad_input_in_one_line(tmp_path, capsys):

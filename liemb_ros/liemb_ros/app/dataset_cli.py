@@ -3,7 +3,8 @@ Dynamics datasets on Dask: ``liemb dataset ROBOT N``.
 
 ``liemb dataset ROBOT N --out DIR`` samples N states of a fixed-base robot within its
 limits and writes them with the quantities asked for (τ by inverse dynamics or q̈ by
-forward dynamics, M, g, a link's Jacobian) as sharded Parquet, the model's hash and the
+forward dynamics, M, g, a link's Jacobian) as sharded Parquet (or Zarr: ``--format
+zarr``), the model's hash and the
 package version in each shard's metadata (docs/sweeps.md).  ``liemb dataset ROBOT
 --recordings RUN.mcap ...`` processes recorded runs alike instead: one shard per
 recording, its joint states with the accelerations of ``liemb identify``'s filter, the
@@ -18,7 +19,7 @@ from .sweep_cli import engine_arguments, fail, missing_engine
 
 def add_arguments(parser):
     """Add the ``liemb dataset`` arguments to ``parser``."""
-    from ..sweep.dataset import DISTRIBUTIONS, INPUTS, QUANTITIES
+    from ..sweep.dataset import DISTRIBUTIONS, FORMATS, INPUTS, QUANTITIES
     parser.add_argument('robot', help='URDF or xacro file, or a shipped robot name')
     parser.add_argument('n', type=int, nargs='?', help='number of samples (or --recordings)')
     parser.add_argument('--recordings', nargs='+', metavar='RUN.mcap',
@@ -33,6 +34,8 @@ def add_arguments(parser):
                         help='of the recordings: efforts held over the interval before their '
                              'stamps (a lock-step simulation), as liemb identify')
     parser.add_argument('--out', default='out/dataset', help='output folder')
+    parser.add_argument('--format', choices=FORMATS, default='parquet',
+                        help='of the shards: a Parquet file or a Zarr group each')
     parser.add_argument('--quantities', nargs='*', default=['M', 'g'], choices=QUANTITIES,
                         help='besides q, qd, qdd, tau (default: M g)')
     parser.add_argument('--inputs', choices=INPUTS, default='accel',
@@ -55,7 +58,7 @@ def run(args):
     from .recording_dataset import make_recording_dataset
     engine = dict(scheduler=args.scheduler, workers=args.workers, serial=args.serial, log=print)
     common = dict(quantities=args.quantities, link=args.link,
-                  representation=args.representation)
+                  representation=args.representation, fmt=args.format)
     try:
         if (args.n is None) == (args.recordings is None):
             raise SpecError('give N samples or --recordings RUN.mcap ..., one of the two')

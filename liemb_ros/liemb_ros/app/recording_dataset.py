@@ -65,8 +65,8 @@ def recording_shard(settings, robot_text, path, threads=1):
 
 def make_recording_dataset(robot_text, paths, out, *, quantities=('M', 'g'), link=None,
                            representation='body', topic='/joint_states', cutoff=20.0,
-                           effort_held=False, client=None, scheduler=None, workers=None,
-                           serial=False, log=None):
+                           effort_held=False, fmt='parquet', client=None, scheduler=None,
+                           workers=None, serial=False, log=None):
     """
     Write one shard per recording of ``paths`` to the folder ``out``; return the settings.
 
@@ -86,6 +86,6 @@ def make_recording_dataset(robot_text, paths, out, *, quantities=('M', 'g'), lin
                     cutoff=float(cutoff), effort_held=bool(effort_held))
     settings = write_shards(settings, out, recording_shard,
                             [(settings, robot_text, p) for p in settings['recordings']],
-                            client=client, scheduler=scheduler, workers=workers,
+                            fmt=fmt, client=client, scheduler=scheduler, workers=workers,
                             serial=serial, log=log)
     return settings

@@ -26,8 +26,12 @@ effort limits (±100 where none); ``distribution='uniform'`` over each box, or `
 The shards, ``OUT/part-SSSSS.parquet`` (``shard_rows`` rows each, one Dask task each),
 carry in their schema metadata the model's hash (:func:`model_hash`), the package version,
 the robot, the joint names, the quantities and the sampling settings; ``OUT/dataset.json``
-holds the same.  Shard ``s`` draws from ``numpy.random.default_rng((seed, s))``: a dataset
-is the same whichever process or machine computes which shard.
+holds the same.  With ``fmt='zarr'`` each shard is a Zarr group ``OUT/part-SSSSS.zarr``
+instead, one 2-D array ``(rows, k)`` per column and the same metadata in its attributes
+(``dask.array.from_zarr(OUT/part-SSSSS.zarr, component='M')`` reads a column lazily);
+:func:`read_dataset` reads either.  Shard ``s`` draws from
+``numpy.random.default_rng((seed, s))``: a dataset is the same whichever process or
+machine computes which shard.
 """
 import hashlib
 import json
@@ -44,6 +48,8 @@ from .engine import dask_client
 from .spec import SpecError
 
 QUANTITIES = ('tau', 'qdd', 'M', 'g', 'J')
+#: the shards' file formats: one Parquet file or one Zarr group per shard
+FORMATS = ('parquet', 'zarr')
 INPUTS = ('accel', 'torque')
 DISTRIBUTIONS = ('uniform', 'normal')
 #: bounds where the URDF states none: speed [rad/s, m/s], effort [N m, N]
@@ -134,14 +140,35 @@ def _write_shard(columns, path, metadata):
     os.replace(tmp, path)
 
 
-def read_dataset(out):
-    """Return ``({column: (n, k) array}, metadata dict)`` of a dataset folder, shards in order."""
-    import glob
+def _write_zarr(columns, path, metadata):
+    """Write one shard as a Zarr group: an array (rows, k) per column, metadata as attributes."""
+    import shutil
 
-    import pyarrow.parquet as pq
+    import zarr
+    tmp = f'{path}.{os.getpid()}.tmp'
+    shutil.rmtree(tmp, ignore_errors=True)
+    group = zarr.open_group(tmp, mode='w')
+    for name, x in columns.items():
+        group.create_array(name, data=np.ascontiguousarray(x))
+    group.attrs.update({k.decode(): v.decode() for k, v in metadata.items()})
+    shutil.rmtree(path, ignore_errors=True)
+    os.replace(tmp, path)
+
+
+def read_dataset(out):
+    """
+    Return ``({column: (n, k) array}, metadata dict)`` of a dataset folder, shards in order.
+
+    Parquet shards or Zarr shards (:data:`FORMATS`); the metadata's values are JSON text.
+    """
+    import glob
     paths = sorted(glob.glob(os.path.join(out, 'part-*.parquet')))
     if not paths:
-        raise FileNotFoundError(f'no dataset shards (part-*.parquet) in {out}')
+        zarrs = sorted(glob.glob(os.path.join(out, 'part-*.zarr')))
+        if zarrs:
+            return _read_zarr(zarrs)
+        raise FileNotFoundError(f'no dataset shards (part-*.parquet or part-*.zarr) in {out}')
+    import pyarrow.parquet as pq
     tables = [pq.read_table(p) for p in paths]
     columns = {}
     for name in tables[0].column_names:
@@ -152,15 +179,23 @@ def read_dataset(out):
     return columns, meta
 
 
+def _read_zarr(paths):
+    import zarr
+    groups = [zarr.open_group(p, mode='r') for p in paths]
+    names = json.loads(groups[0].attrs['liemb.columns'])
+    columns = {n: np.concatenate([g[n][...] for g in groups]) for n in names}
+    return columns, dict(groups[0].attrs)
+
+
 def make_dataset(robot_text, n, out, *, quantities=('M', 'g'), inputs='accel', link=None,
                  representation='body', distribution='uniform', seed=0, shard_rows=100_000,
-                 velocity_scale=1.0, acceleration=10.0, client=None, scheduler=None,
-                 workers=None, serial=False, log=None):
+                 velocity_scale=1.0, acceleration=10.0, fmt='parquet', client=None,
+                 scheduler=None, workers=None, serial=False, log=None):
     """
     Write ``n`` samples of a robot (its URDF text) to the folder ``out``; return settings.
 
-    Arguments: the module docstring.  ``serial=True`` computes the shards here, one after
-    the other; else each shard is a Dask task (``client``, ``scheduler`` /
+    Arguments: the module docstring (``fmt``: one of :data:`FORMATS`).  ``serial=True``
+    computes the shards here, one after the other; else each shard is a Dask task (``client``, ``scheduler`` /
     ``DASK_SCHEDULER_ADDRESS``, or a LocalCluster of ``workers`` processes, as
     :func:`~.engine.run_sweep`).  Raises :class:`~.spec.SpecError` on bad arguments.
     """
@@ -175,8 +210,8 @@ def make_dataset(robot_text, n, out, *, quantities=('M', 'g'), inputs='accel', l
                     shard_rows=int(shard_rows))
     sizes = [min(shard_rows, n - s) for s in range(0, n, shard_rows)]
     jobs = [(settings, robot_text, i, rows, 1) for i, rows in enumerate(sizes)]
-    return write_shards(settings, out, shard, jobs, client=client, scheduler=scheduler,
-                        workers=workers, serial=serial, log=log)
+    return write_shards(settings, out, shard, jobs, fmt=fmt, client=client,
+                        scheduler=scheduler, workers=workers, serial=serial, log=log)
 
 
 def base_settings(model, quantities, link, representation):
@@ -201,31 +236,48 @@ def base_settings(model, quantities, link, representation):
             'link': link, 'representation': representation}
 
 
-def write_shards(settings, out, fn, jobs, *, client=None, scheduler=None, workers=None,
-                 serial=False, log=None):
+def write_shards(settings, out, fn, jobs, *, fmt='parquet', client=None, scheduler=None,
+                 workers=None, serial=False, log=None):
     """
     Write shard ``i`` = ``fn(*jobs[i])`` (a dict of (rows, k) columns) to ``out``; return settings.
 
-    ``settings`` go to ``OUT/dataset.json`` and into every shard's schema metadata
-    (``liemb.KEY``: JSON); ``settings['seconds']`` gets the time taken.  ``serial``: the
-    jobs here, one after the other; else each is a Dask task (:func:`~.engine.dask_client`).
+    ``settings`` (with ``format``: ``fmt``, one of :data:`FORMATS`) go to
+    ``OUT/dataset.json`` and into every shard's metadata (``liemb.KEY``: JSON; a Zarr
+    shard also has ``liemb.columns``, its columns in order); ``settings['seconds']`` gets
+    the time taken.  ``serial``: the jobs here, one after the other; else each is a Dask
+    task (:func:`~.engine.dask_client`).  The client writes every shard.
     """
+    if fmt not in FORMATS:
+        raise SpecError(f'dataset: format from {FORMATS}, got {fmt!r}')
+    if fmt == 'zarr':
+        try:
+            import zarr  # noqa: F401
+        except ImportError:
+            raise SpecError('dataset: --format zarr needs zarr: pip install zarr (the '
+                            "set-up installs it; liemb_ros's 'sweep' extra)") from None
+    settings['format'] = fmt
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, 'dataset.json'), 'w', encoding='utf-8') as f:
         json.dump(settings, f, indent=1)
     metadata = {f'liemb.{k}'.encode(): json.dumps(v).encode() for k, v in settings.items()}
     log = log or (lambda line: None)
+
+    def write(i, columns):
+        if fmt == 'parquet':
+            _write_shard(columns, os.path.join(out, f'part-{i:05d}.parquet'), metadata)
+        else:
+            names = {b'liemb.columns': json.dumps(list(columns)).encode()}
+            _write_zarr(columns, os.path.join(out, f'part-{i:05d}.zarr'), {**metadata, **names})
+
     start = time.perf_counter()
     if serial:
         for i, job in enumerate(jobs):
-            _write_shard(fn(*job), os.path.join(out, f'part-{i:05d}.parquet'), metadata)
+            write(i, fn(*job))
     else:
         from distributed import as_completed
         with dask_client(client, scheduler, workers, log) as client:
             futures = {client.submit(fn, *job, pure=False): i for i, job in enumerate(jobs)}
             for future in as_completed(futures):
-                i = futures[future]
-                _write_shard(future.result(), os.path.join(out, f'part-{i:05d}.parquet'),
-                             metadata)
+                write(futures[future], future.result())
     settings['seconds'] = time.perf_counter() - start
     return settings
