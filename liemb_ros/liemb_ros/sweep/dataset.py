@@ -195,9 +195,10 @@ def make_dataset(robot_text, n, out, *, quantities=('M', 'g'), inputs='accel', l
     Write ``n`` samples of a robot (its URDF text) to the folder ``out``; return settings.
 
     Arguments: the module docstring (``fmt``: one of :data:`FORMATS`).  ``serial=True``
-    computes the shards here, one after the other; else each shard is a Dask task (``client``, ``scheduler`` /
-    ``DASK_SCHEDULER_ADDRESS``, or a LocalCluster of ``workers`` processes, as
-    :func:`~.engine.run_sweep`).  Raises :class:`~.spec.SpecError` on bad arguments.
+    computes the shards here, one after the other; else each shard is a Dask task
+    (``client``, ``scheduler`` / ``DASK_SCHEDULER_ADDRESS``, or a LocalCluster of
+    ``workers`` processes, as :func:`~.engine.run_sweep`).  Raises
+    :class:`~.spec.SpecError` on bad arguments.
     """
     model = load_urdf_string(robot_text, source='dataset')
     if inputs not in INPUTS or distribution not in DISTRIBUTIONS:
