@@ -384,6 +384,9 @@ def test_read_robot_description_of_files_and_shipped_names(tmp_path):
     with pytest.raises(FileNotFoundError, match="'no_such_robot' is neither a URDF or xacro "
                                                 'file nor a shipped robot .*liemb_arm7'):
         resources.read_robot_description('no_such_robot')
+    if resources.example_robot_data_dirs():   # a name near example-robot-data's: its stems
+        with pytest.raises(FileNotFoundError, match='example-robot-data has .*ur5_robot'):
+            resources.robot_path('ur5')
     with pytest.raises(lm.URDFError, match='notes.urdf: not a URDF file: .* holds 10 bytes of '
                                            'UTF-8 text') as exc:
         resources.read_robot_description(write(tmp_path / 'notes.urdf', 'just notes'))

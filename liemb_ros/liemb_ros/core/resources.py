@@ -111,8 +111,24 @@ def robot_path(name_or_path):
         if found:
             return found
     erd = ' or of example-robot-data' if example_robot_data_dirs() else ''
+    near = _near_example_robots(stem)
+    hint = f"; example-robot-data has {', '.join(near)}" if near else ''
     raise FileNotFoundError(f'{name_or_path!r} is neither a URDF or xacro file nor a shipped '
-                            f"robot ({', '.join(shipped_robots()) or 'none found'}){erd}")
+                            f"robot ({', '.join(shipped_robots()) or 'none found'}){erd}{hint}")
+
+
+def _near_example_robots(stem, most=4):
+    """Return example-robot-data's robot names that start with ``stem`` or resemble it."""
+    import difflib
+    names = set()
+    for root in example_robot_data_dirs():
+        for pkg in os.listdir(root):
+            for sub in ('urdf', 'robots'):
+                folder = os.path.join(root, pkg, sub)
+                if os.path.isdir(folder):
+                    names.update(f[:-5] for f in os.listdir(folder) if f.endswith('.urdf'))
+    first = sorted(n for n in names if n.startswith(stem))
+    return (first or difflib.get_close_matches(stem, sorted(names), n=most))[:most]
 
 
 def read_robot_description(robot, xacro_args=None):
