@@ -6,7 +6,9 @@ measured efforts, stamped; no down-sampling), computes the accelerations as the
 derivative of the velocities low-pass filtered without delay (a forward-backward
 Butterworth; ``--cutoff``, :mod:`liemb_ros.core.signals`; velocities from the filtered
 positions when none were recorded; ``--effort-held`` for efforts held over the interval
-before their stamps, as a lock-step simulation records them), leaves out the samples where
+before their stamps, as a lock-step simulation or a digital controller records them: then
+no accelerations, the equations integrated over each interval in momentum form,
+:mod:`liemb_ros.core.held_efforts`), leaves out the samples where
 a joint is near rest (``--min-velocity``: it sticks, and Coulomb friction is no function
 of its velocity there), and fits the base parameters, the viscous and Coulomb friction
 and the rotor inertia (armature) of every joint by weighted least squares, then the
