@@ -31,12 +31,12 @@ ROSDEP = {
     'pytest': 'python3-pytest', 'hypothesis': 'python3-hypothesis',
     'pinocchio': 'pinocchio', 'ament_flake8': 'ament_flake8', 'ament_pep257': 'ament_pep257',
     # PyPI-only modules: rosdistro's pip keys (trimesh; mcap-ros2-support installs mcap too)
-    # and ours in tools/ros/rosdep.yaml (viser, playwright, import-linter, dask, pyarrow)
+    # and ours in tools/ros/rosdep.yaml (viser, playwright, import-linter, dask, pyarrow, zarr)
     'viser': 'python3-viser-pip', 'trimesh': 'python3-trimesh-pip',
     'mcap': 'mcap-ros2-support', 'mcap_ros2': 'mcap-ros2-support',
     'playwright': 'python3-playwright-pip', 'importlinter': 'python3-import-linter-pip',
     'dask': 'python3-dask-distributed-pip', 'distributed': 'python3-dask-distributed-pip',
-    'pyarrow': 'python3-pyarrow-pip',
+    'pyarrow': 'python3-pyarrow-pip', 'zarr': 'python3-zarr-pip',
 }
 OURS = {'liemb_ros', 'conftest'}
 
