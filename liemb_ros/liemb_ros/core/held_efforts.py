@@ -130,6 +130,21 @@ def _project(model, S, P, p):
     return Y
 
 
+def _p_rows(model, J, P, qd, friction, armature):
+    """``Y_p`` (N, nv, p) from :func:`_momentum_columns`' ``J`` and ``P`` at velocities ``qd``."""
+    Y = _project(model, J, P, parameter_count(model, friction, armature))
+    if armature:
+        Y[:, np.arange(model.nv), Y.shape[2] - model.nq + np.arange(model.nq)] = qd
+    return Y
+
+
+def _w_rows(model, Jd, P, q, friction, armature):
+    """``Y_w`` (N, nv, p) from :func:`_momentum_columns`' ``Jd`` and ``P`` at positions ``q``."""
+    zero = np.zeros((q.shape[0], model.nv))
+    return (_project(model, Jd, P, parameter_count(model, friction, armature))
+            - regressor(model, q, zero, zero, friction=friction, armature=armature))
+
+
 def momentum_regressor(model, q, qd, friction=False, armature=False):
     """
     Generalised momentum's regressor ``Y_p`` (N, nv, p): ``p = M(q) q̇ = Y_p π``.
@@ -140,10 +155,7 @@ def momentum_regressor(model, q, qd, friction=False, armature=False):
     """
     q, qd = _states(model, q, qd, 'momentum_regressor')
     J, _, P = _momentum_columns(model, q, qd)
-    Y = _project(model, J, P, parameter_count(model, friction, armature))
-    if armature:
-        Y[:, np.arange(model.nv), Y.shape[2] - model.nq + np.arange(model.nq)] = qd
-    return Y
+    return _p_rows(model, J, P, qd, friction, armature)
 
 
 def momentum_rate_regressor(model, q, qd, friction=False, armature=False):
@@ -156,10 +168,7 @@ def momentum_rate_regressor(model, q, qd, friction=False, armature=False):
     """
     q, qd = _states(model, q, qd, 'momentum_rate_regressor')
     _, Jd, P = _momentum_columns(model, q, qd)
-    p = parameter_count(model, friction, armature)
-    zero = np.zeros_like(qd)
-    return (_project(model, Jd, P, p)
-            - regressor(model, q, zero, zero, friction=friction, armature=armature))
+    return _w_rows(model, Jd, P, q, friction, armature)
 
 
 def interval_regressor(model, h, q, qd, friction=False, armature=False):
@@ -181,10 +190,11 @@ def interval_regressor(model, h, q, qd, friction=False, armature=False):
     qa, qb, va, vb = q[:-1], q[1:], qd[:-1], qd[1:]
     qm = 0.5 * (qa + qb) - 0.125 * h * (vb - va)
     vm = 1.5 * (qb - qa) / h - 0.25 * (va + vb)
-    Yp = momentum_regressor(model, q, qd, friction, armature)
-    Yw = momentum_rate_regressor(model, np.concatenate((q, qm)), np.concatenate((qd, vm)),
-                                 friction, armature)
     n = q.shape[0]
+    qs, vs = np.concatenate((q, qm)), np.concatenate((qd, vm))   # ends, then midpoints
+    J, Jd, P = _momentum_columns(model, qs, vs)                   # one pass for p and w
+    Yp = _p_rows(model, J[:n], P[:n], qd, friction, armature)
+    Yw = _w_rows(model, Jd, P, qs, friction, armature)
     A = (Yp[1:] - Yp[:-1]) / h - (Yw[:n - 1] + 4.0 * Yw[n:] + Yw[1:n]) / 6.0
     if friction:
         first = 10 * model.nb
