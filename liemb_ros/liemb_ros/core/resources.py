@@ -74,18 +74,24 @@ def example_robot_data_dirs():
     return out
 
 
-def _example_robot(stem):
-    """``<stem>.urdf`` of example-robot-data (its ``<stem>_description`` first), or None."""
+def _example_folders():
+    """Yield ``(root, package, folder)`` of example-robot-data's URDF folders, in order."""
     for root in example_robot_data_dirs():
-        found = []
         for pkg in sorted(os.listdir(root)):
             for sub in ('urdf', 'robots'):
-                cand = os.path.join(root, pkg, sub, stem + '.urdf')
-                if os.path.isfile(cand):
-                    found.append((pkg != stem + '_description', cand))
-        if found:
-            return min(found)[1]
-    return None
+                folder = os.path.join(root, pkg, sub)
+                if os.path.isdir(folder):
+                    yield root, pkg, folder
+
+
+def _example_robot(stem):
+    """``<stem>.urdf`` of example-robot-data (its ``<stem>_description`` first), or None."""
+    found = {}
+    for root, pkg, folder in _example_folders():
+        cand = os.path.join(folder, stem + '.urdf')
+        if os.path.isfile(cand):
+            found.setdefault(root, []).append((pkg != stem + '_description', cand))
+    return min(next(iter(found.values())))[1] if found else None
 
 
 def robot_path(name_or_path):
@@ -121,12 +127,8 @@ def _near_example_robots(stem, most=4):
     """Return example-robot-data's robot names that start with ``stem`` or resemble it."""
     import difflib
     names = set()
-    for root in example_robot_data_dirs():
-        for pkg in os.listdir(root):
-            for sub in ('urdf', 'robots'):
-                folder = os.path.join(root, pkg, sub)
-                if os.path.isdir(folder):
-                    names.update(f[:-5] for f in os.listdir(folder) if f.endswith('.urdf'))
+    for _, _, folder in _example_folders():
+        names.update(f[:-5] for f in os.listdir(folder) if f.endswith('.urdf'))
     first = sorted(n for n in names if n.startswith(stem))
     return (first or difflib.get_close_matches(stem, sorted(names), n=most))[:most]
 
