@@ -3,8 +3,10 @@ Single calls through cached compiled entry points (_kernels.dispatch.fast) see c
 
 After the first call of each algorithm has cached its entry point, the same algorithm called
 with the same numbers in other layouts and dtypes (a strided view, read-only, float32,
-big-endian, a list, Fortran-order base pose, read-only wrenches) must give the same result
-bit for bit, and bad shapes must still raise.
+big-endian, a list, misaligned, Fortran-order base pose, read-only wrenches, integers) must
+give the same result bit for bit, and bad shapes must still raise: the shortest paths check
+only class, dtype and dimensions in Python and leave lengths, strides and alignment to the
+kernel (_kernels.dispatch.plain), so each of these must reach the checked path.
 """
 import copy
 import pickle
@@ -19,13 +21,22 @@ from liemb_ros.core.model import random_model
 from liemb_ros.core.model.synthetic import random_pose
 
 
+def _misaligned(x):
+    """A float64 copy of ``x`` one byte past an 8-byte boundary (numpy: not aligned)."""
+    raw = np.zeros(x.nbytes + 8, dtype=np.uint8)
+    out = raw[1:1 + x.nbytes].view(np.float64).reshape(x.shape)
+    out[...] = x
+    assert not out.flags.aligned
+    return out
+
+
 def _variants(x):
     """The same numbers as ``x`` in other array layouts and dtypes."""
     strided = np.empty((x.shape[0], 2) + x.shape[1:])
     strided[:, 0] = x
     ro = x.copy()
     ro.setflags(write=False)
-    out = [strided[:, 0], ro, x.astype('>f8'), x.tolist()]
+    out = [strided[:, 0], ro, x.astype('>f8'), x.tolist(), _misaligned(x)]
     if x.ndim == 2:
         out.append(np.asfortranarray(x))
     if np.all(x == x.astype(np.float32)):
@@ -52,6 +63,7 @@ def _calls(model, link):
         'forward_dynamics':
             lambda q, qd, qdd, b, f: lm.forward_dynamics(model, q, qd, qdd, f_ext=f,
                                                          base_pose=b),
+        'regressor': lambda q, qd, qdd, b, f: lm.regressor(model, q, qd, qdd, base_pose=b),
     }
 
 
@@ -93,6 +105,22 @@ def test_layouts_and_dtypes_after_cached_entry(floating):
                 nan[0] = np.nan
                 with pytest.raises(ValueError, match='q contains NaN'):
                     call(nan, qd, qdd, b, f)
+
+
+@pytest.mark.parametrize('floating', [False, True])
+def test_integer_arrays_are_converted_not_misread(floating):
+    """int64 has float64's item size, all numba's unboxing checks: converted, never read as is."""
+    rng = np.random.default_rng(10)
+    model = random_model(5, rng, floating=floating)
+    link = model.link_names[-1]
+    qi, qdi = rng.integers(-2, 3, model.nq), rng.integers(-2, 3, model.nv)
+    q, qd = qi.astype(float), qdi.astype(float)
+    for name, call in _calls(model, link).items():
+        for b in (None, random_pose(rng)):
+            ref = call(q, qd, qd, b, None)       # canonical: caches the entry point
+            np.testing.assert_array_equal(call(qi, qdi, qdi, b, None), ref, err_msg=name)
+            np.testing.assert_array_equal(call(q, qdi, qd, b, None), ref, err_msg=name)
+            np.testing.assert_array_equal(call(q, qd, qdi, b, None), ref, err_msg=name)
 
 
 def test_forward_dynamics_function_any_layout():

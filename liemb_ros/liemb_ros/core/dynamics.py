@@ -75,9 +75,9 @@ import numpy as np
 from ._kernels.aba import aba_arm_into, aba_batch, aba_into
 from ._kernels.crba import coriolis_batch, coriolis_into, crba_batch, crba_into
 from ._kernels.dispatch import (  # noqa: F401 (as before)
-    BAD_BASE, BAD_FEXT, BAD_Q, BAD_QD, BAD_QDD, BAD_TAU, OK, SINGULAR, EYE4, FORM_INDEX, FORMS,
-    NO_ARM, NO_FEXT, armature_arg, as_batch, base_arg, check, fast, fext_arg, form_index,
-    out_array, plain_vectors, run_batch, states, threads_arg)
+    BAD_BASE, BAD_FEXT, BAD_Q, BAD_QD, BAD_QDD, BAD_TAU, OK, SINGULAR, EYE4, F64, FORM_INDEX,
+    FORMS, LAYOUT, ND, NO_ARM, NO_FEXT, armature_arg, as_batch, base_arg, check, fast, fext_arg,
+    form_index, out_array, run_batch, states, threads_arg)
 from ._kernels.rnea import id_batch, id_into, id_plain, wrench_batch, wrench_entry
 
 # estimated time of one configuration of a batch kernel per body [ns] (run_batch's chunks)
@@ -95,17 +95,25 @@ def inverse_dynamics(model, q, qd, qdd, form='body', f_ext=None, base_pose=None,
     floating base ``tau[:6]`` is the base wrench in the base frame.  Raises ValueError on
     wrong shapes, NaN/inf or unknown names.  ``threads``: for a batch (module docstring).
     """
-    if (f_ext is None and base_pose is None and threads is None and form == 'body'
-            and plain_vectors(model, q, qd, qdd)):
-        # the most common call, once its entry point is cached: no further wrapper layers
-        entry = model.entry_points.get('id plain')
-        if entry is not None:
-            tau = np.empty(model.nv)
-            st = entry(model.packed_int, model.packed_float, model.data.work, q, qd, qdd, 0,
-                       1.0, tau)
-            if st:
-                check(model, st)
-            return tau
+    if (f_ext is None and threads is None and form == 'body' and q.__class__ is ND
+            and qd.__class__ is ND and qdd.__class__ is ND and q.dtype is F64
+            and qd.dtype is F64 and qdd.dtype is F64 and q.ndim == 1 and qd.ndim == 1
+            and qdd.ndim == 1):
+        # the shortest path (dispatch module docstring): the kernel checks the rest
+        if base_pose is None:
+            entry = model.entry_points.get('id plain')
+            if entry is not None:
+                tau = np.empty(model.nv)
+                if not entry(model.packed_int, model.packed_float, model.data.work, q, qd, qdd,
+                             0, 1.0, tau):
+                    return tau
+        elif base_pose.__class__ is ND and base_pose.dtype is F64 and base_pose.ndim == 2:
+            entry = model.entry_points.get('id')
+            if entry is not None:
+                tau = np.empty(model.nv)
+                if not entry(model.packed_int, model.packed_float, model.data.work, q, qd, qdd,
+                             base_pose, NO_FEXT, 0, 1.0, tau):
+                    return tau
     fm = FORM_INDEX.get(form, -1) if form.__class__ is str else -1
     if fm < 0:
         fm = form_index(form)
@@ -229,6 +237,17 @@ def mass_matrix(model, q, base_pose=None, out=None, armature=None, threads=None)
     ``M + diag(0_6, armature)`` (Pinocchio's ``model.armature``; see :func:`singular_joints`).
     ``threads``: for a batch (module docstring).
     """
+    if (armature is None and out is None and threads is None and q.__class__ is ND
+            and q.dtype is F64 and q.ndim == 1
+            and (base_pose is None or (base_pose.__class__ is ND and base_pose.dtype is F64
+                                       and base_pose.ndim == 2))):
+        # the shortest path (dispatch module docstring): the kernel checks the rest
+        entry = model.entry_points.get('crba')
+        if entry is not None:
+            M = np.empty(model.mass_shape)
+            if not entry(model.packed_int, model.packed_float, model.data.work, q, q,
+                         EYE4 if base_pose is None else base_pose, False, M):
+                return M
     if armature is not None:
         arm = armature_arg(model, armature)
         M = mass_matrix(model, q, base_pose=base_pose, out=out, threads=threads)
@@ -320,18 +339,19 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, base_pose=None, method='aba'
     ``threads``: for a batch (module docstring; the Cholesky route threads its inverse
     dynamics and mass matrix).
     """
-    if (method == 'aba' and armature is None and f_ext is None and base_pose is None
-            and threads is None and not model.shared_coordinates
-            and plain_vectors(model, q, qd, tau)):
-        # the most common call, once its entry point is cached: no further wrapper layers
+    if (method == 'aba' and armature is None and f_ext is None and threads is None
+            and q.__class__ is ND and qd.__class__ is ND and tau.__class__ is ND
+            and q.dtype is F64 and qd.dtype is F64 and tau.dtype is F64 and q.ndim == 1
+            and qd.ndim == 1 and tau.ndim == 1 and not model.shared_coordinates
+            and (base_pose is None or (base_pose.__class__ is ND and base_pose.dtype is F64
+                                       and base_pose.ndim == 2))):
+        # the shortest path (dispatch module docstring): the kernel checks the rest
         entry = model.entry_points.get('aba')
         if entry is not None:
             qdd = np.empty(model.nv)
-            st = entry(model.packed_int, model.packed_float, model.data.work, q, qd, tau,
-                       EYE4, NO_FEXT, qdd)
-            if st:
-                check(model, st)
-            return qdd
+            if not entry(model.packed_int, model.packed_float, model.data.work, q, qd, tau,
+                         EYE4 if base_pose is None else base_pose, NO_FEXT, qdd):
+                return qdd
     if method not in ('aba', 'cholesky'):
         raise ValueError(f"unknown method {method!r}; expected 'aba' or 'cholesky'")
     (q, qd, tau), B = states(model, q, (('qd', qd), ('tau', tau)))
@@ -395,6 +415,8 @@ def forward_dynamics_function(model, armature=None):
         qdd = np.empty(nv)
         st = aba_into(ki, kf, w, q, qd, tau, EYE4 if base_pose is None else base_pose, NO_FEXT,
                       qdd)
+        if st == LAYOUT:    # a strided view (say): the checked path copies it
+            return forward_dynamics(model, q, qd, tau, base_pose=base_pose)
         if st:
             check(model, st)
         return qdd

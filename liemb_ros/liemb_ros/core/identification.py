@@ -45,8 +45,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._kernels.dispatch import (EYE4, base_arg, check, fast, out_array, run_batch, states,
-                                threads_arg)
+from ._kernels.dispatch import (EYE4, F64, ND, base_arg, check, fast, out_array, run_batch,
+                                states, threads_arg)
 from ._kernels.regressor import regressor_batch, regressor_into
 from .model.synthetic import random_pose
 
@@ -94,6 +94,19 @@ def regressor(model, q, qd, qdd, base_pose=None, friction=False, armature=False,
     on every call); one that shares memory with an argument is refused.
     ``threads``: for a batch (:func:`liemb_ros.set_num_threads`); results do not depend on it.
     """
+    if (out is None and threads is None and q.__class__ is ND and qd.__class__ is ND
+            and qdd.__class__ is ND and q.dtype is F64 and qd.dtype is F64 and qdd.dtype is F64
+            and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1
+            and (base_pose is None or (base_pose.__class__ is ND and base_pose.dtype is F64
+                                       and base_pose.ndim == 2))):
+        # the shortest path (dispatch module docstring): the kernel checks the rest
+        entry = model.entry_points.get('regressor')
+        if entry is not None:
+            f, a = bool(friction), bool(armature)
+            Y = np.empty((model.nv, parameter_count(model, f, a)))
+            if not entry(model.packed_int, model.packed_float, model.data.work, q, qd, qdd,
+                         EYE4 if base_pose is None else base_pose, f, a, Y):
+                return Y
     (q, qd, qdd), B = states(model, q, (('qd', qd), ('qdd', qdd)))
     if threads is not None:
         threads_arg(threads)

@@ -55,7 +55,7 @@ else every core available; results bit for bit those of ``threads=1``:
 import numpy as np
 
 from ._kernels.dispatch import (  # noqa: F401 (as before)
-    BAD_BASE, BAD_Q, BAD_QD, BAD_QDD, OK, EYE4, F64, REP_INDEX, as_batch, base_arg, check,
+    BAD_BASE, BAD_Q, BAD_QD, BAD_QDD, OK, EYE4, F64, ND, REP_INDEX, as_batch, base_arg, check,
     fast, out_array, rep_index, run_batch, threads_arg)
 from ._kernels.jacobian import (jacobian_batch, jacobian_into, jacobian_link, jacobian_tip_into,
                                 link_twist_into)
@@ -88,6 +88,23 @@ def link_pose(model, q, link, base_pose=None, threads=None):
     POE (10)); ``base_pose`` is the pose of the base (floating base, or where a fixed
     robot is mounted).  ``threads``: for a batch (module docstring).
     """
+    if q.__class__ is ND and q.dtype is F64 and q.ndim == 1 and threads is None:
+        # the shortest path (dispatch module docstring): the kernel checks the rest
+        if base_pose is None:
+            li = model.link_ids.get(link) if link.__class__ is str else None
+            entry = model.entry_points.get('link_pose link')
+            if li is not None and entry is not None:
+                out = np.empty((4, 4))
+                if not entry(model.packed_int, model.packed_float, q, li, out):
+                    return out
+        elif base_pose.__class__ is ND and base_pose.dtype is F64 and base_pose.ndim == 2:
+            frame = model.link_frames.get(link) if link.__class__ is str else None
+            entry = model.entry_points.get('link_pose')
+            if frame is not None and entry is not None:
+                out = np.empty((4, 4))
+                if not entry(model.packed_int, model.packed_float, q, base_pose, frame[0],
+                             frame[1], out):
+                    return out
     q, batched = as_batch(model, q, model.nq, 'q')
     if threads is not None:
         threads_arg(threads)
@@ -126,16 +143,24 @@ def forward_kinematics(model, q, base_pose=None, out=None, threads=None):
     memory with ``q`` or ``base_pose`` is refused (ValueError naming the argument).
     ``threads``: for a batch (module docstring).
     """
-    if (out is None and base_pose is None and threads is None and q.__class__ is np.ndarray
-            and q.dtype is F64 and q.ndim == 1):
-        # the most common call, once its entry point is cached: no further wrapper layers
-        entry = model.entry_points.get('forward_kinematics')
-        if entry is not None and q.shape[0] == model.nq and q.flags.carray:
-            out = np.empty((len(model.link_names), 4, 4))
-            st = entry(model.packed_int, model.packed_float, model.data.work, q, out)
-            if st:
-                check(model, st)
-            return out
+    if (out is None and threads is None and q.__class__ is ND and q.dtype is F64
+            and q.ndim == 1):
+        # the shortest path (dispatch module docstring): the kernel checks the rest
+        if base_pose is None:
+            entry = model.entry_points.get('forward_kinematics')
+            if entry is not None:
+                out = np.empty(model.fk_shape)
+                if not entry(model.packed_int, model.packed_float, model.data.work, q, out):
+                    return out
+                out = None
+        elif base_pose.__class__ is ND and base_pose.dtype is F64 and base_pose.ndim == 2:
+            entry = model.entry_points.get('forward_kinematics base')
+            if entry is not None:
+                out = np.empty(model.fk_shape)
+                if not entry(model.packed_int, model.packed_float, model.data.work, q,
+                             base_pose, out):
+                    return out
+                out = None
     q, batched = as_batch(model, q, model.nq, 'q')
     if threads is not None:
         threads_arg(threads)
@@ -219,6 +244,25 @@ def jacobian(model, q, link, representation='body', base_pose=None, threads=None
     Rows are angular first.  For a floating base the first six columns belong to
     the base's body-fixed twist.  ``threads``: for a batch (module docstring).
     """
+    if (q.__class__ is ND and q.dtype is F64 and q.ndim == 1 and threads is None
+            and representation.__class__ is str):
+        # the shortest path (dispatch module docstring): the kernel checks the rest
+        rep = REP_INDEX.get(representation, -1)
+        if base_pose is None:
+            li = model.link_ids.get(link) if link.__class__ is str else None
+            entry = model.entry_points.get('jacobian link')
+            if li is not None and entry is not None and rep >= 0:
+                J = np.empty((6, model.nv))
+                if not entry(model.packed_int, model.packed_float, q, li, rep, J):
+                    return J
+        elif base_pose.__class__ is ND and base_pose.dtype is F64 and base_pose.ndim == 2:
+            frame = model.link_frames.get(link) if link.__class__ is str else None
+            entry = model.entry_points.get('jacobian tip')
+            if frame is not None and entry is not None and rep >= 0:
+                J = np.empty((6, model.nv))
+                if not entry(model.packed_int, model.packed_float, q, base_pose, frame[0],
+                             frame[1], rep, J):
+                    return J
     q, batched = as_batch(model, q, model.nq, 'q')
     if batched:
         return _jacobians(model, q, None, link, representation, False, base_pose,
@@ -262,6 +306,21 @@ def jacobian_derivative(model, q, qd, link, representation='body', base_pose=Non
     ``V̇ = J q̈ + J̇ q̇`` (the plain time derivative of the represented twist).
     ``threads``: for a batch (module docstring).
     """
+    if (q.__class__ is ND and qd.__class__ is ND and q.dtype is F64 and qd.dtype is F64
+            and q.ndim == 1 and qd.ndim == 1 and threads is None
+            and representation.__class__ is str
+            and (base_pose is None or (base_pose.__class__ is ND and base_pose.dtype is F64
+                                       and base_pose.ndim == 2))):
+        # the shortest path (dispatch module docstring): the kernel checks the rest
+        rep = REP_INDEX.get(representation, -1)
+        frame = model.link_frames.get(link) if link.__class__ is str else None
+        entry = model.entry_points.get('jacobian')
+        if frame is not None and entry is not None and rep >= 0:
+            out = np.empty((2, 6, model.nv))
+            if not entry(model.packed_int, model.packed_float, model.data.work, q, qd,
+                         EYE4 if base_pose is None else base_pose, frame[0], frame[1], rep,
+                         True, out[0], out[1]):
+                return out[1]
     out = _jacobians(model, q, qd, link, representation, True, base_pose, threads=threads)[0]
     return out[1] if out.ndim == 3 else out[:, 1]
 

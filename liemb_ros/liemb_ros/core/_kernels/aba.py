@@ -12,9 +12,11 @@ import numpy as np
 from numba import njit
 
 from .lie import Ad_inv_apply_into, Ad_invT_apply_into, ad_apply_into, adT_apply_into
-from .dispatch import BAD_QDD, BAD_TAU, OK, SINGULAR, at, check_inputs, raise_status
+from .dispatch import (BAD_QDD, BAD_TAU, LAYOUT, OK, SINGULAR, at, check_inputs, plain,
+                       plain_pose, raise_status, sizes)
 from .inertia import add_inertia_to_parent, dot6, mat6_vec, unit_axis
 from .layout import aba_floats, unpack
+from .numba_entry import SINGLE_CALL
 from .rnea import body_fext
 from .tree import rel_pose
 
@@ -203,8 +205,12 @@ def _aba_work(w, nb):
     return G, IA, vecs[0], vecs[1], vecs[2], vecs[3], Dinv, u, vecs[4], T, Tm, ht
 
 
-@njit(cache=True)
+@njit(**SINGLE_CALL)
 def aba_into(ki, kf, w, q, qd, tau, base, fext, qdd):
+    """Single configuration :func:`_aba` without armature; returns a status."""
+    nq, nv = sizes(ki)
+    if not (plain(q, nq) and plain(qd, nv) and plain(tau, nv) and plain_pose(base)):
+        return LAYOUT
     model = unpack(ki, kf)
     work = _aba_work(w, model.parent.shape[0])
     # no armature: an empty slice of the work array, of the type of an armature argument
@@ -212,7 +218,7 @@ def aba_into(ki, kf, w, q, qd, tau, base, fext, qdd):
     return _aba(model, q, qd, tau, base, fext, qdd, work, work[6][:0])
 
 
-@njit(cache=True)
+@njit(**SINGLE_CALL)
 def aba_arm_into(ki, kf, w, q, qd, tau, base, fext, qdd, arm):
     model = unpack(ki, kf)
     return _aba(model, q, qd, tau, base, fext, qdd, _aba_work(w, model.parent.shape[0]), arm)

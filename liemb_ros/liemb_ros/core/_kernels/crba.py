@@ -12,9 +12,10 @@ import numpy as np
 from numba import njit
 
 from .lie import AdT_apply_into, ad_apply_into, adT_apply_into
-from .dispatch import OK, at, check_state, raise_status
+from .dispatch import LAYOUT, OK, at, check_state, plain, plain_pose, raise_status, sizes
 from .inertia import dot6, inertia10_apply, inertia10_rate, spatial_inertias10
 from .layout import coriolis_floats, crba_floats, unpack
+from .numba_entry import SINGLE_CALL
 from .tree import spatial_columns
 
 
@@ -115,8 +116,12 @@ def _crba_work(model, w):
             w[o6:o6 + 6], w[o6 + 6:o6 + 12])
 
 
-@njit(cache=True)
+@njit(**SINGLE_CALL)
 def crba_into(ki, kf, w, q, qd, base, dot, out):
+    """Single configuration :func:`_crba`; ``qd`` is read only for ``Ṁ`` (``dot``)."""
+    nq, nv = sizes(ki)
+    if not (plain(q, nq) and (not dot or plain(qd, nv)) and plain_pose(base)):
+        return LAYOUT
     model = unpack(ki, kf)
     return _crba(model, q, qd, base, out, dot, _crba_work(model, w))
 
@@ -224,7 +229,7 @@ def _coriolis(model, q, qd, base, out, work):
     return OK
 
 
-@njit(cache=True)
+@njit(**SINGLE_CALL)
 def coriolis_into(ki, kf, w, q, qd, base, out):
     return _coriolis(unpack(ki, kf), q, qd, base, out, w)
 

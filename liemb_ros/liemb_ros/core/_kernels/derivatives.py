@@ -16,6 +16,7 @@ from .lie import Ad_apply_into, Ad_invT_apply_into, ad_apply_into, adT_apply_int
 from .dispatch import OK, at, check_inputs, raise_status
 from .inertia import dot6, inertia10_apply, inertia10_rate, spatial_inertias10
 from .layout import derivatives_floats, unpack
+from .numba_entry import SINGLE_CALL
 from .rnea import body_fext
 from .tree import spatial_columns
 
@@ -194,7 +195,7 @@ def _derivatives(model, q, qd, qdd, base, fext, dq, dqd, w):
     return OK
 
 
-@njit(cache=True)
+@njit(**SINGLE_CALL)
 def derivatives_into(ki, kf, w, q, qd, qdd, base, fext, dq, dqd):
     """Single configuration :func:`_derivatives` on the packed model; returns a status."""
     return _derivatives(unpack(ki, kf), q, qd, qdd, base, fext, dq, dqd, w)

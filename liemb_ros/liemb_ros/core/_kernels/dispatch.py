@@ -17,6 +17,15 @@ Dispatch: between the public functions and the compiled kernels.
   the model's workspace ``model.data`` for a kernel with work arrays, first) through the
   compiled entry point of its overload, cached in ``model.entry_points``: numba's
   dispatcher would resolve the type of every argument on every call.
+* **The shortest path.**  The most common single calls (no base pose or wrenches, or a
+  base pose given as a 4x4 array) check in Python only what the entry point cannot
+  survive: that each array argument is an ``ndarray`` of dtype float64 with the right
+  number of dimensions (numba's unboxing writes one shape and one stride per dimension
+  the array has, and checks nothing but the item size).  They call the cached entry
+  point at once; its kernel checks the lengths, strides and alignment (:func:`plain`,
+  :func:`plain_pose`) and answers :data:`LAYOUT` for anything else, and the function then
+  takes its checked path (canonicalisation above), which copies, converts or refuses with
+  a message.  Any other non-zero status also takes the checked path, which raises it.
 * **Batches on every core.**  :func:`run_batch` splits a batch into contiguous chunks of
   configurations and runs the batch kernel (compiled ``nogil=True``) on each chunk, in the
   calling thread and the threads of a persistent pool (each takes the next chunk left).  A
@@ -36,7 +45,7 @@ import threading
 import numpy as np
 from numba import njit
 
-from .layout import REPRESENTATIONS
+from .layout import NBASE, NQ, REPRESENTATIONS
 from .numba_entry import entry_point
 
 OK = 0
@@ -47,6 +56,7 @@ BAD_QDD = 4
 BAD_TAU = 5
 BAD_FEXT = 6
 SINGULAR = 7   # SINGULAR: the floating base; SINGULAR + 1 + b: body b
+LAYOUT = -1    # an argument is not of the canonical shape and layout (:func:`plain`)
 STATUS_NAMES = {BAD_Q: 'q', BAD_QD: 'qd', BAD_BASE: 'base_pose', BAD_QDD: 'qdd',
                 BAD_TAU: 'tau', BAD_FEXT: 'f_ext'}
 
@@ -55,6 +65,7 @@ FORM_INDEX = {name: i for i, name in enumerate(FORMS)}
 REP_INDEX = {name: i for i, name in enumerate(REPRESENTATIONS)}
 
 F64 = np.dtype(np.float64)
+ND = np.ndarray   # the shortest paths test ``x.__class__ is ND`` (a global, not np.ndarray)
 # The stand-ins for an omitted argument are writeable, C-contiguous float64 arrays like the
 # caller's canonical ones (:func:`canonical`): numba types an array by dtype, dimensions,
 # layout and writeability, so an identity base pose of another type (read-only, say) would
@@ -77,6 +88,36 @@ def finite(a):
     for x in a.flat:  # no branch per element: vectorizes (5 ns for 25 numbers, not 90)
         acc += x * 0.0
     return acc == 0.0
+
+
+@njit(cache=True, inline='always')
+def plain(a, n):
+    """
+    Whether the vector ``a`` holds ``n`` float64 contiguously at an aligned address.
+
+    A single call's shortest path (module docstring) hands the caller's arrays to the
+    entry point after checking only their class, dtype and number of dimensions in
+    Python (about 65 ns an array; ``flags.carray`` and a shape tuple cost as much again,
+    and the entry point itself checks nothing but the item size); the kernel checks the
+    rest, for next to nothing, and answers :data:`LAYOUT` for anything else: the caller
+    then takes the checked path, which copies or refuses the argument.
+    """
+    return (a.shape[0] == n and (n < 2 or a.strides[0] == 8)
+            and a.ctypes.data % 8 == 0)
+
+
+@njit(cache=True, inline='always')
+def plain_pose(a):
+    """Whether the 2-d array ``a`` is a contiguous, aligned 4x4 float64 matrix (:func:`plain`)."""
+    return (a.shape[0] == 4 and a.shape[1] == 4 and a.strides[0] == 32 and a.strides[1] == 8
+            and a.ctypes.data % 8 == 0)
+
+
+@njit(cache=True, inline='always')
+def sizes(ki):
+    """``(nq, nv)`` of a packed model (``packed_int``): joint coordinates and velocities."""
+    nq = ki[NQ]
+    return nq, nq + ki[NBASE]
 
 
 @njit(cache=True, inline='always')
@@ -133,6 +174,9 @@ def raise_status(st):
 # --------------------------------------------------------------------------- statuses
 def check(model, st):
     """Raise the ValueError of a kernel status (non-finite input, singular inertia)."""
+    if st == LAYOUT:   # the checked paths pass canonical arrays: never, unless a bug
+        raise ValueError(f"model '{model.name}': an argument is not a contiguous, aligned "
+                         'float64 array of the expected shape')
     if st >= SINGULAR:
         raise singular(model, st)
     if st != OK:
@@ -178,22 +222,6 @@ def canonical(x):
     if x.__class__ is np.ndarray and x.dtype is F64 and x.flags.carray:
         return x
     return np.array(x, dtype=F64, order='C')
-
-
-def plain_vectors(model, q, a, b):
-    """
-    Whether ``q`` (nq,), ``a`` and ``b`` (nv,) go to an entry point as they are.
-
-    Float64, one-dimensional, C-contiguous ndarrays of those lengths: what
-    :func:`as_batch` returns unchanged for a single configuration.  The single calls'
-    shortest path (inverse and forward dynamics) takes them; anything else takes the
-    checked path, which converts or refuses it.
-    """
-    nv = model.nv
-    return (q.__class__ is np.ndarray and a.__class__ is np.ndarray
-            and b.__class__ is np.ndarray and q.dtype is F64 and a.dtype is F64
-            and b.dtype is F64 and q.shape == (model.nq,) and a.shape == (nv,)
-            and b.shape == (nv,) and q.flags.carray and a.flags.carray and b.flags.carray)
 
 
 def as_batch(model, x, n, name):

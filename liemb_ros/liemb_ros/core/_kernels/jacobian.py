@@ -20,8 +20,10 @@ import numpy as np
 from numba import njit
 
 from .lie import ad_apply_into, body_to, compose_into, pose_tuples, put_column, spatial_to
-from .dispatch import BAD_BASE, BAD_Q, BAD_QD, EYE4, OK, at, finite, raise_status
+from .dispatch import (BAD_BASE, BAD_Q, BAD_QD, EYE4, LAYOUT, OK, at, finite, plain, plain_pose,
+                       raise_status, sizes)
 from .layout import jacobian_floats, unpack_kinematics, unpack_links
+from .numba_entry import SINGLE_CALL
 from .tree import pose_step, support_path, to_parent
 
 
@@ -271,23 +273,30 @@ def _jacobian_tip(model, q, base, body, T, rep, J):
     return OK
 
 
-@njit(cache=True)
+@njit(**SINGLE_CALL)
 def jacobian_into(ki, kf, w, q, qd, base, body, T, rep, deriv, J, Jd):
     """Single configuration: ``J`` (and ``Jd = J̇`` if ``deriv``); returns a status."""
+    nq, nv = sizes(ki)
+    if not (plain(q, nq) and (not deriv or plain(qd, nv)) and plain_pose(base)):
+        return LAYOUT
     return _jacobian(unpack_kinematics(ki, kf), q, qd, base, body, T, rep, deriv, J, Jd, w)
 
 
-@njit(cache=True)
+@njit(**SINGLE_CALL)
 def jacobian_link(ki, kf, q, li, rep, J):
     """:func:`jacobian_tip_into` for link index ``li`` and no base pose (fewer arguments)."""
+    if not plain(q, sizes(ki)[0]):
+        return LAYOUT
     link_body, link_offset = unpack_links(ki, kf)
     return _jacobian_tip(unpack_kinematics(ki, kf), q, EYE4, link_body[li], link_offset[li],
                          rep, J)
 
 
-@njit(cache=True)
+@njit(**SINGLE_CALL)
 def jacobian_tip_into(ki, kf, q, base, body, T, rep, J):
     """Single configuration: ``J`` of the link frame ``C_body T`` by :func:`_jacobian_tip`."""
+    if not (plain(q, sizes(ki)[0]) and plain_pose(base)):
+        return LAYOUT
     return _jacobian_tip(unpack_kinematics(ki, kf), q, base, body, T, rep, J)
 
 
@@ -307,9 +316,12 @@ def jacobian_batch(model, Q, QD, base, body, T, rep, deriv, out):
     return out
 
 
-@njit(cache=True)
+@njit(**SINGLE_CALL)
 def link_twist_into(ki, kf, w, q, qd, base, body, T, rep, V):
     """Single configuration: the twist ``V = J qd`` (6,) of the link frame in ``rep``."""
+    nq, nv = sizes(ki)
+    if not (plain(q, nq) and plain(qd, nv) and plain_pose(base)):
+        return LAYOUT
     if not finite(qd):
         return BAD_QD
     model = unpack_kinematics(ki, kf)

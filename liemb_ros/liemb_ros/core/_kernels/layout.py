@@ -20,8 +20,8 @@ model (:class:`~liemb_ros.core.model.data.Data`), from which every kernel takes 
 arrays as views instead of allocating them per call.
 
 ``packed_int``: a header of :data:`HEADER` numbers (``nb``, ``nbase``, the number of links
-``nl`` at :data:`NB`, :data:`NBASE`, :data:`NL`), then ``parent`` (nb), ``q_index`` (nb),
-``link_body`` (nl).
+``nl``, the number of joint coordinates ``nq`` at :data:`NB`, :data:`NBASE`, :data:`NL`,
+:data:`NQ`), then ``parent`` (nb), ``q_index`` (nb), ``link_body`` (nl).
 
 ``packed_float``: the per-body blocks, each ``nb`` times its width (offset of block ``k`` =
 ``nb`` times the sum of the widths before it: :data:`X_AT` ... :data:`INERTIA_AT`), then
@@ -79,7 +79,8 @@ Kinematics = namedtuple('Kinematics', ('parent', 'X', 'A_rel', 'q_index', 'q_mul
 NB = 0
 NBASE = 1
 NL = 2
-HEADER = 3
+NQ = 3
+HEADER = 4
 
 # packed_float: per-body blocks, as multiples of nb
 X_AT = 0
@@ -104,7 +105,7 @@ def pack(model):
     Called once by the model when it is built.
     """
     nb = model.nb
-    ints = np.concatenate(([nb, 6 if model.floating else 0, len(model.link_names)],
+    ints = np.concatenate(([nb, 6 if model.floating else 0, len(model.link_names), model.nq],
                            model.parent, model.q_index, model.link_body)).astype(np.int64)
     floats = np.concatenate(
         [np.ravel(a) for a in (model.X, model.A_rel, model.q_mult, model.q_offset,

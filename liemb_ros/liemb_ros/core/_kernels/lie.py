@@ -371,6 +371,26 @@ def Ad_invT_apply_into(C, W, out):
 
 
 @njit(cache=True, inline='always')
+def Ad_invT_add_into(C, W, out):
+    """Add ``Ad_C^-T W`` (:func:`Ad_invT_apply_into`) to ``out`` (6,): no scratch vector."""
+    m0 = W[0]
+    m1 = W[1]
+    m2 = W[2]
+    f0 = C[0, 0] * W[3] + C[0, 1] * W[4] + C[0, 2] * W[5]
+    f1 = C[1, 0] * W[3] + C[1, 1] * W[4] + C[1, 2] * W[5]
+    f2 = C[2, 0] * W[3] + C[2, 1] * W[4] + C[2, 2] * W[5]
+    r0 = C[0, 3]
+    r1 = C[1, 3]
+    r2 = C[2, 3]
+    out[0] += C[0, 0] * m0 + C[0, 1] * m1 + C[0, 2] * m2 + r1 * f2 - r2 * f1
+    out[1] += C[1, 0] * m0 + C[1, 1] * m1 + C[1, 2] * m2 + r2 * f0 - r0 * f2
+    out[2] += C[2, 0] * m0 + C[2, 1] * m1 + C[2, 2] * m2 + r0 * f1 - r1 * f0
+    out[3] += f0
+    out[4] += f1
+    out[5] += f2
+
+
+@njit(cache=True, inline='always')
 def ad_apply_into(X, Y, out):
     """Write the Lie bracket ``[X, Y] = ad_X Y = (xi1 x xi2, eta1 x xi2 + xi1 x eta2)``."""
     a0 = X[1] * Y[2] - X[2] * Y[1]

@@ -28,10 +28,12 @@ model's :class:`~.layout.Tree`, ``nogil``: :func:`~.dispatch.run_batch`).
 import numpy as np
 from numba import njit
 
-from .dispatch import NO_FEXT, OK, at, check_inputs, raise_status
+from .dispatch import (LAYOUT, NO_FEXT, OK, at, check_inputs, plain, plain_pose, raise_status,
+                       sizes)
 from .inertia import dot6
 from .layout import regressor_floats, unpack
 from .lie import Ad_invT_apply_into
+from .numba_entry import SINGLE_CALL
 from .rnea import body_fext, rnea_body
 
 
@@ -186,9 +188,12 @@ def _regressor(model, q, qd, qdd, base, friction, armature, out, V, A, G, Y, fb,
     return OK
 
 
-@njit(cache=True)
+@njit(**SINGLE_CALL)
 def regressor_into(ki, kf, w, q, qd, qdd, base, friction, armature, out):
     """Single configuration: the regressor into ``out`` (nv, p); returns a status."""
+    nq, nv = sizes(ki)
+    if not (plain(q, nq) and plain(qd, nv) and plain(qdd, nv) and plain_pose(base)):
+        return LAYOUT
     model = unpack(ki, kf)
     V, A, G, Y, fb, W, tau = _regressor_work(w, model.parent.shape[0])
     return _regressor(model, q, qd, qdd, base, friction, armature, out, V, A, G, Y, fb, W,

@@ -16,11 +16,13 @@ The spatial and hybrid forms work in the world-aligned frame at the base origin
 import numpy as np
 from numba import njit
 
-from .lie import (Ad_apply_into, Ad_inv_apply_into, Ad_invT_apply_into, AdT_apply_into,
-                  ad_apply_into, adT_apply_into, compose_into)
-from .dispatch import EYE4, NO_FEXT, OK, at, check_inputs, raise_status
+from .lie import (Ad_apply_into, Ad_inv_apply_into, Ad_invT_add_into, Ad_invT_apply_into,
+                  AdT_apply_into, ad_apply_into, adT_apply_into, compose_into)
+from .dispatch import (EYE4, LAYOUT, NO_FEXT, OK, at, check_inputs, plain, plain_pose,
+                       raise_status, sizes)
 from .inertia import dot6, inertia10_apply, inertia10_to, mat6_vec
 from .layout import id_floats, id_frame_floats, unpack
+from .numba_entry import SINGLE_CALL
 from .tree import local_base, rel_pose
 
 
@@ -32,12 +34,8 @@ def body_fext(model, fext, out):
         return
     link_body = model.link_body
     link_offset = model.link_offset
-    w = np.empty(6)
     for li in range(fext.shape[0]):
-        Ad_invT_apply_into(link_offset[li], fext[li], w)
-        b = link_body[li] + 1
-        for r in range(6):
-            out[b, r] += w[r]
+        Ad_invT_add_into(link_offset[li], fext[li], out[link_body[li] + 1])
 
 
 @njit(cache=True, inline='always')
@@ -347,15 +345,21 @@ def _id_w(model, q, qd, qdd, base, fext, form, grav, tau, w):
                    w[6 * (nb + 3):])
 
 
-@njit(cache=True)
+@njit(**SINGLE_CALL)
 def id_into(ki, kf, w, q, qd, qdd, base, fext, form, grav, tau):
     """Single configuration inverse dynamics into ``tau``; returns a status."""
+    nq, nv = sizes(ki)
+    if not (plain(q, nq) and plain(qd, nv) and plain(qdd, nv) and plain_pose(base)):
+        return LAYOUT
     return _id_w(unpack(ki, kf), q, qd, qdd, base, fext, form, grav, tau, w)
 
 
-@njit(cache=True)
+@njit(**SINGLE_CALL)
 def id_plain(ki, kf, w, q, qd, qdd, form, grav, tau):
     """:func:`id_into` without base pose or applied wrenches (fewer arguments to unbox)."""
+    nq, nv = sizes(ki)
+    if not (plain(q, nq) and plain(qd, nv) and plain(qdd, nv)):
+        return LAYOUT
     return _id_w(unpack(ki, kf), q, qd, qdd, EYE4, NO_FEXT, form, grav, tau, w)
 
 
@@ -381,11 +385,13 @@ def _wrenches(model, q, qd, qdd, base, fext, grav, w, out):
     st = _id_one(model, q, qd, qdd, base, fext, 0, grav, w[id_floats(nb):], fb, G, V, A, W,
                  w[6 * (nb + 3):])
     if st == OK:
-        out[:, :] = W[1:]
+        for i in range(nb):
+            for r in range(6):
+                out[i, r] = W[i + 1, r]
     return st
 
 
-@njit(cache=True)
+@njit(**SINGLE_CALL)
 def wrench_entry(ki, kf, w, q, qd, qdd, base, fext, grav, out):
     """Single configuration: :func:`_wrenches` into ``out``; returns a status."""
     return _wrenches(unpack(ki, kf), q, qd, qdd, base, fext, grav, w, out)

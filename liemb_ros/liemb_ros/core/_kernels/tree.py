@@ -28,8 +28,10 @@ import numpy as np
 from numba import njit
 
 from .lie import Ad_apply_into, compose_into, exp_se3_scalars
-from .dispatch import BAD_BASE, BAD_Q, EYE4, OK, at, check_state, finite
+from .dispatch import (BAD_BASE, BAD_Q, EYE4, LAYOUT, OK, at, check_state, finite, plain,
+                       plain_pose, sizes)
 from .layout import unpack_kinematics, unpack_links
+from .numba_entry import SINGLE_CALL
 
 
 @njit(cache=True)
@@ -191,7 +193,9 @@ def _forward_kinematics(model, link_body, link_offset, q, base, out, C):
         return BAD_Q
     if not finite(base):
         return BAD_BASE
-    C[0] = base
+    for r in range(4):
+        for c in range(4):
+            C[0, r, c] = base[r, c]
     for j in range(C.shape[0] - 1):
         pose_step(model, q, j, C)
     for li in range(link_body.shape[0]):
@@ -205,17 +209,21 @@ def _poses_work(w, nb):
     return w[:16 * (nb + 1)].reshape((nb + 1, 4, 4))
 
 
-@njit(cache=True)
+@njit(**SINGLE_CALL)
 def forward_kinematics_into(ki, kf, w, q, base, out):
+    if not (plain(q, sizes(ki)[0]) and plain_pose(base)):
+        return LAYOUT
     model = unpack_kinematics(ki, kf)
     link_body, link_offset = unpack_links(ki, kf)
     return _forward_kinematics(model, link_body, link_offset, q, base, out,
                                _poses_work(w, model.parent.shape[0]))
 
 
-@njit(cache=True)
+@njit(**SINGLE_CALL)
 def forward_kinematics_plain(ki, kf, w, q, out):
     """Single call without base pose (fewer arguments to unbox)."""
+    if not plain(q, sizes(ki)[0]):
+        return LAYOUT
     model = unpack_kinematics(ki, kf)
     link_body, link_offset = unpack_links(ki, kf)
     return _forward_kinematics(model, link_body, link_offset, q, EYE4, out,
@@ -270,15 +278,19 @@ def _link_pose(model, q, base, body, T, out):
     return OK
 
 
-@njit(cache=True)
+@njit(**SINGLE_CALL)
 def link_pose_into(ki, kf, q, base, body, T, out):
     """Single configuration: the pose of the link frame ``C_body T`` (no work arrays)."""
+    if not (plain(q, sizes(ki)[0]) and plain_pose(base)):
+        return LAYOUT
     return _link_pose(unpack_kinematics(ki, kf), q, base, body, T, out)
 
 
-@njit(cache=True)
+@njit(**SINGLE_CALL)
 def link_pose_link(ki, kf, q, li, out):
     """:func:`link_pose_into` for link index ``li``, no base pose (fewer arguments to unbox)."""
+    if not plain(q, sizes(ki)[0]):
+        return LAYOUT
     link_body, link_offset = unpack_links(ki, kf)
     return _link_pose(unpack_kinematics(ki, kf), q, EYE4, link_body[li], link_offset[li], out)
 
