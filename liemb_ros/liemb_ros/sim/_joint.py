@@ -301,8 +301,8 @@ class _JointCoordinates:
         q = y[self._sq]
         if h is None:
             return self.contact.evaluate(q, y[self._sv], base)
-        return self.contact.evaluate(q, y[self._sv], base, h=h,
-                                     mass=lambda: self._mass(q, base), keep=keep)
+        return self.contact.evaluate(q, y[self._sv], base, h=h, armature=self.sim.armature,
+                                     keep=keep)
 
     def _ros2(self, t, h, M=None, contact=None, at_y=None):
         """

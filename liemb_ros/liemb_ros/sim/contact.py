@@ -61,16 +61,14 @@ import warnings
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
 
 from ._contact_geometry import (  # noqa: F401 (public here)
     CYLINDER_RIM_POINTS, MESH_MODES, ContactError, collision_geometry, gazebo_friction,
     read_mesh_vertices)
-from ._contact_forces import cholesky, is_stiff  # noqa: F401 (public here)
-from ._contact_forces import contact_forces, near_pairs
-from ..core._kernels.dispatch import REP_INDEX, check, fast
-from ..core._kernels.jacobian import jacobian_link
-from ..core.kinematics import forward_kinematics
+from ._contact_forces import is_stiff  # noqa: F401 (public here)
+from ._contact_forces import NOT_POSITIVE_DEFINITE, evaluate_into
+from ..core._kernels.dispatch import F64, NO_ARM, armature_arg, as_batch, base_arg, canonical
+from ..core._kernels.dispatch import check, fast, plain_vectors
 from ..core.model.urdf import rpy_to_matrix as rpy_matrix  # noqa: F401 (public here)
 
 #: default time constant ``τ_c`` [s] of the contact spring-damper (MuJoCo's default is 0.02 s;
@@ -286,6 +284,18 @@ class ContactModel:
             damping, None, 'contact damping', 2.0 * self.mass / tau, f' N s/m{why}')
         self.friction_velocity = _check_range(friction_velocity, 'friction_velocity',
                                               FRICTION_VELOCITY_RANGE, ' m/s')
+        # the work arrays of an evaluation (evaluate_into): the link poses and, for every
+        # (sphere, plane) pair that may be near, its pair, key, plane point, gap, Jacobian
+        # slot and force; the hybrid Jacobians of the contact links
+        npairs = len(self.point_pos) * len(self.offsets)
+        self._poses = np.empty((len(model.link_names), 4, 4))
+        self._pairs = np.empty((npairs, 2), dtype=np.int64)
+        self._keys = np.empty(npairs, dtype=np.int64)
+        self._slot = np.empty(npairs, dtype=np.int64)
+        self._x = np.empty((npairs, 3))
+        self._gap = np.empty(npairs)
+        self._F = np.empty((npairs, 3))
+        self._J = np.empty((len(links), 6, model.nv))
 
     def __repr__(self):
         return (f'ContactModel({len(self.links)} links, {len(self.point_pos)} contact spheres, '
@@ -298,11 +308,12 @@ class ContactModel:
 
         ``(0.0, None, -1)`` when nothing touches.
         """
-        _, pairs, _, _, gap = self._near(q, base, 0.0)
-        if not len(gap):
+        npairs = self._evaluate(q, np.zeros(self.model.nv), base, 0.0, None, None, None)[0]
+        if not npairs:
             return 0.0, None, -1
+        gap = self._gap[:npairs]
         n = int(np.argmin(gap))
-        i, j = pairs[n]
+        i, j = self._pairs[n]
         return float(-gap[n]), self.model.link_names[self.point_link[i]], int(j)
 
     def link_mu(self, link):
@@ -310,37 +321,53 @@ class ContactModel:
         return float(self.point_mu[self.point_link == self.model.link_ids[link]][0])
 
     # -- evaluation -------------------------------------------------------------------------
-    def _near(self, q, base, margin):
-        """Poses and the (sphere, plane) pairs whose gap is below ``margin`` [m], their keys."""
-        Cs = forward_kinematics(self.model, q, base_pose=base)
-        nh, pairs, keys, x, gap = near_pairs(Cs, self.point_link, self.point_pos,
-                                             self.point_radius, self.normals, self.offsets,
-                                             margin)
-        return Cs, pairs[:nh], keys[:nh], x[:nh], gap[:nh]
-
-    def _jacobians(self, q, base, Cs, pairs):
+    def _evaluate(self, q, V, base, margin, h, armature, keep):
         """
-        Hybrid Jacobians (links, 6, nv) of the pairs' links, each pair's slot, origins.
+        :func:`evaluate_into` at ``(q, V, base)``: its counts, and its arrays of each call.
 
-        With the base at the identity (the Jacobian's fastest call), then turned by the
-        base's rotation R: a rigid motion of the whole robot turns every hybrid twist,
-        ``(ω, ṙ) → (R ω, R ṙ)``, while the base's body-fixed twist stays what it is.
+        Returns ``(npairs, power, energy, nt, nh, gen, K, B, M, touching, held)``; the
+        pairs, keys, plane points, gaps and forces are in the work arrays until the next
+        call.  Raises ValueError for a non-finite or misshapen state and a mass matrix that
+        is not positive definite.
         """
-        links = self.point_link[pairs[:, 0]]
         m = self.model
-        J = np.empty((len(links), 6, m.nv))
-        slot = np.empty(len(links), dtype=np.int64)
-        q = np.ascontiguousarray(q, dtype=float)
-        R = np.ascontiguousarray(base[:3, :3]) if base is not None else _EYE3
-        # one compiled call for all the links (jacobian() per link cost 4 dispatches each)
-        st = fast(m, 'contact jacobians', _link_jacobians,
-                  (m.packed_int, m.packed_float, q, links, _HYBRID, R, base is not None, J,
-                   slot))
+        nv = m.nv
+        if not plain_vectors(m, q, V, V):
+            q, batched = as_batch(m, q, m.nq, 'q')
+            V = canonical(V)
+            if batched or V.shape != (nv,):
+                raise ValueError(f'q and V must be one state, shapes ({m.nq},) and ({nv},), '
+                                 f'got {q.shape} and {V.shape}')
+        jac = h is not None
+        gen = np.zeros(nv)
+        if jac:
+            K, B, M, L = np.zeros((nv, nv)), np.zeros((nv, nv)), np.empty((nv, nv)), np.empty(
+                (nv, nv))
+            arm = NO_ARM if armature is None else armature if (
+                armature.__class__ is np.ndarray and armature.dtype is F64
+                and armature.shape == (m.nq,) and armature.flags.carray) else armature_arg(
+                    m, armature)
+        else:
+            K = B = M = L = _NO_MATRIX
+            arm = NO_ARM
+        npairs = len(self._keys)
+        touching = np.empty(npairs, dtype=np.int64)
+        held = np.empty(npairs if jac else 0, dtype=np.int64)
+        st, npairs, power, energy, nt, nh = fast(
+            m, 'contact evaluation', evaluate_into,
+            (m.packed_int, m.packed_float, m.data.work, q, base_arg(m, base, None),
+             base is not None, V, self.point_link, self.point_pos, self.point_radius,
+             self.point_mu, self.normals, self.offsets, margin, self.stiffness, self.damping,
+             self.friction_velocity, jac, 0.0 if h is None else h, arm,
+             _NONE if keep is None else keep, self._poses, self._pairs, self._keys, self._x,
+             self._gap, self._slot, self._J, self._F, gen, K, B, M, L, touching, held))
+        if st == NOT_POSITIVE_DEFINITE:
+            raise ValueError('the mass matrix is not positive definite')
         if st:
             check(m, st)
-        return J, slot, Cs[links, :3, 3]
+        return npairs, power, energy, nt, nh, gen, K, B, M, touching[:nt], held[:nh]
 
-    def evaluate(self, q, V, base=None, forces=False, h=None, mass=None, keep=None):
+    def evaluate(self, q, V, base=None, forces=False, h=None, armature=None, keep=None):
         """
         Contact forces at the state ``(q, V, base)`` (base: the floating base's pose).
 
@@ -348,11 +375,13 @@ class ContactModel:
         (nv,) ``Σ J_xᵀ f`` (None when nothing touches), the power of its non-conservative
         part (damper, clamp, friction) [W], the springs' energy ``Σ ½ k p²`` [J], with
         ``forces`` the list of :data:`Contact` (each pair of sphere and plane that
-        touches), with a step ``h`` and ``mass`` (a callable returning the mass matrix
-        ``M`` at ``q``) ``(K, B, M, held)``: the stiffness and damping (nv, nv) of the
-        contacts for an implicit step and the keys of the pairs they hold (None when no
-        pair touches or reaches its plane within the step), and the keys of the pairs that
-        touch.  A pair's key is ``sphere * len(planes) + plane`` (int64, ascending).
+        touches), with a step ``h`` ``(K, B, M, held)``: the stiffness and damping (nv, nv)
+        of the contacts for an implicit step, the mass matrix at ``q`` (its joints'
+        diagonal plus ``armature``, a scalar or (nq,), when given; a float64 (nq,) array is
+        taken as it is, unchecked: the Simulator's, checked once) and the keys of the pairs
+        they hold (None when no pair touches or reaches its plane within the step), and the
+        keys of the pairs that touch.  A pair's key is ``sphere * len(planes) + plane``
+        (int64, ascending).
 
         ``K`` and ``B`` hold the pairs in contact, those that reach the plane within the
         step at their present velocity (``gap + h n·v < 0``: the damper acts in full the
@@ -372,75 +401,17 @@ class ContactModel:
         a sliding point damps the whole tangential motion of the step.)
         """
         margin = 0.0 if h is None else h * REACH_SPEED if keep is None else np.inf
-        Cs, pairs, keys, x, gap = self._near(q, base, margin)
-        if not len(pairs):
-            return None, 0.0, 0.0, [], None, keys
-        J, slot, r = self._jacobians(q, base, Cs, pairs)
-        nv = self.model.nv
-        gen = np.zeros(nv)
-        F = np.zeros((len(pairs), 3))
-        jac = h is not None
-        K = np.zeros((nv, nv) if jac else (0, 0))
-        B = np.zeros((nv, nv) if jac else (0, 0))
-        M = mass() if jac else None
-        try:
-            L = cholesky(M) if jac else K
-        except np.linalg.LinAlgError:
-            raise ValueError('the mass matrix is not positive definite') from None
-        touching = np.empty(len(pairs), dtype=np.int64)
-        held = np.empty(len(pairs) if jac else 0, dtype=np.int64)
-        power, energy, nt, nh = contact_forces(
-            J, slot, r, x, pairs, keys, gap, self.normals, self.point_mu,
-            np.ascontiguousarray(V, dtype=float), self.stiffness, self.damping,
-            self.friction_velocity, 0.0 if h is None else h,
-            L, _NONE if keep is None else keep, gen, F, K, B, touching, held)
+        npairs, power, energy, nt, nh, gen, K, B, M, touching, held = self._evaluate(
+            q, V, base, margin, h, armature, keep)
         out = []
         if forces:
-            names = self.model.link_names
+            names, x, F, gap = self.model.link_names, self._x, self._F, self._gap
             out = [Contact(names[self.point_link[i]], x[n].copy(), self.normals[j].copy(),
                            F[n].copy(), float(-gap[n]), int(j))
-                   for n, (i, j) in enumerate(pairs.tolist()) if gap[n] < 0.0]
-        return (gen if nt else None, power, energy, out,
-                (K, B, M, held[:nh]) if nh else None, touching[:nt])
+                   for n, (i, j) in enumerate(self._pairs[:npairs].tolist()) if gap[n] < 0.0]
+        return (gen if nt else None, power, energy, out, (K, B, M, held) if nh else None,
+                touching)
 
 
-_EYE3 = np.eye(3)
-_HYBRID = REP_INDEX['hybrid']
 _NONE = np.zeros(0, dtype=np.int64)   # no pairs kept
-
-
-@njit(cache=True)
-def _link_jacobians(ki, kf, q, links, rep, R, rotate, J, slot):
-    """
-    Set the hybrid Jacobians ``J[s]`` (6, nv) of the distinct links; return a status.
-
-    The distinct links of ``links`` in order of first appearance, ``slot[i]`` the one of
-    ``links[i]``; with ``rotate`` both row triples turned by ``R`` (the base's rotation).
-    Status 0: fine.
-    """
-    nv = J.shape[2]
-    col = np.empty(3)
-    nd = 0
-    for i in range(links.shape[0]):
-        slot[i] = -1
-        for e in range(i):
-            if links[e] == links[i]:
-                slot[i] = slot[e]
-                break
-        if slot[i] >= 0:
-            continue
-        s = nd
-        slot[i] = s
-        nd += 1
-        st = jacobian_link(ki, kf, q, links[i], rep, J[s])
-        if st:
-            return st
-        if rotate:
-            for half in range(2):
-                o = 3 * half
-                for c in range(nv):
-                    for i in range(3):
-                        col[i] = J[s, o + i, c]
-                    for i in range(3):
-                        J[s, o + i, c] = R[i, 0] * col[0] + R[i, 1] * col[1] + R[i, 2] * col[2]
-    return 0
+_NO_MATRIX = np.zeros((0, 0))         # no K, B, M, L (an evaluation without a step)
