@@ -250,7 +250,7 @@ class ContactModel:
             default_mu = _check_nonnegative(friction, None, 'friction coefficient',
                                             FRICTION_MAX)
             mus = {}
-        idx, pts, rad, mu = [], [], [], []
+        idx, pts, rad, mu, groups, bounds = [], [], [], [], [], []
         for n in links:
             c, r = geometry[n]
             c = np.asarray(c, dtype=float).reshape(-1, 3)
@@ -258,7 +258,11 @@ class ContactModel:
             if not (np.all(np.isfinite(c)) and np.all(np.isfinite(r)) and np.all(r >= 0)):
                 raise ContactError(f"link '{n}': contact spheres must be finite with "
                                    'non-negative radii')
+            groups.append((len(idx), len(idx) + len(c)))
             idx += [model.link_ids[n]] * len(c)
+            mid = 0.5 * (c.min(axis=0) + c.max(axis=0)) if len(c) else np.zeros(3)
+            reach = np.linalg.norm(c - mid, axis=1) + r
+            bounds.append((*mid, float(np.max(reach, initial=0.0))))
             pts.append(c)
             rad.append(r)
             mu += [mus.get(n, default_mu)] * len(c)
@@ -267,6 +271,9 @@ class ContactModel:
         self.point_pos = np.concatenate(pts) if pts else np.zeros((0, 3))
         self.point_radius = np.concatenate(rad) if rad else np.zeros(0)
         self.point_mu = np.array(mu, dtype=float)
+        # each link's spheres (start, end) and a sphere about them (centre, radius; link frame)
+        self._groups = np.array(groups, dtype=np.int64).reshape(-1, 2)
+        self._bounds = np.array(bounds, dtype=float).reshape(-1, 4)
         self.normals, self.offsets = _plane_list(planes)
         self.mass = float(model.inertia[:, 3, 3].sum()
                           + (model.base_inertia[3, 3] if model.floating else 0.0))
@@ -357,10 +364,11 @@ class ContactModel:
             m, 'contact evaluation', evaluate_into,
             (m.packed_int, m.packed_float, m.data.work, q, base_arg(m, base, None),
              base is not None, V, self.point_link, self.point_pos, self.point_radius,
-             self.point_mu, self.normals, self.offsets, margin, self.stiffness, self.damping,
-             self.friction_velocity, jac, 0.0 if h is None else h, arm,
-             _NONE if keep is None else keep, self._poses, self._pairs, self._keys, self._x,
-             self._gap, self._slot, self._J, self._F, gen, K, B, M, L, touching, held))
+             self.point_mu, self._groups, self._bounds, self.normals, self.offsets, margin,
+             self.stiffness, self.damping, self.friction_velocity, jac,
+             0.0 if h is None else h, arm, _NONE if keep is None else keep, self._poses,
+             self._pairs, self._keys, self._x, self._gap, self._slot, self._J, self._F, gen,
+             K, B, M, L, touching, held))
         if st == NOT_POSITIVE_DEFINITE:
             raise ValueError('the mass matrix is not positive definite')
         if st:
