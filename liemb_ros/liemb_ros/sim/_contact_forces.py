@@ -17,7 +17,7 @@ from numba import njit
 
 from ._dense import cholesky_in_place
 from ..core._kernels.crba import crba_into
-from ..core._kernels.dispatch import REP_INDEX
+from ..core._kernels.dispatch import REP_INDEX, check
 from ..core._kernels.jacobian import jacobian_link
 from ..core._kernels.tree import forward_kinematics_into, forward_kinematics_plain
 
@@ -45,6 +45,14 @@ def is_stiff(M, K, B, limit):
                 or np.linalg.eigvalsh(Li @ K @ Li.T)[-1] > limit * limit)
 
 
+def raise_status(model, status):
+    """Raise the ValueError of an :func:`evaluate_into` status (nothing for 0)."""
+    if status == NOT_POSITIVE_DEFINITE:
+        raise ValueError('the mass matrix is not positive definite')
+    if status:
+        check(model, status)
+
+
 @njit(cache=True)
 def _diagonal_rate_exceeds(M, A, limit):
     """
@@ -62,25 +70,31 @@ def _diagonal_rate_exceeds(M, A, limit):
 
 
 @njit(cache=True)
-def evaluate_into(ki, kf, w, q, base, rotate, V, link, pos, rad, mu, groups, bounds, normals,
-                  offsets, margin, k, b, vs, jac, h, arm, keep, Cs, pairs, keys, x, gap, slot, J,
-                  F, gen, K, B, M, L, touching, held):
+def evaluate_into(ki, kf, w, q, base, rotate, V, spheres, planes, law, margin, jac, h, arm,
+                  keep, work, out):
     """
     One evaluation of the contacts at ``(q, V, base)``, whole: :meth:`ContactModel.evaluate`.
 
-    The link poses ``Cs`` (world frame), the near pairs of the spheres (``link``, ``pos``,
-    ``rad``, ``mu``: each one's link, centre in its frame, radius, friction; ``groups``,
-    ``bounds``: each link's, :func:`_near_pairs`) and planes (:func:`_near_pairs`: ``pairs``,
-    ``keys``, ``x``, ``gap``), the hybrid Jacobians of their links (:func:`_link_jacobians`:
-    ``J``, ``slot``) and the forces (:func:`contact_forces`: ``F``, ``gen``, ``touching``
-    and, with ``jac``, ``K``, ``B``, ``held``); with ``jac`` also the mass matrix ``M``
-    (nv, nv) at ``q``, its joints' diagonal plus ``arm`` (nq,; empty: no armature), and its
-    Cholesky factor ``L``.  ``rotate``: a floating base at ``base`` (else ``base`` is the
-    identity and the fixed-base kernels run).  Returns ``(status, pairs, power, energy,
-    touching, held)``: a kernel status (:func:`~liemb_ros.core._kernels.dispatch.check`;
-    :data:`NOT_POSITIVE_DEFINITE` for ``M``), the number of near pairs, the power and
-    energy of :func:`contact_forces` and the counts of keys it wrote.
+    ``spheres = (link, pos, rad, mu, groups, bounds)``: each sphere's link, centre (link
+    frame), radius and friction, and each link's spheres and a sphere about them
+    (:func:`_near_pairs`); ``planes = (normals, offsets)``; ``law = (k, b, v_s)``;
+    ``work = (Cs, pairs, keys, x, gap, slot, J, F)``: the link poses (world frame), the
+    near pairs (:func:`_near_pairs`), the hybrid Jacobians of their links
+    (:func:`_link_jacobians`) and their forces; ``out = (gen, K, B, M, L, touching,
+    held)``: :func:`contact_forces`'s outputs and, with ``jac``, the mass matrix ``M``
+    (nv, nv) at ``q`` (its joints' diagonal plus ``arm`` (nq,); empty: no armature) and
+    its Cholesky factor ``L``.  ``rotate``: a floating base at ``base`` (else ``base`` is
+    the identity and the fixed-base kernels run).  Returns ``(status, pairs, power,
+    energy, touching, held)``: a kernel status
+    (:func:`~liemb_ros.core._kernels.dispatch.check`; :data:`NOT_POSITIVE_DEFINITE` for
+    ``M``), the number of near pairs, the power and energy of :func:`contact_forces` and
+    the counts of keys it wrote.
     """
+    link, pos, rad, mu, groups, bounds = spheres
+    normals, offsets = planes
+    k, b, vs = law
+    Cs, pairs, keys, x, gap, slot, J, F = work
+    gen, K, B, M, L, touching, held = out
     if rotate:
         st = forward_kinematics_into(ki, kf, w, q, base, Cs)
     else:

@@ -66,9 +66,9 @@ from ._contact_geometry import (  # noqa: F401 (public here)
     CYLINDER_RIM_POINTS, MESH_MODES, ContactError, collision_geometry, gazebo_friction,
     read_mesh_vertices)
 from ._contact_forces import is_stiff  # noqa: F401 (public here)
-from ._contact_forces import NOT_POSITIVE_DEFINITE, evaluate_into
+from ._contact_forces import evaluate_into, raise_status
 from ..core._kernels.dispatch import F64, NO_ARM, armature_arg, as_batch, base_arg, canonical
-from ..core._kernels.dispatch import check, fast, plain_vectors
+from ..core._kernels.dispatch import fast, plain_vectors
 from ..core.model.urdf import rpy_to_matrix as rpy_matrix  # noqa: F401 (public here)
 
 #: default time constant ``τ_c`` [s] of the contact spring-damper (MuJoCo's default is 0.02 s;
@@ -295,14 +295,14 @@ class ContactModel:
         # (sphere, plane) pair that may be near, its pair, key, plane point, gap, Jacobian
         # slot and force; the hybrid Jacobians of the contact links
         npairs = len(self.point_pos) * len(self.offsets)
-        self._poses = np.empty((len(model.link_names), 4, 4))
         self._pairs = np.empty((npairs, 2), dtype=np.int64)
         self._keys = np.empty(npairs, dtype=np.int64)
-        self._slot = np.empty(npairs, dtype=np.int64)
         self._x = np.empty((npairs, 3))
         self._gap = np.empty(npairs)
         self._F = np.empty((npairs, 3))
-        self._J = np.empty((len(links), 6, model.nv))
+        self._work = (np.empty((len(model.link_names), 4, 4)), self._pairs, self._keys,
+                      self._x, self._gap, np.empty(npairs, dtype=np.int64),
+                      np.empty((len(links), 6, model.nv)), self._F)
 
     def __repr__(self):
         return (f'ContactModel({len(self.links)} links, {len(self.point_pos)} contact spheres, '
@@ -315,7 +315,7 @@ class ContactModel:
 
         ``(0.0, None, -1)`` when nothing touches.
         """
-        npairs = self._evaluate(q, np.zeros(self.model.nv), base, 0.0, None, None, None)[0]
+        npairs = self._evaluate(q, np.zeros(self.model.nv), base, 0.0, None, None, None)[0][0]
         if not npairs:
             return 0.0, None, -1
         gap = self._gap[:npairs]
@@ -332,48 +332,61 @@ class ContactModel:
         """
         :func:`evaluate_into` at ``(q, V, base)``: its counts, and its arrays of each call.
 
-        Returns ``(npairs, power, energy, nt, nh, gen, K, B, M, touching, held)``; the
-        pairs, keys, plane points, gaps and forces are in the work arrays until the next
-        call.  Raises ValueError for a non-finite or misshapen state and a mass matrix that
-        is not positive definite.
+        Returns its counts ``(npairs, power, energy, nt, nh)`` and its ``out`` arrays
+        (:meth:`outputs`); the pairs, keys, plane points, gaps and forces are in the work
+        arrays until the next call.  Raises ValueError for a non-finite or misshapen state
+        and a mass matrix that is not positive definite.
         """
         m = self.model
-        nv = m.nv
         if not plain_vectors(m, q, V, V):
             q, batched = as_batch(m, q, m.nq, 'q')
             V = canonical(V)
-            if batched or V.shape != (nv,):
-                raise ValueError(f'q and V must be one state, shapes ({m.nq},) and ({nv},), '
+            if batched or V.shape != (m.nv,):
+                raise ValueError(f'q and V must be one state, shapes ({m.nq},) and ({m.nv},), '
                                  f'got {q.shape} and {V.shape}')
         jac = h is not None
-        gen = np.zeros(nv)
-        if jac:
-            K, B, M, L = np.zeros((nv, nv)), np.zeros((nv, nv)), np.empty((nv, nv)), np.empty(
-                (nv, nv))
-            arm = NO_ARM if armature is None else armature if (
+        if jac and armature is not None and not (
                 armature.__class__ is np.ndarray and armature.dtype is F64
-                and armature.shape == (m.nq,) and armature.flags.carray) else armature_arg(
-                    m, armature)
-        else:
-            K = B = M = L = _NO_MATRIX
-            arm = NO_ARM
-        npairs = len(self._keys)
-        touching = np.empty(npairs, dtype=np.int64)
-        held = np.empty(npairs if jac else 0, dtype=np.int64)
+                and armature.shape == (m.nq,) and armature.flags.carray):
+            armature = armature_arg(m, armature)
+        out = self.outputs(jac)
+        spheres, planes, law, work = self.kernel_args()
         st, npairs, power, energy, nt, nh = fast(
             m, 'contact evaluation', evaluate_into,
             (m.packed_int, m.packed_float, m.data.work, q, base_arg(m, base, None),
-             base is not None, V, self.point_link, self.point_pos, self.point_radius,
-             self.point_mu, self._groups, self._bounds, self.normals, self.offsets, margin,
-             self.stiffness, self.damping, self.friction_velocity, jac,
-             0.0 if h is None else h, arm, _NONE if keep is None else keep, self._poses,
-             self._pairs, self._keys, self._x, self._gap, self._slot, self._J, self._F, gen,
-             K, B, M, L, touching, held))
-        if st == NOT_POSITIVE_DEFINITE:
-            raise ValueError('the mass matrix is not positive definite')
-        if st:
-            check(m, st)
-        return npairs, power, energy, nt, nh, gen, K, B, M, touching[:nt], held[:nh]
+             base is not None, V, spheres, planes, law, margin, jac, 0.0 if h is None else h,
+             NO_ARM if armature is None else armature, _NONE if keep is None else keep, work,
+             out))
+        raise_status(m, st)
+        return (npairs, power, energy, nt, nh), out
+
+    def kernel_args(self):
+        """
+        ``(spheres, planes, law, work)`` of :func:`evaluate_into`: the model's arrays.
+
+        ``spheres``: each sphere's link, centre (link frame), radius and μ, each link's
+        spheres and a sphere about them; ``planes``: unit normals (m, 3) and offsets (m,);
+        ``law``: ``(k, b, v_s)``; ``work``: the work arrays (poses, pairs, keys, plane
+        points, gaps, Jacobian slots, Jacobians, forces).
+        """
+        return ((self.point_link, self.point_pos, self.point_radius, self.point_mu,
+                 self._groups, self._bounds), (self.normals, self.offsets),
+                (self.stiffness, self.damping, self.friction_velocity), self._work)
+
+    def outputs(self, jac):
+        """
+        Fresh output arrays ``(gen, K, B, M, L, touching, held)`` of :func:`evaluate_into`.
+
+        ``jac``: with the (nv, nv) matrices of a step (else empty ones).  Fresh each time:
+        a Simulator keeps an evaluation's results (the end of a step serves the next).
+        """
+        nv, npairs = self.model.nv, len(self._keys)
+        if jac:
+            return (np.zeros(nv), np.zeros((nv, nv)), np.zeros((nv, nv)), np.empty((nv, nv)),
+                    np.empty((nv, nv)), np.empty(npairs, dtype=np.int64),
+                    np.empty(npairs, dtype=np.int64))
+        return (np.zeros(nv), _NO_MATRIX, _NO_MATRIX, _NO_MATRIX, _NO_MATRIX,
+                np.empty(npairs, dtype=np.int64), _NONE)
 
     def evaluate(self, q, V, base=None, forces=False, h=None, armature=None, keep=None):
         """
@@ -409,16 +422,26 @@ class ContactModel:
         a sliding point damps the whole tangential motion of the step.)
         """
         margin = 0.0 if h is None else h * REACH_SPEED if keep is None else np.inf
-        npairs, power, energy, nt, nh, gen, K, B, M, touching, held = self._evaluate(
-            q, V, base, margin, h, armature, keep)
-        out = []
+        return self.result(*self._evaluate(q, V, base, margin, h, armature, keep), forces)
+
+    def result(self, counts, out, forces=False):
+        """
+        :meth:`evaluate`'s tuple from an evaluation's ``counts`` and ``out`` arrays.
+
+        With ``forces`` the list of :data:`Contact` from the work arrays: right after the
+        evaluation only.
+        """
+        npairs, power, energy, nt, nh = counts
+        gen, K, B, M, _, touching, held = out
+        contacts = []
         if forces:
             names, x, F, gap = self.model.link_names, self._x, self._F, self._gap
-            out = [Contact(names[self.point_link[i]], x[n].copy(), self.normals[j].copy(),
-                           F[n].copy(), float(-gap[n]), int(j))
-                   for n, (i, j) in enumerate(self._pairs[:npairs].tolist()) if gap[n] < 0.0]
-        return (gen if nt else None, power, energy, out, (K, B, M, held) if nh else None,
-                touching)
+            contacts = [Contact(names[self.point_link[i]], x[n].copy(), self.normals[j].copy(),
+                                F[n].copy(), float(-gap[n]), int(j))
+                        for n, (i, j) in enumerate(self._pairs[:npairs].tolist())
+                        if gap[n] < 0.0]
+        return (gen if nt else None, power, energy, contacts,
+                (K, B, M, held[:nh]) if nh else None, touching[:nt])
 
 
 _NONE = np.zeros(0, dtype=np.int64)   # no pairs kept
