@@ -1,18 +1,29 @@
 """
 The contact force law of :class:`~liemb_ros.sim.contact.ContactModel`, compiled.
 
-The (sphere, plane) pairs near a plane (:func:`near_pairs`), and at them the compliant
+One evaluation whole in one compiled call (:func:`evaluate_into`: a step's Python
+between the stages costs more than the arithmetic): the link poses, the (sphere, plane)
+pairs near a plane (:func:`_near_pairs`), the hybrid Jacobians of their links, for the
+implicit step the mass matrix and its Cholesky factor, and at the pairs the compliant
 normal spring-damper and the regularised Coulomb friction, their generalized force through
 the point Jacobian ``J_x = J_v - [x - r]ˣ J_ω`` and, for the implicit step, their
 stiffness and damping ``K``, ``B`` (:func:`contact_forces`); whether those are stiff for
 an explicit step (:func:`is_stiff`).  :mod:`liemb_ros.sim.contact` (its module docstring
-has the law) holds the model and its parameters and calls these; ``is_stiff`` and
-``cholesky`` are public there.
+has the law) holds the model, its parameters and the work arrays and calls these;
+``is_stiff`` is public there.
 """
 import numpy as np
 from numba import njit
 
 from ._dense import cholesky_in_place
+from ..core._kernels.crba import crba_into
+from ..core._kernels.dispatch import REP_INDEX, check
+from ..core._kernels.jacobian import jacobian_link
+from ..core._kernels.tree import forward_kinematics_into, forward_kinematics_plain
+
+#: the status of :func:`evaluate_into` for a mass matrix that is not positive definite
+NOT_POSITIVE_DEFINITE = -1
+_HYBRID = REP_INDEX['hybrid']
 
 
 def is_stiff(M, K, B, limit):
@@ -23,8 +34,7 @@ def is_stiff(M, K, B, limit):
     (overdamped: ``≤ λ(M⁻¹B)``; underdamped: ``√λ(M⁻¹K)``).  The diagonal ratios
     ``B_ii / M_ii`` and ``K_ii / M_ii`` bound those from below and are tried first.
     """
-    d = np.diag(M)
-    if np.max(np.diag(B) / d) > limit or np.max(np.diag(K) / d) > limit * limit:
+    if _diagonal_rate_exceeds(M, B, limit) or _diagonal_rate_exceeds(M, K, limit * limit):
         return True
     try:
         L = np.linalg.cholesky(M)
@@ -35,44 +45,170 @@ def is_stiff(M, K, B, limit):
                 or np.linalg.eigvalsh(Li @ K @ Li.T)[-1] > limit * limit)
 
 
-@njit(cache=True)
-def near_pairs(Cs, link, pos, rad, normals, offsets, margin):
-    """
-    (sphere, plane) pairs with gap ``n·c - d - ρ < margin``.
+def raise_status(model, status):
+    """Raise the ValueError of an :func:`evaluate_into` status (nothing for 0)."""
+    if status == NOT_POSITIVE_DEFINITE:
+        raise ValueError('the mass matrix is not positive definite')
+    if status:
+        check(model, status)
 
-    Returns the count, the pairs, their keys ``sphere * m + plane`` (ascending), the points
-    x on the planes and the gaps.
+
+@njit(cache=True)
+def _diagonal_rate_exceeds(M, A, limit):
     """
-    n, m = pos.shape[0], normals.shape[0]
-    pairs = np.empty((n * m, 2), dtype=np.int64)
-    keys = np.empty(n * m, dtype=np.int64)
-    x = np.empty((n * m, 3))
-    gap = np.empty(n * m)
+    Whether ``max_i A_ii / M_ii > limit``; False where a ratio is NaN (as ``np.max``'s NaN).
+
+    The diagonal bound of :func:`is_stiff` in one compiled call (numpy's took 5 µs).
+    """
+    top = -np.inf
+    for i in range(M.shape[0]):
+        r = A[i, i] / M[i, i]
+        if r != r:
+            return False
+        top = max(top, r)
+    return top > limit
+
+
+@njit(cache=True)
+def evaluate_into(ki, kf, w, q, base, rotate, V, spheres, planes, law, margin, jac, h, arm,
+                  keep, work, out):
+    """
+    One evaluation of the contacts at ``(q, V, base)``, whole: :meth:`ContactModel.evaluate`.
+
+    ``spheres = (link, pos, rad, mu, groups, bounds)``: each sphere's link, centre (link
+    frame), radius and friction, and each link's spheres and a sphere about them
+    (:func:`_near_pairs`); ``planes = (normals, offsets)``; ``law = (k, b, v_s)``;
+    ``work = (Cs, pairs, keys, x, gap, slot, J, F)``: the link poses (world frame), the
+    near pairs (:func:`_near_pairs`), the hybrid Jacobians of their links
+    (:func:`_link_jacobians`) and their forces; ``out = (gen, K, B, M, L, touching,
+    held)``: :func:`contact_forces`'s outputs and, with ``jac``, the mass matrix ``M``
+    (nv, nv) at ``q`` (its joints' diagonal plus ``arm`` (nq,); empty: no armature) and
+    its Cholesky factor ``L``.  ``rotate``: a floating base at ``base`` (else ``base`` is
+    the identity and the fixed-base kernels run).  Returns ``(status, pairs, power,
+    energy, touching, held)``: a kernel status
+    (:func:`~liemb_ros.core._kernels.dispatch.check`; :data:`NOT_POSITIVE_DEFINITE` for
+    ``M``), the number of near pairs, the power and energy of :func:`contact_forces` and
+    the counts of keys it wrote.
+    """
+    link, pos, rad, mu, groups, bounds = spheres
+    normals, offsets = planes
+    k, b, vs = law
+    Cs, pairs, keys, x, gap, slot, J, F = work
+    gen, K, B, M, L, touching, held = out
+    if rotate:
+        st = forward_kinematics_into(ki, kf, w, q, base, Cs)
+    else:
+        st = forward_kinematics_plain(ki, kf, w, q, Cs)
+    if st:
+        return st, 0, 0.0, 0.0, 0, 0
+    npairs = _near_pairs(Cs, link, pos, rad, groups, bounds, normals, offsets, margin, pairs,
+                         keys, x, gap)
+    if npairs == 0:
+        return 0, 0, 0.0, 0.0, 0, 0
+    st = _link_jacobians(ki, kf, q, link, pairs, npairs, base, rotate, J, slot)
+    if st:
+        return st, npairs, 0.0, 0.0, 0, 0
+    if jac:
+        st = crba_into(ki, kf, w, q, np.zeros(V.shape[0]), base, False, M)
+        if st:
+            return st, npairs, 0.0, 0.0, 0, 0
+        a = M.shape[0] - arm.shape[0]
+        for j in range(arm.shape[0]):
+            M[a + j, a + j] += arm[j]
+        L[:, :] = M
+        if not cholesky_in_place(L):
+            return NOT_POSITIVE_DEFINITE, npairs, 0.0, 0.0, 0, 0
+    power, energy, nt, nh = contact_forces(
+        J, slot, Cs, link, x, pairs, npairs, keys, gap, normals, mu, V, k, b, vs,
+        h if jac else 0.0, L, keep, gen, F, K, B, touching, held)
+    return 0, npairs, power, energy, nt, nh
+
+
+@njit(cache=True)
+def _near_pairs(Cs, link, pos, rad, groups, bounds, normals, offsets, margin, pairs, keys, x,
+                gap):
+    """
+    Set the (sphere, plane) pairs with gap ``n·c - d - ρ < margin``; return their count.
+
+    ``pairs`` (i, j), their keys ``i * m + j`` (ascending), the points ``x`` on the planes
+    (world frame) and the gaps [m], from the link poses ``Cs``.  A link's spheres
+    ``groups[g] = (start, end)`` are looked at only where the sphere ``bounds[g] = (centre
+    (3,), radius)`` (link frame) about all of them is nearer a plane than ``margin`` plus
+    a slack far above rounding (1e-9 of the lengths in the sum): a foot in the air costs
+    one sphere, not its 32 mesh points, and no pair is missed.
+    """
+    m = normals.shape[0]
     nh = 0
     c = np.empty(3)
-    for i in range(n):
-        C = Cs[link[i]]
+    for g in range(groups.shape[0]):
+        C = Cs[link[groups[g, 0]]]
         for a in range(3):
-            c[a] = C[a, 0] * pos[i, 0] + C[a, 1] * pos[i, 1] + C[a, 2] * pos[i, 2] + C[a, 3]
+            c[a] = (C[a, 0] * bounds[g, 0] + C[a, 1] * bounds[g, 1] + C[a, 2] * bounds[g, 2]
+                    + C[a, 3])
+        scale = 1.0 + bounds[g, 3] + abs(C[0, 3]) + abs(C[1, 3]) + abs(C[2, 3])
+        near = False
         for j in range(m):
-            hc = normals[j, 0] * c[0] + normals[j, 1] * c[1] + normals[j, 2] * c[2] - offsets[j]
-            g = hc - rad[i]
-            if g < margin:
-                pairs[nh, 0], pairs[nh, 1] = i, j
-                keys[nh] = i * m + j
-                for a in range(3):
-                    x[nh, a] = c[a] - hc * normals[j, a]
-                gap[nh] = g
-                nh += 1
-    return nh, pairs, keys, x, gap
+            hb = normals[j, 0] * c[0] + normals[j, 1] * c[1] + normals[j, 2] * c[2] - offsets[j]
+            if hb - bounds[g, 3] - 1e-9 * (scale + abs(offsets[j])) < margin:
+                near = True
+        if not near:
+            continue
+        for i in range(groups[g, 0], groups[g, 1]):
+            for a in range(3):
+                c[a] = C[a, 0] * pos[i, 0] + C[a, 1] * pos[i, 1] + C[a, 2] * pos[i, 2] + C[a, 3]
+            for j in range(m):
+                hc = (normals[j, 0] * c[0] + normals[j, 1] * c[1] + normals[j, 2] * c[2]
+                      - offsets[j])
+                gp = hc - rad[i]
+                if gp < margin:
+                    pairs[nh, 0], pairs[nh, 1] = i, j
+                    keys[nh] = i * m + j
+                    for a in range(3):
+                        x[nh, a] = c[a] - hc * normals[j, a]
+                    gap[nh] = gp
+                    nh += 1
+    return nh
 
 
-def cholesky(M):
-    """Lower Cholesky factor of the SPD ``M`` (LinAlgError if not positive definite)."""
-    L = M.copy()
-    if not cholesky_in_place(L):
-        raise np.linalg.LinAlgError('not positive definite')
-    return L
+@njit(cache=True)
+def _link_jacobians(ki, kf, q, link, pairs, npairs, base, rotate, J, slot):
+    """
+    Set the hybrid Jacobians ``J[s]`` (6, nv) of the distinct links of the pairs; a status.
+
+    The links ``link[pairs[i, 0]]`` of the first ``npairs`` pairs, the distinct ones in
+    order of first appearance, ``slot[i]`` the one of pair ``i``.  With the base at the
+    identity (the Jacobian's fastest call), then with ``rotate`` both row triples turned by
+    the base's rotation ``R``: a rigid motion of the whole robot turns every hybrid twist,
+    ``(ω, ṙ) → (R ω, R ṙ)``, while the base's body-fixed twist stays what it is.
+    """
+    nv = J.shape[2]
+    col = np.empty(3)
+    nd = 0
+    for i in range(npairs):
+        li = link[pairs[i, 0]]
+        slot[i] = -1
+        for e in range(i):
+            if link[pairs[e, 0]] == li:
+                slot[i] = slot[e]
+                break
+        if slot[i] >= 0:
+            continue
+        s = nd
+        slot[i] = s
+        nd += 1
+        st = jacobian_link(ki, kf, q, li, _HYBRID, J[s])
+        if st:
+            return st
+        if rotate:
+            for half in range(2):
+                o = 3 * half
+                for c in range(nv):
+                    for a in range(3):
+                        col[a] = J[s, o + a, c]
+                    for a in range(3):
+                        J[s, o + a, c] = (base[a, 0] * col[0] + base[a, 1] * col[1]
+                                          + base[a, 2] * col[2])
+    return 0
 
 
 @njit(cache=True)
@@ -87,8 +223,8 @@ def _point_jacobian(J, r, x, Jx):
 
 
 @njit(cache=True)
-def contact_forces(J, slot, r, x, pairs, keys, gap, normals, mu, V, k, b, vs, h, L, keep, gen,
-                   F, K, B, touching, held):
+def contact_forces(J, slot, Cs, link, x, pairs, npairs, keys, gap, normals, mu, V, k, b, vs, h,
+                   L, keep, gen, F, K, B, touching, held):
     """
     Set the forces ``F`` (pairs, 3), ``gen += Σ J_xᵀ f``; with ``h > 0`` also ``K``, ``B``.
 
@@ -97,7 +233,8 @@ def contact_forces(J, slot, r, x, pairs, keys, gap, normals, mu, V, k, b, vs, h,
     to ``touching`` (pairs that touch) and ``held`` (pairs in ``K``/``B``: touching,
     reaching the plane within the step or in the sorted ``keep``;
     :meth:`ContactModel.evaluate`).  ``L``: the Cholesky factor of the mass matrix
-    (``e·J_x M⁻¹ J_xᵀ e = |L⁻¹ J_xᵀ e|²``).
+    (``e·J_x M⁻¹ J_xᵀ e = |L⁻¹ J_xᵀ e|²``).  The first ``npairs`` pairs; ``J[slot[i]]``
+    the hybrid Jacobian of pair ``i``'s link, whose origin is in its pose ``Cs[link[...]]``.
     """
     nv = V.shape[0]
     Jx = np.empty((3, nv))
@@ -111,8 +248,8 @@ def contact_forces(J, slot, r, x, pairs, keys, gap, normals, mu, V, k, b, vs, h,
     inv_mass = 0.0
     power = energy = 0.0
     nt = nh = 0
-    for q in range(pairs.shape[0]):
-        _point_jacobian(J[slot[q]], r[q], x[q], Jx)
+    for q in range(npairs):
+        _point_jacobian(J[slot[q]], Cs[link[pairs[q, 0]], :3, 3], x[q], Jx)
         for a in range(3):
             sm = 0.0
             for c in range(nv):

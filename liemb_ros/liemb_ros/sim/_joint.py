@@ -11,13 +11,16 @@ import numpy as np
 from numba import njit
 
 from ._dense import cho_solve as _cho_solve, damped_cholesky as _damped_cholesky
-from ._dense import cholesky_in_place
+from ._contact_forces import raise_status
+from ._contact_step import FIRST_STAGE, NOT_FINITE, SECOND_STAGE, W_MATRIX
+from ._contact_step import dense_w_matrix as _dense_w_matrix, ros2_contact_step
+from ._contact_step import w_solve_dense as _w_solve_dense
 from ..core._kernels.crba import crba_into
-from ..core._kernels.dispatch import EYE4, armature_arg, check, fast
+from ..core._kernels.dispatch import EYE4, NO_ARM, armature_arg, check, fast
 from ._explicit import ExplicitStep
 from .passive import all_finite, jacobian_diagonals, jacobian_diagonals_into, limit_state
 from .passive import passive_torques
-from .contact import is_stiff
+from .contact import REACH_SPEED, is_stiff
 from ..core.dynamics import forward_dynamics, forward_dynamics_function
 from .integrators import TABLEAUS, SE3, IntegrationError, Product, Stepper, Vector
 
@@ -87,6 +90,16 @@ class _JointCoordinates:
         self._oq, self._ov = slice(a, a + nq), slice(a + nq, a + nq + nv)
         self._tau_joints = self._tau[self.nb6:]
         self._out_template = np.zeros(self.space.dim)
+        # the ROS2 step with the contacts compiled whole (_contact_step), where its right-hand
+        # side is _f's: the forward dynamics' kernel with a fixed armature, no mimic joints
+        self._compiled_contact = (sim.contact is not None and not m.shared_coordinates
+                                  and not self.semi_implicit)
+        if self._compiled_contact:
+            sp = self.space
+            self._space_arrays = (sp.kinds, sp.yoff, sp.aoff, sp.dims)
+            self._fd_arm = NO_ARM if sim.armature is None else armature_arg(m, sim.armature)
+            self._contact_arm = NO_ARM if sim.armature is None else sim.armature
+            self._no_force = np.zeros(m.nv)   # the contacts' force where none touches
         # the common case whole in compiled code (its steps are those of self.stepper)
         self.compiled = (None if m.floating or m.shared_coordinates or sim.contact is not None
                          else ExplicitStep(m, self.stepper.tableau, sim.armature, self._passive,
@@ -301,8 +314,8 @@ class _JointCoordinates:
         q = y[self._sq]
         if h is None:
             return self.contact.evaluate(q, y[self._sv], base)
-        return self.contact.evaluate(q, y[self._sv], base, h=h,
-                                     mass=lambda: self._mass(q, base), keep=keep)
+        return self.contact.evaluate(q, y[self._sv], base, h=h, armature=self.sim.armature,
+                                     keep=keep)
 
     def _ros2(self, t, h, M=None, contact=None, at_y=None):
         """
@@ -318,7 +331,12 @@ class _JointCoordinates:
         no dexp⁻¹ correction).  ``contact``: the contacts' ``(K, B)`` (nv, nv), added to
         the joints' diagonal ones (a dense Jacobian, :meth:`_w_solve_dense`); ``M``: the
         mass matrix at ``y`` when known, ``at_y`` the contacts' force and power there.
+        With the contacts and no applied wrench the step is :meth:`_ros2_contact`'s, in
+        compiled code.
         """
+        if contact is not None and self._compiled_contact and not self.sim.wrenches.applied:
+            self._ros2_contact(t, h, M, contact, at_y)
+            return
         y, space, g = self.y, self.space, _ROS2_GAMMA * h
         base = y[:16].reshape(4, 4) if self.o else None
         q = y[self._sq]
@@ -357,6 +375,41 @@ class _JointCoordinates:
                 # damper's power there over-counts the dissipation
                 y1[-1] = y[-1] + 0.5 * h * (p0 + self._load(y1, at_y1[:2]))
                 self._dwc = 0.5 * h * (at_y[1] + at_y1[1])
+        self.y = y1
+
+    def _ros2_contact(self, t, h, M, contact, at_y):
+        """
+        :meth:`_ros2` with the contacts, whole in one compiled call (:mod:`._contact_step`).
+
+        Bit for bit the Python path's step (without applied wrenches), its errors the same;
+        the contacts at the step's end serve the next step (``self._cached``).
+        """
+        y, cm, m = self.y, self.contact, self.model
+        spheres, planes, law, work = cm.kernel_args()
+        stage, end = cm.outputs(False), cm.outputs(True)
+        y1 = np.empty(y.shape[0])
+        gen = at_y[0]
+        where, st, at_stage, at_end = ros2_contact_step(
+            m.packed_int, m.packed_float, m.data.work, self._space_arrays, self.o, y, h,
+            _ROS2_GAMMA * h, M, contact[0], contact[1], self._P,
+            (self._no_force if gen is None else gen, gen is not None, at_y[1]), self._passive,
+            self.sim._tau, self._tau, self._fd_arm, spheres, planes, law, h * REACH_SPEED,
+            self._contact_arm, work, stage, end, y1)
+        if at_y[5].size:
+            self._met.update(at_y[5].tolist())
+        if where == W_MATRIX:
+            raise ValueError('the mass matrix is not positive definite')
+        if where in (FIRST_STAGE, SECOND_STAGE):
+            check(m, st)
+        if where == NOT_FINITE:
+            raise IntegrationError(f'non-finite state after the step at t={t:g} (h={h:g})')
+        if where:
+            raise_status(m, st)
+        self._met.update(stage[5][:at_stage[3]].tolist())
+        at_y1 = cm.result(at_end, end)
+        self._cached = (y1[:-1].copy(), h, at_y1)
+        self._met.update(at_y1[5].tolist())
+        self._dwc = 0.5 * h * (at_y[1] + at_y1[1])
         self.y = y1
 
     def _w_solve(self, L, g, k, c, kq):
@@ -419,43 +472,3 @@ def _w_solve(L, P, c, e, g, v):
     _cho_solve(L, r)
     for i in range(v.shape[0]):
         v[i] -= g * r[i]
-
-
-@njit(cache=True)
-def _dense_w_matrix(M, Kc, Bc, P, c, kq, g, L):
-    """
-    Return ``(ok, A, K)``: the dense ROS2 matrices with the contacts' ``(K_c, B_c)``.
-
-    ``A = B_c + g K_c + diag_P(c)``, ``K = K_c + diag_P(kq)``; ``L`` ← the Cholesky factor
-    of ``M + g A``, ``ok``: whether it is positive definite.
-    """
-    A = Bc + g * Kc
-    K = Kc.copy()
-    for j in range(P.shape[0]):
-        A[P[j], P[j]] += c[j]
-        K[P[j], P[j]] += kq[j]
-    L[:, :] = M + g * A
-    return cholesky_in_place(L), A, K
-
-
-@njit(cache=True)
-def _w_solve_dense(L, A, K, g, k, o):
-    """
-    ``k_V ← k_V - g L⁻ᵀL⁻¹ (A k_V + K k_x)``, ``k_x ← k_x + g k_V`` in place.
-
-    ``k_x = k[:o]`` (base twist and ``q̇`` entries, ``o = nv``), ``k_V = k[o:o + nv]``.
-    """
-    n = A.shape[0]
-    r = np.empty(n)
-    for i in range(n):
-        sm = 0.0
-        for j in range(n):
-            sm += A[i, j] * k[o + j]
-        for j in range(o):
-            sm += K[i, j] * k[j]
-        r[i] = sm
-    _cho_solve(L, r)
-    for i in range(n):
-        k[o + i] -= g * r[i]
-    for i in range(o):
-        k[i] += g * k[o + i]

@@ -61,16 +61,14 @@ import warnings
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
 
 from ._contact_geometry import (  # noqa: F401 (public here)
     CYLINDER_RIM_POINTS, MESH_MODES, ContactError, collision_geometry, gazebo_friction,
     read_mesh_vertices)
-from ._contact_forces import cholesky, is_stiff  # noqa: F401 (public here)
-from ._contact_forces import contact_forces, near_pairs
-from ..core._kernels.dispatch import REP_INDEX, check, fast
-from ..core._kernels.jacobian import jacobian_link
-from ..core.kinematics import forward_kinematics
+from ._contact_forces import is_stiff  # noqa: F401 (public here)
+from ._contact_forces import evaluate_into, raise_status
+from ..core._kernels.dispatch import F64, NO_ARM, armature_arg, as_batch, base_arg, canonical
+from ..core._kernels.dispatch import fast, plain_vectors
 from ..core.model.urdf import rpy_to_matrix as rpy_matrix  # noqa: F401 (public here)
 
 #: default time constant ``τ_c`` [s] of the contact spring-damper (MuJoCo's default is 0.02 s;
@@ -252,7 +250,7 @@ class ContactModel:
             default_mu = _check_nonnegative(friction, None, 'friction coefficient',
                                             FRICTION_MAX)
             mus = {}
-        idx, pts, rad, mu = [], [], [], []
+        idx, pts, rad, mu, groups, bounds = [], [], [], [], [], []
         for n in links:
             c, r = geometry[n]
             c = np.asarray(c, dtype=float).reshape(-1, 3)
@@ -260,7 +258,11 @@ class ContactModel:
             if not (np.all(np.isfinite(c)) and np.all(np.isfinite(r)) and np.all(r >= 0)):
                 raise ContactError(f"link '{n}': contact spheres must be finite with "
                                    'non-negative radii')
+            groups.append((len(idx), len(idx) + len(c)))
             idx += [model.link_ids[n]] * len(c)
+            mid = 0.5 * (c.min(axis=0) + c.max(axis=0)) if len(c) else np.zeros(3)
+            reach = np.linalg.norm(c - mid, axis=1) + r
+            bounds.append((*mid, float(np.max(reach, initial=0.0))))
             pts.append(c)
             rad.append(r)
             mu += [mus.get(n, default_mu)] * len(c)
@@ -269,6 +271,9 @@ class ContactModel:
         self.point_pos = np.concatenate(pts) if pts else np.zeros((0, 3))
         self.point_radius = np.concatenate(rad) if rad else np.zeros(0)
         self.point_mu = np.array(mu, dtype=float)
+        # each link's spheres (start, end) and a sphere about them (centre, radius; link frame)
+        self._groups = np.array(groups, dtype=np.int64).reshape(-1, 2)
+        self._bounds = np.array(bounds, dtype=float).reshape(-1, 4)
         self.normals, self.offsets = _plane_list(planes)
         self.mass = float(model.inertia[:, 3, 3].sum()
                           + (model.base_inertia[3, 3] if model.floating else 0.0))
@@ -286,6 +291,18 @@ class ContactModel:
             damping, None, 'contact damping', 2.0 * self.mass / tau, f' N s/m{why}')
         self.friction_velocity = _check_range(friction_velocity, 'friction_velocity',
                                               FRICTION_VELOCITY_RANGE, ' m/s')
+        # the work arrays of an evaluation (evaluate_into): the link poses and, for every
+        # (sphere, plane) pair that may be near, its pair, key, plane point, gap, Jacobian
+        # slot and force; the hybrid Jacobians of the contact links
+        npairs = len(self.point_pos) * len(self.offsets)
+        self._pairs = np.empty((npairs, 2), dtype=np.int64)
+        self._keys = np.empty(npairs, dtype=np.int64)
+        self._x = np.empty((npairs, 3))
+        self._gap = np.empty(npairs)
+        self._F = np.empty((npairs, 3))
+        self._work = (np.empty((len(model.link_names), 4, 4)), self._pairs, self._keys,
+                      self._x, self._gap, np.empty(npairs, dtype=np.int64),
+                      np.empty((len(links), 6, model.nv)), self._F)
 
     def __repr__(self):
         return (f'ContactModel({len(self.links)} links, {len(self.point_pos)} contact spheres, '
@@ -298,11 +315,12 @@ class ContactModel:
 
         ``(0.0, None, -1)`` when nothing touches.
         """
-        _, pairs, _, _, gap = self._near(q, base, 0.0)
-        if not len(gap):
+        npairs = self._evaluate(q, np.zeros(self.model.nv), base, 0.0, None, None, None)[0][0]
+        if not npairs:
             return 0.0, None, -1
+        gap = self._gap[:npairs]
         n = int(np.argmin(gap))
-        i, j = pairs[n]
+        i, j = self._pairs[n]
         return float(-gap[n]), self.model.link_names[self.point_link[i]], int(j)
 
     def link_mu(self, link):
@@ -310,37 +328,67 @@ class ContactModel:
         return float(self.point_mu[self.point_link == self.model.link_ids[link]][0])
 
     # -- evaluation -------------------------------------------------------------------------
-    def _near(self, q, base, margin):
-        """Poses and the (sphere, plane) pairs whose gap is below ``margin`` [m], their keys."""
-        Cs = forward_kinematics(self.model, q, base_pose=base)
-        nh, pairs, keys, x, gap = near_pairs(Cs, self.point_link, self.point_pos,
-                                             self.point_radius, self.normals, self.offsets,
-                                             margin)
-        return Cs, pairs[:nh], keys[:nh], x[:nh], gap[:nh]
-
-    def _jacobians(self, q, base, Cs, pairs):
+    def _evaluate(self, q, V, base, margin, h, armature, keep):
         """
-        Hybrid Jacobians (links, 6, nv) of the pairs' links, each pair's slot, origins.
+        :func:`evaluate_into` at ``(q, V, base)``: its counts, and its arrays of each call.
 
-        With the base at the identity (the Jacobian's fastest call), then turned by the
-        base's rotation R: a rigid motion of the whole robot turns every hybrid twist,
-        ``(ω, ṙ) → (R ω, R ṙ)``, while the base's body-fixed twist stays what it is.
+        Returns its counts ``(npairs, power, energy, nt, nh)`` and its ``out`` arrays
+        (:meth:`outputs`); the pairs, keys, plane points, gaps and forces are in the work
+        arrays until the next call.  Raises ValueError for a non-finite or misshapen state
+        and a mass matrix that is not positive definite.
         """
-        links = self.point_link[pairs[:, 0]]
         m = self.model
-        J = np.empty((len(links), 6, m.nv))
-        slot = np.empty(len(links), dtype=np.int64)
-        q = np.ascontiguousarray(q, dtype=float)
-        R = np.ascontiguousarray(base[:3, :3]) if base is not None else _EYE3
-        # one compiled call for all the links (jacobian() per link cost 4 dispatches each)
-        st = fast(m, 'contact jacobians', _link_jacobians,
-                  (m.packed_int, m.packed_float, q, links, _HYBRID, R, base is not None, J,
-                   slot))
-        if st:
-            check(m, st)
-        return J, slot, Cs[links, :3, 3]
+        if not plain_vectors(m, q, V, V):
+            q, batched = as_batch(m, q, m.nq, 'q')
+            V = canonical(V)
+            if batched or V.shape != (m.nv,):
+                raise ValueError(f'q and V must be one state, shapes ({m.nq},) and ({m.nv},), '
+                                 f'got {q.shape} and {V.shape}')
+        jac = h is not None
+        if jac and armature is not None and not (
+                armature.__class__ is np.ndarray and armature.dtype is F64
+                and armature.shape == (m.nq,) and armature.flags.carray):
+            armature = armature_arg(m, armature)
+        out = self.outputs(jac)
+        spheres, planes, law, work = self.kernel_args()
+        st, npairs, power, energy, nt, nh = fast(
+            m, 'contact evaluation', evaluate_into,
+            (m.packed_int, m.packed_float, m.data.work, q, base_arg(m, base, None),
+             base is not None, V, spheres, planes, law, margin, jac, 0.0 if h is None else h,
+             NO_ARM if armature is None else armature, _NONE if keep is None else keep, work,
+             out))
+        raise_status(m, st)
+        return (npairs, power, energy, nt, nh), out
 
-    def evaluate(self, q, V, base=None, forces=False, h=None, mass=None, keep=None):
+    def kernel_args(self):
+        """
+        ``(spheres, planes, law, work)`` of :func:`evaluate_into`: the model's arrays.
+
+        ``spheres``: each sphere's link, centre (link frame), radius and μ, each link's
+        spheres and a sphere about them; ``planes``: unit normals (m, 3) and offsets (m,);
+        ``law``: ``(k, b, v_s)``; ``work``: the work arrays (poses, pairs, keys, plane
+        points, gaps, Jacobian slots, Jacobians, forces).
+        """
+        return ((self.point_link, self.point_pos, self.point_radius, self.point_mu,
+                 self._groups, self._bounds), (self.normals, self.offsets),
+                (self.stiffness, self.damping, self.friction_velocity), self._work)
+
+    def outputs(self, jac):
+        """
+        Fresh output arrays ``(gen, K, B, M, L, touching, held)`` of :func:`evaluate_into`.
+
+        ``jac``: with the (nv, nv) matrices of a step (else empty ones).  Fresh each time:
+        a Simulator keeps an evaluation's results (the end of a step serves the next).
+        """
+        nv, npairs = self.model.nv, len(self._keys)
+        if jac:
+            return (np.zeros(nv), np.zeros((nv, nv)), np.zeros((nv, nv)), np.empty((nv, nv)),
+                    np.empty((nv, nv)), np.empty(npairs, dtype=np.int64),
+                    np.empty(npairs, dtype=np.int64))
+        return (np.zeros(nv), _NO_MATRIX, _NO_MATRIX, _NO_MATRIX, _NO_MATRIX,
+                np.empty(npairs, dtype=np.int64), _NONE)
+
+    def evaluate(self, q, V, base=None, forces=False, h=None, armature=None, keep=None):
         """
         Contact forces at the state ``(q, V, base)`` (base: the floating base's pose).
 
@@ -348,11 +396,13 @@ class ContactModel:
         (nv,) ``Σ J_xᵀ f`` (None when nothing touches), the power of its non-conservative
         part (damper, clamp, friction) [W], the springs' energy ``Σ ½ k p²`` [J], with
         ``forces`` the list of :data:`Contact` (each pair of sphere and plane that
-        touches), with a step ``h`` and ``mass`` (a callable returning the mass matrix
-        ``M`` at ``q``) ``(K, B, M, held)``: the stiffness and damping (nv, nv) of the
-        contacts for an implicit step and the keys of the pairs they hold (None when no
-        pair touches or reaches its plane within the step), and the keys of the pairs that
-        touch.  A pair's key is ``sphere * len(planes) + plane`` (int64, ascending).
+        touches), with a step ``h`` ``(K, B, M, held)``: the stiffness and damping (nv, nv)
+        of the contacts for an implicit step, the mass matrix at ``q`` (its joints'
+        diagonal plus ``armature``, a scalar or (nq,), when given; a float64 (nq,) array is
+        taken as it is, unchecked: the Simulator's, checked once) and the keys of the pairs
+        they hold (None when no pair touches or reaches its plane within the step), and the
+        keys of the pairs that touch.  A pair's key is ``sphere * len(planes) + plane``
+        (int64, ascending).
 
         ``K`` and ``B`` hold the pairs in contact, those that reach the plane within the
         step at their present velocity (``gap + h n·v < 0``: the damper acts in full the
@@ -372,75 +422,27 @@ class ContactModel:
         a sliding point damps the whole tangential motion of the step.)
         """
         margin = 0.0 if h is None else h * REACH_SPEED if keep is None else np.inf
-        Cs, pairs, keys, x, gap = self._near(q, base, margin)
-        if not len(pairs):
-            return None, 0.0, 0.0, [], None, keys
-        J, slot, r = self._jacobians(q, base, Cs, pairs)
-        nv = self.model.nv
-        gen = np.zeros(nv)
-        F = np.zeros((len(pairs), 3))
-        jac = h is not None
-        K = np.zeros((nv, nv) if jac else (0, 0))
-        B = np.zeros((nv, nv) if jac else (0, 0))
-        M = mass() if jac else None
-        try:
-            L = cholesky(M) if jac else K
-        except np.linalg.LinAlgError:
-            raise ValueError('the mass matrix is not positive definite') from None
-        touching = np.empty(len(pairs), dtype=np.int64)
-        held = np.empty(len(pairs) if jac else 0, dtype=np.int64)
-        power, energy, nt, nh = contact_forces(
-            J, slot, r, x, pairs, keys, gap, self.normals, self.point_mu,
-            np.ascontiguousarray(V, dtype=float), self.stiffness, self.damping,
-            self.friction_velocity, 0.0 if h is None else h,
-            L, _NONE if keep is None else keep, gen, F, K, B, touching, held)
-        out = []
+        return self.result(*self._evaluate(q, V, base, margin, h, armature, keep), forces)
+
+    def result(self, counts, out, forces=False):
+        """
+        :meth:`evaluate`'s tuple from an evaluation's ``counts`` and ``out`` arrays.
+
+        With ``forces`` the list of :data:`Contact` from the work arrays: right after the
+        evaluation only.
+        """
+        npairs, power, energy, nt, nh = counts
+        gen, K, B, M, _, touching, held = out
+        contacts = []
         if forces:
-            names = self.model.link_names
-            out = [Contact(names[self.point_link[i]], x[n].copy(), self.normals[j].copy(),
-                           F[n].copy(), float(-gap[n]), int(j))
-                   for n, (i, j) in enumerate(pairs.tolist()) if gap[n] < 0.0]
-        return (gen if nt else None, power, energy, out,
+            names, x, F, gap = self.model.link_names, self._x, self._F, self._gap
+            contacts = [Contact(names[self.point_link[i]], x[n].copy(), self.normals[j].copy(),
+                                F[n].copy(), float(-gap[n]), int(j))
+                        for n, (i, j) in enumerate(self._pairs[:npairs].tolist())
+                        if gap[n] < 0.0]
+        return (gen if nt else None, power, energy, contacts,
                 (K, B, M, held[:nh]) if nh else None, touching[:nt])
 
 
-_EYE3 = np.eye(3)
-_HYBRID = REP_INDEX['hybrid']
 _NONE = np.zeros(0, dtype=np.int64)   # no pairs kept
-
-
-@njit(cache=True)
-def _link_jacobians(ki, kf, q, links, rep, R, rotate, J, slot):
-    """
-    Set the hybrid Jacobians ``J[s]`` (6, nv) of the distinct links; return a status.
-
-    The distinct links of ``links`` in order of first appearance, ``slot[i]`` the one of
-    ``links[i]``; with ``rotate`` both row triples turned by ``R`` (the base's rotation).
-    Status 0: fine.
-    """
-    nv = J.shape[2]
-    col = np.empty(3)
-    nd = 0
-    for i in range(links.shape[0]):
-        slot[i] = -1
-        for e in range(i):
-            if links[e] == links[i]:
-                slot[i] = slot[e]
-                break
-        if slot[i] >= 0:
-            continue
-        s = nd
-        slot[i] = s
-        nd += 1
-        st = jacobian_link(ki, kf, q, links[i], rep, J[s])
-        if st:
-            return st
-        if rotate:
-            for half in range(2):
-                o = 3 * half
-                for c in range(nv):
-                    for i in range(3):
-                        col[i] = J[s, o + i, c]
-                    for i in range(3):
-                        J[s, o + i, c] = R[i, 0] * col[0] + R[i, 1] * col[1] + R[i, 2] * col[2]
-    return 0
+_NO_MATRIX = np.zeros((0, 0))         # no K, B, M, L (an evaluation without a step)
