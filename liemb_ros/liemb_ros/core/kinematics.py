@@ -252,14 +252,14 @@ def jacobian(model, q, link, representation='body', base_pose=None, threads=None
             li = model.link_ids.get(link) if link.__class__ is str else None
             entry = model.entry_points.get('jacobian link')
             if li is not None and entry is not None and rep >= 0:
-                J = np.empty((6, model.nv))
+                J = np.empty(model.jacobian_shape)
                 if not entry(model.packed_int, model.packed_float, q, li, rep, J):
                     return J
         elif base_pose.__class__ is ND and base_pose.dtype is F64 and base_pose.ndim == 2:
             frame = model.link_frames.get(link) if link.__class__ is str else None
             entry = model.entry_points.get('jacobian tip')
             if frame is not None and entry is not None and rep >= 0:
-                J = np.empty((6, model.nv))
+                J = np.empty(model.jacobian_shape)
                 if not entry(model.packed_int, model.packed_float, q, base_pose, frame[0],
                              frame[1], rep, J):
                     return J

@@ -224,6 +224,21 @@ def canonical(x):
     return np.array(x, dtype=F64, order='C')
 
 
+def plain_vectors(model, q, a, b):
+    """
+    Whether ``q`` (nq,), ``a`` and ``b`` (nv,) go to an entry point as they are.
+
+    Float64, one-dimensional, C-contiguous ndarrays of those lengths: what
+    :func:`as_batch` returns unchanged for a single configuration (the contact
+    evaluation's check; the public single calls leave most of it to their kernels).
+    """
+    nv = model.nv
+    return (q.__class__ is np.ndarray and a.__class__ is np.ndarray
+            and b.__class__ is np.ndarray and q.dtype is F64 and a.dtype is F64
+            and b.dtype is F64 and q.shape == (model.nq,) and a.shape == (nv,)
+            and b.shape == (nv,) and q.flags.carray and a.flags.carray and b.flags.carray)
+
+
 def as_batch(model, x, n, name):
     """``(array, batched)`` with x of shape (n,) or (B, n) as a canonical float64 array."""
     a = x if (x.__class__ is np.ndarray and x.dtype is F64 and x.flags.carray) else (

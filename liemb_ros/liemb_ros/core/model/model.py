@@ -140,6 +140,7 @@ class Model:
         self.link_ids = {n: i for i, n in enumerate(self.link_names)}
         self.fk_shape = (len(self.link_names), 4, 4)   # forward kinematics' result
         self.mass_shape = (self.nv, self.nv)
+        self.jacobian_shape = (6, self.nv)
         # the kernels' view of the model: a named tuple of these arrays for the batched
         # kernels (layout.Tree), and the same data packed into one int64 and one float64
         # array for single calls (two arrays to unbox instead of a dozen); the layout is
