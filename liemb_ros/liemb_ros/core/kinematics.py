@@ -89,22 +89,23 @@ def link_pose(model, q, link, base_pose=None, threads=None):
     robot is mounted).  ``threads``: for a batch (module docstring).
     """
     if q.__class__ is ND and q.dtype is F64 and q.ndim == 1 and threads is None:
-        # the shortest path (dispatch module docstring): the kernel checks the rest
-        if base_pose is None:
-            li = model.link_ids.get(link) if link.__class__ is str else None
-            entry = model.entry_points.get('link_pose link')
-            if li is not None and entry is not None:
+        # the shortest path (dispatch module docstring): the kernel checks the rest; a
+        # link given by index, an entry point not cached yet: KeyError, the checked path
+        try:
+            if base_pose is None:
+                li = model.link_ids[link]
                 out = np.empty((4, 4))
-                if not entry(model.packed_int, model.packed_float, q, li, out):
+                if not model.entry_points['link_pose link'](model.packed_int,
+                                                            model.packed_float, q, li, out):
                     return out
-        elif base_pose.__class__ is ND and base_pose.dtype is F64 and base_pose.ndim == 2:
-            frame = model.link_frames.get(link) if link.__class__ is str else None
-            entry = model.entry_points.get('link_pose')
-            if frame is not None and entry is not None:
+            elif base_pose.__class__ is ND and base_pose.dtype is F64 and base_pose.ndim == 2:
+                body, T = model.link_frames[link]
                 out = np.empty((4, 4))
-                if not entry(model.packed_int, model.packed_float, q, base_pose, frame[0],
-                             frame[1], out):
+                if not model.entry_points['link_pose'](model.packed_int, model.packed_float, q,
+                                                       base_pose, body, T, out):
                     return out
+        except (KeyError, TypeError):
+            pass
     q, batched = as_batch(model, q, model.nq, 'q')
     if threads is not None:
         threads_arg(threads)
@@ -244,25 +245,27 @@ def jacobian(model, q, link, representation='body', base_pose=None, threads=None
     Rows are angular first.  For a floating base the first six columns belong to
     the base's body-fixed twist.  ``threads``: for a batch (module docstring).
     """
-    if (q.__class__ is ND and q.dtype is F64 and q.ndim == 1 and threads is None
-            and representation.__class__ is str):
-        # the shortest path (dispatch module docstring): the kernel checks the rest
-        rep = REP_INDEX.get(representation, -1)
-        if base_pose is None:
-            li = model.link_ids.get(link) if link.__class__ is str else None
-            entry = model.entry_points.get('jacobian link')
-            if li is not None and entry is not None and rep >= 0:
+    if q.__class__ is ND and q.dtype is F64 and q.ndim == 1 and threads is None:
+        # the shortest path (dispatch module docstring): the kernel checks the rest; a
+        # link given by index, an unknown representation, an entry point not cached yet:
+        # KeyError (TypeError: unhashable), and the checked path says what is wrong
+        try:
+            if base_pose is None:
+                li = model.link_ids[link]
+                rep = REP_INDEX[representation]
                 J = np.empty(model.jacobian_shape)
-                if not entry(model.packed_int, model.packed_float, q, li, rep, J):
+                if not model.entry_points['jacobian link'](model.packed_int, model.packed_float,
+                                                           q, li, rep, J):
                     return J
-        elif base_pose.__class__ is ND and base_pose.dtype is F64 and base_pose.ndim == 2:
-            frame = model.link_frames.get(link) if link.__class__ is str else None
-            entry = model.entry_points.get('jacobian tip')
-            if frame is not None and entry is not None and rep >= 0:
+            elif base_pose.__class__ is ND and base_pose.dtype is F64 and base_pose.ndim == 2:
+                body, T = model.link_frames[link]
+                rep = REP_INDEX[representation]
                 J = np.empty(model.jacobian_shape)
-                if not entry(model.packed_int, model.packed_float, q, base_pose, frame[0],
-                             frame[1], rep, J):
+                if not model.entry_points['jacobian tip'](model.packed_int, model.packed_float,
+                                                          q, base_pose, body, T, rep, J):
                     return J
+        except (KeyError, TypeError):
+            pass
     q, batched = as_batch(model, q, model.nq, 'q')
     if batched:
         return _jacobians(model, q, None, link, representation, False, base_pose,
@@ -308,19 +311,20 @@ def jacobian_derivative(model, q, qd, link, representation='body', base_pose=Non
     """
     if (q.__class__ is ND and qd.__class__ is ND and q.dtype is F64 and qd.dtype is F64
             and q.ndim == 1 and qd.ndim == 1 and threads is None
-            and representation.__class__ is str
             and (base_pose is None or (base_pose.__class__ is ND and base_pose.dtype is F64
                                        and base_pose.ndim == 2))):
-        # the shortest path (dispatch module docstring): the kernel checks the rest
-        rep = REP_INDEX.get(representation, -1)
-        frame = model.link_frames.get(link) if link.__class__ is str else None
-        entry = model.entry_points.get('jacobian')
-        if frame is not None and entry is not None and rep >= 0:
+        # the shortest path (dispatch module docstring; KeyError, TypeError: :func:`jacobian`)
+        try:
+            body, T = model.link_frames[link]
+            rep = REP_INDEX[representation]
             out = np.empty((2, 6, model.nv))
-            if not entry(model.packed_int, model.packed_float, model.data.work, q, qd,
-                         EYE4 if base_pose is None else base_pose, frame[0], frame[1], rep,
-                         True, out[0], out[1]):
+            if not model.entry_points['jacobian'](
+                    model.packed_int, model.packed_float, model.data.work, q, qd,
+                    EYE4 if base_pose is None else base_pose, body, T, rep, True, out[0],
+                    out[1]):
                 return out[1]
+        except (KeyError, TypeError):
+            pass
     out = _jacobians(model, q, qd, link, representation, True, base_pose, threads=threads)[0]
     return out[1] if out.ndim == 3 else out[:, 1]
 
