@@ -16,7 +16,7 @@ from .dispatch import (BAD_QDD, BAD_TAU, LAYOUT, OK, SINGULAR, at, check_inputs,
                        plain_pose, raise_status, sizes)
 from .inertia import add_inertia_to_parent, dot6, mat6_vec, unit_axis
 from .layout import aba_floats, unpack
-from .numba_entry import SINGLE_CALL
+from .numba_entry import SINGLE_CALL, c_view
 from .rnea import body_fext
 from .tree import rel_pose
 
@@ -191,17 +191,17 @@ def _aba_work(w, nb):
     """ABA work arrays ``(G, IA, pA, V, cb, U, Dinv, u, fb, T, Tm, ht)``, views of ``w``."""
     n1 = nb + 1
     o = 16 * nb
-    G = w[:o].reshape((nb, 4, 4))
-    IA = w[o:o + 36 * n1].reshape((n1, 6, 6))
+    G = c_view(w[:o], (nb, 4, 4))
+    IA = c_view(w[o:o + 36 * n1], (n1, 6, 6))
     o += 36 * n1
-    vecs = w[o:o + 30 * n1].reshape((5, n1, 6))
+    vecs = c_view(w[o:o + 30 * n1], (5, n1, 6))
     o += 30 * n1
     Dinv = w[o:o + n1]
     u = w[o + n1:o + 2 * n1]
     o += 2 * n1
-    T = w[o:o + 36].reshape((6, 6))
-    Tm = w[o + 36:o + 72].reshape((6, 6))
-    ht = w[o + 72:o + 84].reshape((2, 6))
+    T = c_view(w[o:o + 36], (6, 6))
+    Tm = c_view(w[o + 36:o + 72], (6, 6))
+    ht = c_view(w[o + 72:o + 84], (2, 6))
     return G, IA, vecs[0], vecs[1], vecs[2], vecs[3], Dinv, u, vecs[4], T, Tm, ht
 
 

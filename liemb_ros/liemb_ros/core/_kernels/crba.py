@@ -15,7 +15,7 @@ from .lie import AdT_apply_into, ad_apply_into, adT_apply_into
 from .dispatch import LAYOUT, OK, at, check_state, plain, plain_pose, raise_status, sizes
 from .inertia import dot6, inertia10_apply, inertia10_rate, spatial_inertias10
 from .layout import coriolis_floats, crba_floats, unpack
-from .numba_entry import SINGLE_CALL
+from .numba_entry import SINGLE_CALL, c_view
 from .tree import spatial_columns
 
 
@@ -111,8 +111,8 @@ def _crba_work(model, w):
     o4 = o3 + 6 * n1
     o5 = o4 + 10 * n1
     o6 = o5 + 10 * n1
-    return (w[:o1].reshape((n1, 4, 4)), w[o1:o2].reshape((ncol, 6)), w[o2:o3].reshape((ncol, 6)),
-            w[o3:o4].reshape((n1, 6)), w[o4:o5].reshape((n1, 10)), w[o5:o6].reshape((n1, 10)),
+    return (c_view(w[:o1], (n1, 4, 4)), c_view(w[o1:o2], (ncol, 6)), c_view(w[o2:o3], (ncol, 6)),
+            c_view(w[o3:o4], (n1, 6)), c_view(w[o4:o5], (n1, 10)), c_view(w[o5:o6], (n1, 10)),
             w[o6:o6 + 6], w[o6 + 6:o6 + 12])
 
 
@@ -166,9 +166,9 @@ def _coriolis(model, q, qd, base, out, work):
     ncol = nbase + nb
     o1 = 16 * n1
     o2 = o1 + 6 * (2 * ncol + 2 * n1 + 5)
-    C = work[:o1].reshape((n1, 4, 4))
-    vec = work[o1:o2].reshape((2 * ncol + 2 * n1 + 5, 6))
-    ten = work[o2:o2 + 20 * n1].reshape((2 * n1, 10))
+    C = c_view(work[:o1], (n1, 4, 4))
+    vec = c_view(work[o1:o2], (2 * ncol + 2 * n1 + 5, 6))
+    ten = c_view(work[o2:o2 + 20 * n1], (2 * n1, 10))
     Js, Jd = vec[:ncol], vec[ncol:2 * ncol]
     Vs, Hc = vec[2 * ncol:2 * ncol + n1], vec[2 * ncol + n1:2 * ncol + 2 * n1]
     o = 2 * ncol + 2 * n1

@@ -16,7 +16,7 @@ from .lie import Ad_apply_into, Ad_invT_apply_into, ad_apply_into, adT_apply_int
 from .dispatch import OK, at, check_inputs, raise_status
 from .inertia import dot6, inertia10_apply, inertia10_rate, spatial_inertias10
 from .layout import derivatives_floats, unpack
-from .numba_entry import SINGLE_CALL
+from .numba_entry import SINGLE_CALL, c_view
 from .rnea import body_fext
 from .tree import spatial_columns
 
@@ -33,8 +33,8 @@ def _derivatives_work(w, nb, ncol):
     o1 = 16 * n1
     o2 = o1 + 30 * n1 + 24
     o3 = o2 + 20 * n1
-    return (w[:o1].reshape((n1, 4, 4)), w[o1:o2].reshape((5 * n1 + 4, 6)),
-            w[o2:o3].reshape((2 * n1, 10)), w[o3:o3 + 48 * ncol].reshape((8, ncol, 6)))
+    return (c_view(w[:o1], (n1, 4, 4)), c_view(w[o1:o2], (5 * n1 + 4, 6)),
+            c_view(w[o2:o3], (2 * n1, 10)), c_view(w[o3:o3 + 48 * ncol], (8, ncol, 6)))
 
 
 @njit(cache=True, inline='always')

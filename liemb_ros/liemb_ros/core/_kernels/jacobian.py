@@ -23,7 +23,7 @@ from .lie import ad_apply_into, body_to, compose_into, pose_tuples, put_column, 
 from .dispatch import (BAD_BASE, BAD_Q, BAD_QD, EYE4, LAYOUT, OK, at, finite, plain, plain_pose,
                        raise_status, sizes)
 from .layout import jacobian_floats, unpack_kinematics, unpack_links
-from .numba_entry import SINGLE_CALL
+from .numba_entry import SINGLE_CALL, c_view
 from .tree import pose_step, support_path, to_parent
 
 
@@ -55,7 +55,7 @@ def _jacobian(model, q, qd, base, body, T, rep, deriv, J, Jd, work):
     # the support path: int64 in the float64 workspace, past C, tmp, Vs, CL (the link pose)
     path = work[16 * nb + 44:17 * nb + 44].view(np.int64)
     n = support_path(parent, body, path)
-    C = work[:16 * nb + 16].reshape((nb + 1, 4, 4))
+    C = c_view(work[:16 * nb + 16], (nb + 1, 4, 4))
     for r in range(3):   # the base pose in the world-aligned frame at its own origin
         C[0, r, 0] = base[r, 0]
         C[0, r, 1] = base[r, 1]
@@ -65,7 +65,7 @@ def _jacobian(model, q, qd, base, body, T, rep, deriv, J, Jd, work):
     C[0, 3, 3] = 1.0
     tmp = work[16 * nb + 16:16 * nb + 22]
     Vs = work[16 * nb + 22:16 * nb + 28]
-    CL = work[16 * nb + 28:16 * nb + 44].reshape((4, 4))
+    CL = c_view(work[16 * nb + 28:16 * nb + 44], (4, 4))
     Vs[:] = 0.0
     J[:, :] = 0.0
     if deriv:
@@ -327,7 +327,7 @@ def link_twist_into(ki, kf, w, q, qd, base, body, T, rep, V):
     model = unpack_kinematics(ki, kf)
     nb = model.parent.shape[0]
     o = 17 * nb + 44                 # past the sweep's work (layout.jacobian_floats)
-    J = w[o:o + 6 * qd.shape[0]].reshape((6, qd.shape[0]))
+    J = c_view(w[o:o + 6 * qd.shape[0]], (6, qd.shape[0]))
     st = _jacobian(model, q, qd, base, body, T, rep, False, J, J, w)
     for r in range(6):
         acc = 0.0

@@ -43,12 +43,15 @@ inertia_scale   1       once: the largest ``|inertia|`` entry (:func:`inertia_sc
 link_offset     16      per link: pose of the link frame in its body's frame
 ==============  ======  ==================================================================
 
-This module imports nothing of ours, so the model layer can use :func:`pack`.
+This module imports nothing of ours but :func:`~.numba_entry.c_view`, so the model layer can use
+:func:`pack`.
 """
 from collections import namedtuple
 
 import numpy as np
 from numba import njit
+
+from .numba_entry import c_view
 
 #: the four twist representations, in the order the kernels number them (``rep`` 0..3);
 #: the model and every public function take these names
@@ -154,8 +157,8 @@ def unpack_kinematics(ki, kf):
     """Return the :class:`Kinematics` of a packed model, as views."""
     nb = ki[NB]
     return Kinematics(ki[HEADER:HEADER + nb],
-                      kf[X_AT * nb:A_REL_AT * nb].reshape((nb, 6)),
-                      kf[A_REL_AT * nb:Q_MULT_AT * nb].reshape((nb, 4, 4)),
+                      c_view(kf[X_AT * nb:A_REL_AT * nb], (nb, 6)),
+                      c_view(kf[A_REL_AT * nb:Q_MULT_AT * nb], (nb, 4, 4)),
                       ki[HEADER + nb:HEADER + 2 * nb],
                       kf[Q_MULT_AT * nb:Q_OFFSET_AT * nb],
                       kf[Q_OFFSET_AT * nb:INERTIA_AT * nb],
@@ -169,7 +172,7 @@ def unpack_links(ki, kf):
     nl = ki[NL]
     lo = PER_BODY * nb + MODEL_FLOATS
     return (ki[HEADER + 2 * nb:HEADER + 2 * nb + nl],
-            kf[lo:lo + PER_LINK * nl].reshape((nl, 4, 4)))
+            c_view(kf[lo:lo + PER_LINK * nl], (nl, 4, 4)))
 
 
 @njit(cache=True, inline='always')
@@ -180,17 +183,17 @@ def unpack(ki, kf):
     o = PER_BODY * nb
     lo = o + MODEL_FLOATS
     return Tree(ki[HEADER:HEADER + nb],
-                kf[X_AT * nb:A_REL_AT * nb].reshape((nb, 6)),
-                kf[A_REL_AT * nb:Q_MULT_AT * nb].reshape((nb, 4, 4)),
+                c_view(kf[X_AT * nb:A_REL_AT * nb], (nb, 6)),
+                c_view(kf[A_REL_AT * nb:Q_MULT_AT * nb], (nb, 4, 4)),
                 ki[HEADER + nb:HEADER + 2 * nb],
                 kf[Q_MULT_AT * nb:Q_OFFSET_AT * nb],
                 kf[Q_OFFSET_AT * nb:INERTIA_AT * nb],
                 ki[NBASE],
-                kf[INERTIA_AT * nb:o].reshape((nb, 6, 6)),
-                kf[o + BASE_INERTIA_AT:o + GRAVITY_AT].reshape((6, 6)),
+                c_view(kf[INERTIA_AT * nb:o], (nb, 6, 6)),
+                c_view(kf[o + BASE_INERTIA_AT:o + GRAVITY_AT], (6, 6)),
                 kf[o + GRAVITY_AT:o + SCALE_AT],
                 ki[HEADER + 2 * nb:HEADER + 2 * nb + nl],
-                kf[lo:lo + PER_LINK * nl].reshape((nl, 4, 4)),
+                c_view(kf[lo:lo + PER_LINK * nl], (nl, 4, 4)),
                 kf[o + SCALE_AT])
 
 

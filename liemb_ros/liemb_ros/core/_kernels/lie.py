@@ -351,8 +351,8 @@ def AdT_apply_into(C, W, out):
 
 
 @njit(cache=True, inline='always')
-def Ad_invT_apply_into(C, W, out):
-    """Write ``Ad_C^-T W = (R m + r x (R f), R f)`` into ``out`` (wrench pushed forward)."""
+def Ad_invT_scalars(C, W):
+    """Return ``Ad_C^-T W = (R m + r x (R f), R f)`` as six scalars (wrench pushed forward)."""
     m0 = W[0]
     m1 = W[1]
     m2 = W[2]
@@ -362,32 +362,28 @@ def Ad_invT_apply_into(C, W, out):
     r0 = C[0, 3]
     r1 = C[1, 3]
     r2 = C[2, 3]
-    out[0] = C[0, 0] * m0 + C[0, 1] * m1 + C[0, 2] * m2 + r1 * f2 - r2 * f1
-    out[1] = C[1, 0] * m0 + C[1, 1] * m1 + C[1, 2] * m2 + r2 * f0 - r0 * f2
-    out[2] = C[2, 0] * m0 + C[2, 1] * m1 + C[2, 2] * m2 + r0 * f1 - r1 * f0
-    out[3] = f0
-    out[4] = f1
-    out[5] = f2
+    return (C[0, 0] * m0 + C[0, 1] * m1 + C[0, 2] * m2 + r1 * f2 - r2 * f1,
+            C[1, 0] * m0 + C[1, 1] * m1 + C[1, 2] * m2 + r2 * f0 - r0 * f2,
+            C[2, 0] * m0 + C[2, 1] * m1 + C[2, 2] * m2 + r0 * f1 - r1 * f0,
+            f0, f1, f2)
+
+
+@njit(cache=True, inline='always')
+def Ad_invT_apply_into(C, W, out):
+    """Write ``Ad_C^-T W`` (:func:`Ad_invT_scalars`) into ``out`` (6,)."""
+    out[0], out[1], out[2], out[3], out[4], out[5] = Ad_invT_scalars(C, W)
 
 
 @njit(cache=True, inline='always')
 def Ad_invT_add_into(C, W, out):
-    """Add ``Ad_C^-T W`` (:func:`Ad_invT_apply_into`) to ``out`` (6,): no scratch vector."""
-    m0 = W[0]
-    m1 = W[1]
-    m2 = W[2]
-    f0 = C[0, 0] * W[3] + C[0, 1] * W[4] + C[0, 2] * W[5]
-    f1 = C[1, 0] * W[3] + C[1, 1] * W[4] + C[1, 2] * W[5]
-    f2 = C[2, 0] * W[3] + C[2, 1] * W[4] + C[2, 2] * W[5]
-    r0 = C[0, 3]
-    r1 = C[1, 3]
-    r2 = C[2, 3]
-    out[0] += C[0, 0] * m0 + C[0, 1] * m1 + C[0, 2] * m2 + r1 * f2 - r2 * f1
-    out[1] += C[1, 0] * m0 + C[1, 1] * m1 + C[1, 2] * m2 + r2 * f0 - r0 * f2
-    out[2] += C[2, 0] * m0 + C[2, 1] * m1 + C[2, 2] * m2 + r0 * f1 - r1 * f0
-    out[3] += f0
-    out[4] += f1
-    out[5] += f2
+    """Add ``Ad_C^-T W`` (:func:`Ad_invT_scalars`) to ``out`` (6,): no scratch vector."""
+    a0, a1, a2, a3, a4, a5 = Ad_invT_scalars(C, W)
+    out[0] += a0
+    out[1] += a1
+    out[2] += a2
+    out[3] += a3
+    out[4] += a4
+    out[5] += a5
 
 
 @njit(cache=True, inline='always')

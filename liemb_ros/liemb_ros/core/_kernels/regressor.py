@@ -33,7 +33,7 @@ from .dispatch import (LAYOUT, NO_FEXT, OK, at, check_inputs, plain, plain_pose,
 from .inertia import dot6
 from .layout import regressor_floats, unpack
 from .lie import Ad_invT_apply_into
-from .numba_entry import SINGLE_CALL
+from .numba_entry import SINGLE_CALL, c_view
 from .rnea import body_fext, rnea_body
 
 
@@ -114,15 +114,15 @@ def _regressor_work(w, nb):
     joint wrenches and joint forces (at most ``nb + 6`` coordinates), not used after it.
     """
     n6 = 6 * (nb + 1)
-    V = w[:n6].reshape((nb + 1, 6))
-    A = w[n6:2 * n6].reshape((nb + 1, 6))
-    W = w[2 * n6:3 * n6].reshape((nb + 1, 6))
+    V = c_view(w[:n6], (nb + 1, 6))
+    A = c_view(w[n6:2 * n6], (nb + 1, 6))
+    W = c_view(w[2 * n6:3 * n6], (nb + 1, 6))
     o = 3 * n6
-    G = w[o:o + 16 * nb].reshape((nb, 4, 4))
+    G = c_view(w[o:o + 16 * nb], (nb, 4, 4))
     o += 16 * nb
-    Y = w[o:o + 60].reshape((10, 6))
+    Y = c_view(w[o:o + 60], (10, 6))
     o += 60
-    fb = w[o:o + 6 * (nb + 3)].reshape((nb + 3, 6))
+    fb = c_view(w[o:o + 6 * (nb + 3)], (nb + 3, 6))
     o += 6 * (nb + 3)
     return V, A, G, Y, fb, W, w[o:o + nb + 6]
 

@@ -22,7 +22,7 @@ from .dispatch import (EYE4, LAYOUT, NO_FEXT, OK, at, check_inputs, plain, plain
                        raise_status, sizes)
 from .inertia import dot6, inertia10_apply, inertia10_to, mat6_vec
 from .layout import id_floats, id_frame_floats, unpack
-from .numba_entry import SINGLE_CALL
+from .numba_entry import SINGLE_CALL, c_view
 from .tree import local_base, rel_pose
 
 
@@ -282,12 +282,12 @@ def _frame_work(w, nb):
     """
     n1 = nb + 1
     o = 16 * n1
-    C = w[:o].reshape((n1, 4, 4))
-    vec = w[o:o + 18 * n1].reshape((3, n1, 6))
+    C = c_view(w[:o], (n1, 4, 4))
+    vec = c_view(w[o:o + 18 * n1], (3, n1, 6))
     o += 18 * n1
-    cols = w[o:o + 6 * nb].reshape((nb, 6))
+    cols = c_view(w[o:o + 6 * nb], (nb, 6))
     o += 6 * nb
-    G = w[o:o + 16].reshape((4, 4))
+    G = c_view(w[o:o + 16], (4, 4))
     In = w[o + 16:o + 26]
     o += 26
     V, A = vec[0], vec[1]
@@ -306,12 +306,12 @@ def _id_work(w, nb):
     :func:`~.layout.id_floats` is free (the spatial and hybrid forms work there).
     """
     n6 = 6 * (nb + 1)
-    fb = w[:n6 + 12].reshape((nb + 3, 6))
-    V = w[n6 + 12:2 * n6 + 12].reshape((nb + 1, 6))
-    A = w[2 * n6 + 12:3 * n6 + 12].reshape((nb + 1, 6))
-    W = w[3 * n6 + 12:4 * n6 + 12].reshape((nb + 1, 6))
+    fb = c_view(w[:n6 + 12], (nb + 3, 6))
+    V = c_view(w[n6 + 12:2 * n6 + 12], (nb + 1, 6))
+    A = c_view(w[2 * n6 + 12:3 * n6 + 12], (nb + 1, 6))
+    W = c_view(w[3 * n6 + 12:4 * n6 + 12], (nb + 1, 6))
     o = 4 * n6 + 12
-    G = w[o:o + 16 * nb].reshape((nb, 4, 4))
+    G = c_view(w[o:o + 16 * nb], (nb, 4, 4))
     return fb, G, V, A, W
 
 

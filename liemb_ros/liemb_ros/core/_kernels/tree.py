@@ -31,7 +31,7 @@ from .lie import Ad_apply_into, compose_into, exp_se3_scalars
 from .dispatch import (BAD_BASE, BAD_Q, EYE4, LAYOUT, OK, at, check_state, finite, plain,
                        plain_pose, sizes)
 from .layout import unpack_kinematics, unpack_links
-from .numba_entry import SINGLE_CALL
+from .numba_entry import SINGLE_CALL, c_view
 
 
 @njit(cache=True)
@@ -206,7 +206,7 @@ def _forward_kinematics(model, link_body, link_offset, q, base, out, C):
 @njit(cache=True, inline='always')
 def _poses_work(w, nb):
     """The base and body poses ``C`` (nb + 1, 4, 4), a view of the workspace ``w``."""
-    return w[:16 * (nb + 1)].reshape((nb + 1, 4, 4))
+    return c_view(w[:16 * (nb + 1)], (nb + 1, 4, 4))
 
 
 @njit(**SINGLE_CALL)
