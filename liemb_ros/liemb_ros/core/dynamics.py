@@ -261,7 +261,7 @@ def mass_matrix(model, q, base_pose=None, out=None, armature=None, threads=None)
     if not batched:
         out = out_array(out, (model.nv, model.nv), (('q', q), ('base_pose', base_pose)))
         st = fast(model, 'crba', crba_into,
-                  (model.packed_int, model.packed_float, model.data.work, q, np.zeros(model.nv),
+                  (model.packed_int, model.packed_float, model.data.work, q, q,   # qd: unread
                    EYE4 if base_pose is None else base_arg(model, base_pose, None), False,
                    out))
         if st:

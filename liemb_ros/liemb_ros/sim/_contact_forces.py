@@ -109,7 +109,7 @@ def evaluate_into(ki, kf, w, q, base, rotate, V, spheres, planes, law, margin, j
     if st:
         return st, npairs, 0.0, 0.0, 0, 0
     if jac:
-        st = crba_into(ki, kf, w, q, np.zeros(V.shape[0]), base, False, M)
+        st = crba_into(ki, kf, w, q, q, base, False, M)   # qd: not read for M itself
         if st:
             return st, npairs, 0.0, 0.0, 0, 0
         a = M.shape[0] - arm.shape[0]

@@ -41,7 +41,7 @@ def _crba(model, q, qd, base, out, dot, work):
         return st
     nb = parent.shape[0]
     C, Js, Jd, Vs, Ic, Dc, F, H = work
-    spatial_columns(model, q, qd, base, C, Js, Vs)
+    spatial_columns(model, q, qd, base, C, Js, Vs, dot)
     spatial_inertias10(model, C, Ic)
     if dot:
         for k in range(nbase):

@@ -305,13 +305,15 @@ def link_pose_batch(model, Q, base, body, T, out):
 
 
 @njit(cache=True, inline='always')
-def spatial_columns(model, q, qd, base, C, Js, Vs):
+def spatial_columns(model, q, qd, base, C, Js, Vs, twists=True):
     """
     Poses, spatial joint screws and spatial twists of all nodes.
 
     Node 0 is the base, node ``i + 1`` body ``i``.  ``Js`` (nbase + nb, 6): the spatial
     columns (unscaled by ``q_mult``): the base columns ``Ad_{C_base} e_k`` then
-    ``J^s_i = Ad_{C_i} X_i`` ([M18k] eq. (29)).  ``Vs`` (nb + 1, 6) the spatial twists.
+    ``J^s_i = Ad_{C_i} X_i`` ([M18k] eq. (29)).  ``Vs`` (nb + 1, 6) the spatial twists;
+    without ``twists`` neither ``Vs`` nor ``qd`` is touched (the mass matrix: ``qd`` may
+    then be any vector, ``q`` itself).
     "Spatial" here means in the world-aligned frame at the base origin
     (:func:`local_base`): ``C`` are the poses in that frame, ``C[0] = (R_base, 0)``.
     """
@@ -330,17 +332,19 @@ def spatial_columns(model, q, qd, base, C, Js, Vs):
             a = base[r, k % 3]
             Js[k, r] = a if k < 3 else 0.0
             Js[k, 3 + r] = 0.0 if k < 3 else a
-        for r in range(6):
-            Vs[0, r] += Js[k, r] * qd[k]
+        if twists:
+            for r in range(6):
+                Vs[0, r] += Js[k, r] * qd[k]
     for i in range(nb):
         s = i + 1
         p = parent[i] + 1
         pose_step(model, q, i, C)
         col = nbase + i
         Ad_apply_into(C[s], X[i], Js[col])
-        rate = q_mult[i] * qd[nbase + q_index[i]]
-        for r in range(6):
-            Vs[s, r] = Vs[p, r] + Js[col, r] * rate
+        if twists:
+            rate = q_mult[i] * qd[nbase + q_index[i]]
+            for r in range(6):
+                Vs[s, r] = Vs[p, r] + Js[col, r] * rate
 
 
 @njit(cache=True)
