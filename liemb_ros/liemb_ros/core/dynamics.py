@@ -100,19 +100,20 @@ def inverse_dynamics(model, q, qd, qdd, form='body', f_ext=None, base_pose=None,
             and qd.dtype is F64 and qdd.dtype is F64 and q.ndim == 1 and qd.ndim == 1
             and qdd.ndim == 1):
         # the shortest path (dispatch module docstring): the kernel checks the rest
-        try:
-            if base_pose is None:
-                entry, ki, kf, w = model.entry_points['id plain']
+        if base_pose is None:
+            entry = model.entry_points.get('id plain')
+            if entry is not None:
                 tau = np.empty(model.nv)
-                if not entry(ki, kf, w, q, qd, qdd, 0, 1.0, tau):
+                if not entry(model.packed_int, model.packed_float, model.data.work, q, qd, qdd,
+                             0, 1.0, tau):
                     return tau
-            elif base_pose.__class__ is ND and base_pose.dtype is F64 and base_pose.ndim == 2:
-                entry, ki, kf, w = model.entry_points['id']
+        elif base_pose.__class__ is ND and base_pose.dtype is F64 and base_pose.ndim == 2:
+            entry = model.entry_points.get('id')
+            if entry is not None:
                 tau = np.empty(model.nv)
-                if not entry(ki, kf, w, q, qd, qdd, base_pose, NO_FEXT, 0, 1.0, tau):
+                if not entry(model.packed_int, model.packed_float, model.data.work, q, qd, qdd,
+                             base_pose, NO_FEXT, 0, 1.0, tau):
                     return tau
-        except KeyError:   # not cached yet: the checked path caches it
-            pass
     fm = FORM_INDEX.get(form, -1) if form.__class__ is str else -1
     if fm < 0:
         fm = form_index(form)
@@ -241,13 +242,11 @@ def mass_matrix(model, q, base_pose=None, out=None, armature=None, threads=None)
             and (base_pose is None or (base_pose.__class__ is ND and base_pose.dtype is F64
                                        and base_pose.ndim == 2))):
         # the shortest path (dispatch module docstring): the kernel checks the rest
-        try:
-            entry, ki, kf, w = model.entry_points['crba']
-        except KeyError:   # not cached yet: the checked path caches it
-            pass
-        else:
+        entry = model.entry_points.get('crba')
+        if entry is not None:
             M = np.empty(model.mass_shape)
-            if not entry(ki, kf, w, q, q, EYE4 if base_pose is None else base_pose, False, M):
+            if not entry(model.packed_int, model.packed_float, model.data.work, q, q,
+                         EYE4 if base_pose is None else base_pose, False, M):
                 return M
     if armature is not None:
         arm = armature_arg(model, armature)
@@ -347,14 +346,11 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, base_pose=None, method='aba'
             and (base_pose is None or (base_pose.__class__ is ND and base_pose.dtype is F64
                                        and base_pose.ndim == 2))):
         # the shortest path (dispatch module docstring): the kernel checks the rest
-        try:
-            entry, ki, kf, w = model.entry_points['aba']
-        except KeyError:   # not cached yet: the checked path caches it
-            pass
-        else:
+        entry = model.entry_points.get('aba')
+        if entry is not None:
             qdd = np.empty(model.nv)
-            if not entry(ki, kf, w, q, qd, tau, EYE4 if base_pose is None else base_pose,
-                         NO_FEXT, qdd):
+            if not entry(model.packed_int, model.packed_float, model.data.work, q, qd, tau,
+                         EYE4 if base_pose is None else base_pose, NO_FEXT, qdd):
                 return qdd
     if method not in ('aba', 'cholesky'):
         raise ValueError(f"unknown method {method!r}; expected 'aba' or 'cholesky'")

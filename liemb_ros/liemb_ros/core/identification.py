@@ -100,13 +100,12 @@ def regressor(model, q, qd, qdd, base_pose=None, friction=False, armature=False,
             and (base_pose is None or (base_pose.__class__ is ND and base_pose.dtype is F64
                                        and base_pose.ndim == 2))):
         # the shortest path (dispatch module docstring): the kernel checks the rest
-        bound = model.entry_points.get('regressor')
-        if bound is not None:
-            entry, ki, kf, w = bound
+        entry = model.entry_points.get('regressor')
+        if entry is not None:
             f, a = bool(friction), bool(armature)
             Y = np.empty((model.nv, parameter_count(model, f, a)))
-            if not entry(ki, kf, w, q, qd, qdd, EYE4 if base_pose is None else base_pose, f, a,
-                         Y):
+            if not entry(model.packed_int, model.packed_float, model.data.work, q, qd, qdd,
+                         EYE4 if base_pose is None else base_pose, f, a, Y):
                 return Y
     (q, qd, qdd), B = states(model, q, (('qd', qd), ('qdd', qdd)))
     if threads is not None:

@@ -57,8 +57,8 @@ import numpy as np
 from ._kernels.dispatch import (  # noqa: F401 (as before)
     BAD_BASE, BAD_Q, BAD_QD, BAD_QDD, OK, EYE4, F64, ND, REP_INDEX, as_batch, base_arg, check,
     fast, out_array, rep_index, run_batch, threads_arg)
-from ._kernels.jacobian import (jacobian_batch, jacobian_into, jacobian_link, jacobian_link_base,
-                                jacobian_tip_into, link_twist_into)
+from ._kernels.jacobian import (jacobian_batch, jacobian_into, jacobian_link, jacobian_tip_into,
+                                link_twist_into)
 from ._kernels.lie import change_representation_into
 from ._kernels.tree import (body_twists_into, forward_kinematics_batch, forward_kinematics_into,
                             forward_kinematics_plain, link_pose_batch, link_pose_into,
@@ -93,16 +93,16 @@ def link_pose(model, q, link, base_pose=None, threads=None):
         # link given by index, an entry point not cached yet: KeyError, the checked path
         try:
             if base_pose is None:
-                entry, ki, kf, _ = model.entry_points['link_pose link']
                 li = model.link_ids[link]
                 out = np.empty((4, 4))
-                if not entry(ki, kf, q, li, out):
+                if not model.entry_points['link_pose link'](model.packed_int,
+                                                            model.packed_float, q, li, out):
                     return out
             elif base_pose.__class__ is ND and base_pose.dtype is F64 and base_pose.ndim == 2:
-                entry, ki, kf, _ = model.entry_points['link_pose']
                 body, T = model.link_frames[link]
                 out = np.empty((4, 4))
-                if not entry(ki, kf, q, base_pose, body, T, out):
+                if not model.entry_points['link_pose'](model.packed_int, model.packed_float, q,
+                                                       base_pose, body, T, out):
                     return out
         except (KeyError, TypeError):
             pass
@@ -147,19 +147,21 @@ def forward_kinematics(model, q, base_pose=None, out=None, threads=None):
     if (out is None and threads is None and q.__class__ is ND and q.dtype is F64
             and q.ndim == 1):
         # the shortest path (dispatch module docstring): the kernel checks the rest
-        try:
-            if base_pose is None:
-                entry, ki, kf, w = model.entry_points['forward_kinematics']
-                C = np.empty(model.fk_shape)
-                if not entry(ki, kf, w, q, C):
-                    return C
-            elif base_pose.__class__ is ND and base_pose.dtype is F64 and base_pose.ndim == 2:
-                entry, ki, kf, w = model.entry_points['forward_kinematics base']
-                C = np.empty(model.fk_shape)
-                if not entry(ki, kf, w, q, base_pose, C):
-                    return C
-        except KeyError:   # not cached yet: the checked path caches it
-            pass
+        if base_pose is None:
+            entry = model.entry_points.get('forward_kinematics')
+            if entry is not None:
+                out = np.empty(model.fk_shape)
+                if not entry(model.packed_int, model.packed_float, model.data.work, q, out):
+                    return out
+                out = None
+        elif base_pose.__class__ is ND and base_pose.dtype is F64 and base_pose.ndim == 2:
+            entry = model.entry_points.get('forward_kinematics base')
+            if entry is not None:
+                out = np.empty(model.fk_shape)
+                if not entry(model.packed_int, model.packed_float, model.data.work, q,
+                             base_pose, out):
+                    return out
+                out = None
     q, batched = as_batch(model, q, model.nq, 'q')
     if threads is not None:
         threads_arg(threads)
@@ -249,18 +251,18 @@ def jacobian(model, q, link, representation='body', base_pose=None, threads=None
         # KeyError (TypeError: unhashable), and the checked path says what is wrong
         try:
             if base_pose is None:
-                entry, ki, kf, _ = model.entry_points['jacobian link']
                 li = model.link_ids[link]
                 rep = REP_INDEX[representation]
                 J = np.empty(model.jacobian_shape)
-                if not entry(ki, kf, q, li, rep, J):
+                if not model.entry_points['jacobian link'](model.packed_int, model.packed_float,
+                                                           q, li, rep, J):
                     return J
             elif base_pose.__class__ is ND and base_pose.dtype is F64 and base_pose.ndim == 2:
-                entry, ki, kf, _ = model.entry_points['jacobian link base']
-                li = model.link_ids[link]
+                body, T = model.link_frames[link]
                 rep = REP_INDEX[representation]
                 J = np.empty(model.jacobian_shape)
-                if not entry(ki, kf, q, base_pose, li, rep, J):
+                if not model.entry_points['jacobian tip'](model.packed_int, model.packed_float,
+                                                          q, base_pose, body, T, rep, J):
                     return J
         except (KeyError, TypeError):
             pass
@@ -271,18 +273,13 @@ def jacobian(model, q, link, representation='body', base_pose=None, threads=None
     if threads is not None:
         threads_arg(threads)
     li = model.link_ids.get(link) if link.__class__ is str else None
-    if li is not None:
+    if li is not None and base_pose is None:
         rep = REP_INDEX.get(representation, -1) if representation.__class__ is str else -1
         if rep < 0:
             rep = rep_index(representation)
         J = np.empty((6, model.nv))
-        if base_pose is None:
-            st = fast(model, 'jacobian link', jacobian_link,
-                      (model.packed_int, model.packed_float, q, li, rep, J))
-        else:
-            st = fast(model, 'jacobian link base', jacobian_link_base,
-                      (model.packed_int, model.packed_float, q,
-                       base_arg(model, base_pose, None), li, rep, J))
+        st = fast(model, 'jacobian link', jacobian_link,
+                  (model.packed_int, model.packed_float, q, li, rep, J))
         if st:
             check(model, st)
         return J
@@ -318,12 +315,13 @@ def jacobian_derivative(model, q, qd, link, representation='body', base_pose=Non
                                        and base_pose.ndim == 2))):
         # the shortest path (dispatch module docstring; KeyError, TypeError: :func:`jacobian`)
         try:
-            entry, ki, kf, w = model.entry_points['jacobian']
             body, T = model.link_frames[link]
             rep = REP_INDEX[representation]
             out = np.empty((2, 6, model.nv))
-            if not entry(ki, kf, w, q, qd, EYE4 if base_pose is None else base_pose, body, T,
-                         rep, True, out[0], out[1]):
+            if not model.entry_points['jacobian'](
+                    model.packed_int, model.packed_float, model.data.work, q, qd,
+                    EYE4 if base_pose is None else base_pose, body, T, rep, True, out[0],
+                    out[1]):
                 return out[1]
         except (KeyError, TypeError):
             pass

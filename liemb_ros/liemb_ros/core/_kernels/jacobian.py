@@ -293,16 +293,6 @@ def jacobian_link(ki, kf, q, li, rep, J):
 
 
 @njit(**SINGLE_CALL)
-def jacobian_link_base(ki, kf, q, base, li, rep, J):
-    """:func:`jacobian_tip_into` for link index ``li`` (one array fewer to unbox)."""
-    if not (plain(q, sizes(ki)[0]) and plain_pose(base)):
-        return LAYOUT
-    link_body, link_offset = unpack_links(ki, kf)
-    return _jacobian_tip(unpack_kinematics(ki, kf), q, base, link_body[li], link_offset[li],
-                         rep, J)
-
-
-@njit(**SINGLE_CALL)
 def jacobian_tip_into(ki, kf, q, base, body, T, rep, J):
     """Single configuration: ``J`` of the link frame ``C_body T`` by :func:`_jacobian_tip`."""
     if not (plain(q, sizes(ki)[0]) and plain_pose(base)):
